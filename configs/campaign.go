@@ -1,0 +1,301 @@
+package configs
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// TaskCarePath in a campaign's task list stands for the whole L6 episode
+// (cp_pathology, cp_mri and cp_care).
+const TaskCarePath = "carepath"
+
+// Media modes say how images travel to an engine.
+const (
+	MediaAuto   = "auto"   // file:// for local engines, base64 otherwise
+	MediaFile   = "file"   // always file:// (engine started with --allowed-local-media-path)
+	MediaBase64 = "base64" // always the file's own bytes, base64-encoded
+)
+
+// Campaign is one campaign file: which models run which tasks on which node.
+type Campaign struct {
+	// Name labels the run in reports.
+	Name string `yaml:"name"`
+	// Node is "auto" (NVML if present), "nvml", or "fake:NAME" for one of
+	// the gpu package's fake nodes.
+	Node string `yaml:"node"`
+	// Output is the run directory.
+	Output string `yaml:"output"`
+	// Seed pins every random choice (simulated answers, bootstrap).
+	Seed int64 `yaml:"seed"`
+	// Dataset locates the raw and the prepared dataset.
+	Dataset DatasetPaths `yaml:"dataset"`
+	// Tasks lists task keys (see TaskKeys) or "carepath"; empty means all.
+	Tasks []string `yaml:"tasks"`
+	// Registry is a models.yaml to use instead of the embedded one.
+	Registry string `yaml:"registry"`
+	// Media is auto, file or base64.
+	Media string `yaml:"media"`
+	// Repeat runs every request k times (repeated-run reliability).
+	Repeat int `yaml:"repeat"`
+	// Host is the address engines bind to (default 127.0.0.1).
+	Host string `yaml:"host"`
+	// Client holds the streaming client's limits.
+	Client ClientSettings `yaml:"client"`
+	// Models are registry names, each optionally with overrides of any
+	// registry field; an entry not in the registry must define the model.
+	Models []yaml.Node `yaml:"models"`
+
+	// Resolved holds the models after registry lookup, overrides and
+	// defaults, in campaign order. Filled by LoadCampaign.
+	Resolved []Model `yaml:"-"`
+	// Dir is the folder relative paths are resolved against.
+	Dir string `yaml:"-"`
+	// File names the campaign file in errors.
+	File string `yaml:"-"`
+}
+
+// DatasetPaths locates a campaign's data.
+type DatasetPaths struct {
+	// Raw is the folder holding dataset.json (`npcorch synth` writes one).
+	Raw string `yaml:"raw"`
+	// Prepared is the folder holding the prepared manifest.json.
+	Prepared string `yaml:"prepared"`
+}
+
+// ClientSettings bound the streaming client.
+type ClientSettings struct {
+	ConnectTimeout    time.Duration `yaml:"connect_timeout"`
+	FirstTokenTimeout time.Duration `yaml:"first_token_timeout"`
+	ChunkTimeout      time.Duration `yaml:"chunk_timeout"`
+	TotalTimeout      time.Duration `yaml:"total_timeout"`
+	// Retries bounds attempts after an infrastructure failure.
+	Retries int `yaml:"retries"`
+	// Backoff is the first retry delay; it doubles per attempt.
+	Backoff time.Duration `yaml:"backoff"`
+	// Concurrency caps in-flight requests per replica (0 = max_num_seqs).
+	Concurrency int `yaml:"concurrency"`
+	// MaxRequestBytes caps one request body (images included).
+	MaxRequestBytes int64 `yaml:"max_request_bytes"`
+}
+
+// DefaultClient are the client limits when a campaign sets none.
+var defaultClient = ClientSettings{
+	ConnectTimeout:    10 * time.Second,
+	FirstTokenTimeout: 10 * time.Minute,
+	ChunkTimeout:      2 * time.Minute,
+	TotalTimeout:      30 * time.Minute,
+	Retries:           4,
+	Backoff:           time.Second,
+	MaxRequestBytes:   256 << 20,
+}
+
+// LoadCampaign reads a campaign file and resolves its models against reg
+// (the embedded registry when reg is nil and the file names none).
+func LoadCampaign(path string, reg *Registry) (*Campaign, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read campaign: %w", err)
+	}
+	return ParseCampaign(path, filepath.Dir(path), data, reg)
+}
+
+// ParseCampaign decodes campaign YAML. name is used in errors; dir is the
+// folder relative paths are resolved against.
+func ParseCampaign(name, dir string, data []byte, reg *Registry) (*Campaign, error) {
+	var c Campaign
+	root, err := decodeBytes(name, data, &c)
+	if err != nil {
+		return nil, err
+	}
+	c.File, c.Dir = name, dir
+	loc := locator{file: name, root: root}
+	if reg == nil {
+		if c.Registry != "" {
+			reg, err = LoadRegistry(os.DirFS(dir), filepath.ToSlash(c.Registry))
+			if filepath.IsAbs(c.Registry) {
+				data, rerr := os.ReadFile(c.Registry)
+				if rerr != nil {
+					return nil, loc.errorf("registry", "%v", rerr)
+				}
+				reg, err = ParseRegistry(c.Registry, data)
+			}
+		} else {
+			reg, err = DefaultRegistry()
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	c.applyDefaults()
+	if err := c.validate(loc); err != nil {
+		return nil, err
+	}
+	if err := c.resolveModels(loc, reg); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+func (c *Campaign) applyDefaults() {
+	if c.Node == "" {
+		c.Node = "auto"
+	}
+	if c.Media == "" {
+		c.Media = MediaAuto
+	}
+	if c.Repeat == 0 {
+		c.Repeat = 1
+	}
+	if c.Host == "" {
+		c.Host = "127.0.0.1"
+	}
+	if c.Name == "" {
+		c.Name = strings.TrimSuffix(filepath.Base(c.File), filepath.Ext(c.File))
+	}
+	d := defaultClient
+	cl := &c.Client
+	for _, f := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&cl.ConnectTimeout, d.ConnectTimeout}, {&cl.FirstTokenTimeout, d.FirstTokenTimeout},
+		{&cl.ChunkTimeout, d.ChunkTimeout}, {&cl.TotalTimeout, d.TotalTimeout}, {&cl.Backoff, d.Backoff}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	if cl.Retries == 0 {
+		cl.Retries = d.Retries
+	}
+	if cl.MaxRequestBytes == 0 {
+		cl.MaxRequestBytes = d.MaxRequestBytes
+	}
+}
+
+func (c *Campaign) validate(loc locator) error {
+	if c.Output == "" {
+		return loc.errorf("output", "the campaign needs an output directory")
+	}
+	if c.Dataset.Prepared == "" {
+		return loc.errorf("dataset.prepared", "the campaign needs the prepared dataset folder (npcorch prep writes it)")
+	}
+	if c.Dataset.Raw == "" {
+		return loc.errorf("dataset.raw", "the campaign needs the raw dataset folder (the one holding dataset.json)")
+	}
+	switch c.Media {
+	case MediaAuto, MediaFile, MediaBase64:
+	default:
+		return loc.errorf("media", "%q is not a media mode; use auto, file or base64", c.Media)
+	}
+	if c.Node != "auto" && c.Node != "nvml" && !strings.HasPrefix(c.Node, "fake:") {
+		return loc.errorf("node", "%q is not a node; use auto, nvml or fake:NAME", c.Node)
+	}
+	if c.Repeat < 1 {
+		return loc.errorf("repeat", "repeat must be at least 1")
+	}
+	for i, t := range c.Tasks {
+		if t != TaskCarePath && !IsTask(t) {
+			return loc.errorf(fmt.Sprintf("tasks[%d]", i), "unknown task %q; valid tasks: %s, %s", t, strings.Join(TaskKeys, ", "), TaskCarePath)
+		}
+	}
+	if len(c.Models) == 0 {
+		return loc.errorf("models", "the campaign lists no model")
+	}
+	return nil
+}
+
+func (c *Campaign) resolveModels(loc locator, reg *Registry) error {
+	seen := map[string]bool{}
+	for i := range c.Models {
+		path := fmt.Sprintf("models[%d]", i)
+		node := &c.Models[i]
+		var name string
+		switch node.Kind {
+		case yaml.ScalarNode:
+			name = node.Value
+		case yaml.MappingNode:
+			var head struct {
+				Name string `yaml:"name"`
+			}
+			if err := node.Decode(&head); err != nil {
+				return loc.errorf(path, "%v", err)
+			}
+			name = head.Name
+			if err := checkKnownFields(loc.file, node, reflect.TypeOf(Model{}), path); err != nil {
+				return err
+			}
+		default:
+			return loc.errorf(path, "a model entry is a registry name or a mapping with name and overrides")
+		}
+		if name == "" {
+			return loc.errorf(path+".name", "every model needs a name")
+		}
+		if seen[name] {
+			return loc.errorf(path+".name", "model %q is listed twice", name)
+		}
+		seen[name] = true
+		m, ok := reg.Get(name)
+		if !ok {
+			if node.Kind == yaml.ScalarNode {
+				return loc.errorf(path, "model %q is not in the registry; known models: %s", name, strings.Join(reg.Names(), ", "))
+			}
+			m = reg.withDefaults(Model{Name: name})
+		}
+		if node.Kind == yaml.MappingNode {
+			if err := node.Decode(&m); err != nil {
+				return loc.errorf(path, "%v", err)
+			}
+			m = reg.withDefaults(m)
+		}
+		if err := m.validate(loc, path); err != nil {
+			return err
+		}
+		c.Resolved = append(c.Resolved, m)
+	}
+	return nil
+}
+
+// Path resolves a campaign-relative path.
+func (c *Campaign) Path(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(c.Dir, p)
+}
+
+// TaskList expands the campaign's task list into task keys in report order.
+func (c *Campaign) TaskList() []string {
+	if len(c.Tasks) == 0 {
+		return append([]string(nil), TaskKeys...)
+	}
+	want := map[string]bool{}
+	for _, t := range c.Tasks {
+		if t == TaskCarePath {
+			want[TaskCPPathology], want[TaskCPMRI], want[TaskCPCare] = true, true, true
+			continue
+		}
+		want[t] = true
+	}
+	var out []string
+	for _, k := range TaskKeys {
+		if want[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Model returns the resolved model of the given name.
+func (c *Campaign) Model(name string) (Model, bool) {
+	for _, m := range c.Resolved {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Model{}, false
+}

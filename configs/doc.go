@@ -1,0 +1,7 @@
+// Package configs owns npcorch's configuration: the embedded defaults (the
+// model registry, the structure list, prompt templates, example campaigns)
+// and the loading and validation of user YAML files, with errors that name
+// the file, the line and the field.
+//
+// It holds data and checks it; it starts nothing and reads no GPU.
+package configs

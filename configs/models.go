@@ -1,0 +1,91 @@
+package configs
+
+// Engine kinds a model can be served by.
+const (
+	EngineVLLM     = "vllm"     // `vllm serve` (or a fork through Engine.Command)
+	EngineSGLang   = "sglang"   // `python -m sglang.launch_server`
+	EngineExternal = "external" // an existing OpenAI-compatible endpoint; nothing launched
+	EngineSim      = "sim"      // npcorch's own simulated engine (`npcorch sim-engine`)
+	EngineWrapper  = "wrapper"  // a user command that serves the OpenAI API (e.g. HealthGPT)
+)
+
+// Model is one entry of the model registry (configs/models.yaml), possibly
+// overridden by a campaign file.
+type Model struct {
+	// Name is the served model name and the key used everywhere in npcorch.
+	Name string `yaml:"name" json:"name"`
+	// HFID is the Hugging Face repository id (the weights the engine loads).
+	HFID string `yaml:"hf_id,omitempty" json:"hf_id,omitempty"`
+	// Family groups related models in reports (Qwen3-VL, Lingshu, ...).
+	Family string `yaml:"family,omitempty" json:"family,omitempty"`
+	// ParamsB is the parameter count in billions; WeightBytes the size of
+	// the bf16 weights on disk.
+	ParamsB     float64 `yaml:"params_b,omitempty" json:"params_b,omitempty"`
+	WeightBytes int64   `yaml:"weight_bytes,omitempty" json:"weight_bytes,omitempty"`
+	// AttentionHeads, KVHeads, VisionHeads and VocabSize decide which tensor
+	// parallel sizes are valid: TP must divide each of them.
+	AttentionHeads int `yaml:"attention_heads,omitempty" json:"attention_heads,omitempty"`
+	KVHeads        int `yaml:"kv_heads,omitempty" json:"kv_heads,omitempty"`
+	VisionHeads    int `yaml:"vision_heads,omitempty" json:"vision_heads,omitempty"`
+	VocabSize      int `yaml:"vocab_size,omitempty" json:"vocab_size,omitempty"`
+	// MoE marks mixture-of-experts models (active parameters are fewer).
+	MoE bool `yaml:"moe,omitempty" json:"moe,omitempty"`
+
+	Engine Engine `yaml:"engine" json:"engine"`
+	// ContextLength is the engine's --max-model-len.
+	ContextLength int `yaml:"context_length,omitempty" json:"context_length,omitempty"`
+	// Tasks holds per-task request settings (output budget, image limits).
+	Tasks map[string]TaskSettings `yaml:"tasks,omitempty" json:"tasks,omitempty"`
+	// ChatTemplateKwargs are sent with every request (e.g. enable_thinking:
+	// false for Qwen3.5/3.6).
+	ChatTemplateKwargs map[string]any `yaml:"chat_template_kwargs,omitempty" json:"chat_template_kwargs,omitempty"`
+	// MMProcessorKwargs go to --mm-processor-kwargs (max_pixels,
+	// max_dynamic_patch...).
+	MMProcessorKwargs map[string]any `yaml:"mm_processor_kwargs,omitempty" json:"mm_processor_kwargs,omitempty"`
+	// SpeedTokensPerS is a rough prefill throughput estimate on one A800,
+	// used only to order models in the campaign plan.
+	SpeedTokensPerS float64 `yaml:"speed_tokens_per_s,omitempty" json:"speed_tokens_per_s,omitempty"`
+	// Notes is free text shown by `npcorch plan` (support caveats).
+	Notes string `yaml:"notes,omitempty" json:"notes,omitempty"`
+}
+
+// Engine says how a model is served.
+type Engine struct {
+	// Kind is one of the Engine* constants.
+	Kind string `yaml:"kind" json:"kind"`
+	// Command overrides the engine executable: a vLLM fork's binary or a
+	// virtual environment's bin/vllm (Hulu-Med), or a wrapper (HealthGPT).
+	Command []string `yaml:"command,omitempty" json:"command,omitempty"`
+	// Env is added to the engine's environment.
+	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
+	// GPUMemoryUtilization is --gpu-memory-utilization (default 0.9).
+	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization,omitempty" json:"gpu_memory_utilization,omitempty"`
+	// MaxNumSeqs is --max-num-seqs and the client's concurrency ceiling.
+	MaxNumSeqs int `yaml:"max_num_seqs,omitempty" json:"max_num_seqs,omitempty"`
+	// TrustRemoteCode adds --trust-remote-code.
+	TrustRemoteCode bool `yaml:"trust_remote_code,omitempty" json:"trust_remote_code,omitempty"`
+	// ReasoningParser adds --reasoning-parser.
+	ReasoningParser string `yaml:"reasoning_parser,omitempty" json:"reasoning_parser,omitempty"`
+	// ExtraArgs are appended to the engine command line as they are.
+	ExtraArgs []string `yaml:"extra_args,omitempty" json:"extra_args,omitempty"`
+	// TensorParallel pins the TP size; 0 lets the planner choose.
+	TensorParallel int `yaml:"tensor_parallel,omitempty" json:"tensor_parallel,omitempty"`
+	// Replicas pins the number of data-parallel replicas; 0 lets the
+	// planner choose.
+	Replicas int `yaml:"replicas,omitempty" json:"replicas,omitempty"`
+	// BaseURL and APIKeyEnv describe an external endpoint (Kind external).
+	BaseURL   string `yaml:"base_url,omitempty" json:"base_url,omitempty"`
+	APIKeyEnv string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	// Sim holds the simulated engine's extra flags (Kind sim), e.g.
+	// ["--sim-policy", "right=0.8"].
+	Sim []string `yaml:"sim,omitempty" json:"sim,omitempty"`
+}
+
+// TaskSettings are one model's request settings for one task.
+type TaskSettings struct {
+	// MaxTokens is the output budget sent with every request.
+	MaxTokens int `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	// MaxImages caps the images of one request; plane groups beyond it are
+	// sub-sampled (proportional between axial and coronal, endpoints kept).
+	MaxImages int `yaml:"max_images,omitempty" json:"max_images,omitempty"`
+}

@@ -1,0 +1,183 @@
+package configs
+
+import (
+	"fmt"
+	"io/fs"
+	"strings"
+)
+
+// Task keys, as used in models.yaml and campaign files.
+const (
+	TaskPathology   = "pathology"    // L3 pathology overview, prompt A5
+	TaskSequence    = "sequence"     // L3 MRI sequence panel, A6
+	TaskCard        = "card"         // L3 structure card, A7
+	TaskTCards      = "t_cards"      // L3 T staging from 27 cards, A8
+	TaskTGroups     = "t_groups"     // L3 T staging from plane groups, A9
+	TaskNGroups     = "n_groups"     // L3 N staging from plane groups, A10
+	TaskCPPathology = "cp_pathology" // L6 CarePath pathology, A11
+	TaskCPMRI       = "cp_mri"       // L6 CarePath MRI staging, A12
+	TaskCPCare      = "cp_care"      // L6 CarePath care decision, A13
+)
+
+// TaskKeys lists every task key in report order.
+var TaskKeys = []string{TaskPathology, TaskSequence, TaskCard, TaskTCards, TaskTGroups, TaskNGroups,
+	TaskCPPathology, TaskCPMRI, TaskCPCare}
+
+// IsTask reports whether key names a task.
+func IsTask(key string) bool {
+	for _, k := range TaskKeys {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// Registry is the model registry of models.yaml.
+type Registry struct {
+	Defaults ModelDefaults `yaml:"defaults"`
+	Models   []Model       `yaml:"models"`
+}
+
+// ModelDefaults fill what a registry entry leaves unset.
+type ModelDefaults struct {
+	Engine Engine                  `yaml:"engine"`
+	Tasks  map[string]TaskSettings `yaml:"tasks"`
+}
+
+// LoadRegistry reads and validates a model registry.
+func LoadRegistry(fsys fs.FS, name string) (*Registry, error) {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, fmt.Errorf("read model registry: %w", err)
+	}
+	return ParseRegistry(name, data)
+}
+
+// ParseRegistry decodes and validates registry YAML; name is used in errors.
+func ParseRegistry(name string, data []byte) (*Registry, error) {
+	var r Registry
+	root, err := decodeBytes(name, data, &r)
+	if err != nil {
+		return nil, err
+	}
+	loc := locator{file: name, root: root}
+	if err := r.validate(loc); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// DefaultRegistry returns the embedded registry.
+func DefaultRegistry() (*Registry, error) {
+	return LoadRegistry(Defaults, "models.yaml")
+}
+
+// Names returns the model names in file order.
+func (r *Registry) Names() []string {
+	out := make([]string, len(r.Models))
+	for i, m := range r.Models {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// Get returns the named model with the registry defaults applied.
+func (r *Registry) Get(name string) (Model, bool) {
+	for _, m := range r.Models {
+		if m.Name == name {
+			return r.withDefaults(m), true
+		}
+	}
+	return Model{}, false
+}
+
+func (r *Registry) withDefaults(m Model) Model {
+	d := r.Defaults
+	if m.Engine.GPUMemoryUtilization == 0 {
+		m.Engine.GPUMemoryUtilization = d.Engine.GPUMemoryUtilization
+	}
+	if m.Engine.MaxNumSeqs == 0 {
+		m.Engine.MaxNumSeqs = d.Engine.MaxNumSeqs
+	}
+	tasks := make(map[string]TaskSettings, len(d.Tasks))
+	for k, v := range d.Tasks {
+		tasks[k] = v
+	}
+	for k, v := range m.Tasks {
+		base := tasks[k]
+		if v.MaxTokens != 0 {
+			base.MaxTokens = v.MaxTokens
+		}
+		if v.MaxImages != 0 {
+			base.MaxImages = v.MaxImages
+		}
+		tasks[k] = base
+	}
+	m.Tasks = tasks
+	return m
+}
+
+func (r *Registry) validate(loc locator) error {
+	if len(r.Models) == 0 {
+		return loc.errorf("models", "the registry lists no model")
+	}
+	for k := range r.Defaults.Tasks {
+		if !IsTask(k) {
+			return loc.errorf("defaults.tasks."+k, "unknown task %q; valid tasks: %s", k, strings.Join(TaskKeys, ", "))
+		}
+	}
+	seen := map[string]bool{}
+	for i, m := range r.Models {
+		path := fmt.Sprintf("models[%d]", i)
+		if m.Name == "" {
+			return loc.errorf(path+".name", "every model needs a name")
+		}
+		if seen[m.Name] {
+			return loc.errorf(path+".name", "model %q is listed twice", m.Name)
+		}
+		seen[m.Name] = true
+		if err := m.validate(loc, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validate checks one model entry; path locates it in the file.
+func (m Model) validate(loc locator, path string) error {
+	switch m.Engine.Kind {
+	case EngineVLLM, EngineSGLang, EngineSim, EngineWrapper:
+		if m.Engine.Kind != EngineSim && m.Engine.Kind != EngineWrapper && m.HFID == "" {
+			return loc.errorf(path+".hf_id", "model %q is served by %s and needs the Hugging Face id of its weights", m.Name, m.Engine.Kind)
+		}
+		for field, v := range map[string]int{"attention_heads": m.AttentionHeads, "vocab_size": m.VocabSize} {
+			if v <= 0 && m.Engine.Kind != EngineSim {
+				return loc.errorf(path+"."+field, "model %q needs %s (from its config.json) to choose a tensor-parallel size", m.Name, field)
+			}
+		}
+	case EngineExternal:
+		if m.Engine.BaseURL == "" {
+			return loc.errorf(path+".engine.base_url", "model %q is an external endpoint and needs engine.base_url", m.Name)
+		}
+	case "":
+		return loc.errorf(path+".engine.kind", "model %q has no engine kind; use one of vllm, sglang, external, sim, wrapper", m.Name)
+	default:
+		return loc.errorf(path+".engine.kind", "model %q: unknown engine kind %q; use one of vllm, sglang, external, sim, wrapper", m.Name, m.Engine.Kind)
+	}
+	if u := m.Engine.GPUMemoryUtilization; u < 0 || u > 1 {
+		return loc.errorf(path+".engine.gpu_memory_utilization", "model %q: %g is outside (0, 1]", m.Name, u)
+	}
+	if tp := m.Engine.TensorParallel; tp < 0 || tp&(tp-1) != 0 {
+		return loc.errorf(path+".engine.tensor_parallel", "model %q: %d is not a power of two", m.Name, tp)
+	}
+	for k, ts := range m.Tasks {
+		if !IsTask(k) {
+			return loc.errorf(path+".tasks."+k, "model %q: unknown task %q; valid tasks: %s", m.Name, k, strings.Join(TaskKeys, ", "))
+		}
+		if ts.MaxTokens < 0 || ts.MaxImages < 0 {
+			return loc.errorf(path+".tasks."+k, "model %q: negative limits", m.Name)
+		}
+	}
+	return nil
+}

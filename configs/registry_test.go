@@ -1,0 +1,64 @@
+package configs
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDefaultRegistry(t *testing.T) {
+	r, err := DefaultRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(r.Models); got != 21 {
+		t.Fatalf("registry has %d models, want the paper's 21", got)
+	}
+	local := 0
+	for _, name := range r.Names() {
+		m, _ := r.Get(name)
+		if m.Engine.Kind != EngineExternal {
+			local++
+			if m.WeightBytes <= 0 || m.AttentionHeads <= 0 || m.VisionHeads <= 0 {
+				t.Errorf("%s: missing weights or heads", name)
+			}
+		}
+		for _, task := range TaskKeys {
+			if m.Tasks[task].MaxTokens <= 0 {
+				t.Errorf("%s: task %s has no output budget after defaults", name, task)
+			}
+		}
+	}
+	if local != 15 {
+		t.Errorf("%d local models, want 15", local)
+	}
+	intern, _ := r.Get("InternVL3.5-38B")
+	if got := intern.Tasks[TaskTGroups].MaxImages; got != 35 {
+		t.Errorf("InternVL3.5 t_groups max_images = %d, want 35 (Appendix C)", got)
+	}
+	gpt, _ := r.Get("GPT-4.1")
+	if got := gpt.Tasks[TaskNGroups]; got.MaxImages != 50 || got.MaxTokens != 4096 {
+		t.Errorf("GPT-4.1 n_groups = %+v, want 50 images and 4096 tokens", got)
+	}
+	if got := gpt.Tasks[TaskCard].MaxTokens; got != 1024 {
+		t.Errorf("GPT-4.1 card max_tokens = %d, want the default 1024", got)
+	}
+}
+
+func TestRegistryErrorsNameFileLineField(t *testing.T) {
+	cases := map[string]string{
+		"models:\n  - name: A\n    engine: {kind: vllm}\n":                                      "reg.yaml: line 2: field models[0].hf_id:",
+		"models:\n  - name: A\n    engine: {kind: warp}\n":                                      `reg.yaml: line 3: field models[0].engine.kind: model "A": unknown engine kind "warp"`,
+		"models:\n  - name: A\n    engine: {kind: external}\n":                                  "reg.yaml: line 3: field models[0].engine.base_url:",
+		"models:\n  - name: A\n    engine: {kind: sim}\n  - name: A\n    engine: {kind: sim}\n": `line 4: field models[1].name: model "A" is listed twice`,
+		"models:\n  - name: A\n    engine: {kind: sim}\n    tasks: {stageing: {}}\n":            `line 4: field models[0].tasks.stageing: model "A": unknown task "stageing"`,
+		"models:\n  - name: A\n    enigne: {kind: sim}\n":                                       "reg.yaml: line 3: field enigne not found",
+		"models: [\n": "reg.yaml: line 1: did not find expected node content",
+		"":            "reg.yaml: the file is empty",
+	}
+	for in, want := range cases {
+		_, err := ParseRegistry("reg.yaml", []byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseRegistry(%q):\n got %v\nwant it to contain %q", in, err, want)
+		}
+	}
+}

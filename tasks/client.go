@@ -1,0 +1,359 @@
+package tasks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/npcorch/npcorch/configs"
+)
+
+// Endpoint is one serving replica as the client sees it.
+type Endpoint struct {
+	// Name identifies the replica in journals and logs ("Lingshu-7B#0").
+	Name string
+	// BaseURL is the OpenAI base URL, e.g. http://127.0.0.1:8001/v1.
+	BaseURL string
+	// APIKey is sent as a bearer token; it is never written anywhere.
+	APIKey string
+	// MaxNumSeqs is the engine's --max-num-seqs: the concurrency ceiling.
+	MaxNumSeqs int
+	// MetricsURL is the engine's Prometheus endpoint ("" when it has none).
+	MetricsURL string
+	// Local engines share the disk: images may travel as file:// URLs.
+	Local bool
+}
+
+// Answer is what a model said: content (reasoning stripped), the reasoning
+// separately, how it finished, token usage and client-side timing.
+type Answer struct {
+	Content      string `json:"content"`
+	Reasoning    string `json:"reasoning,omitempty"`
+	FinishReason string `json:"finish_reason"`
+	Usage        Usage  `json:"usage"`
+	Timing       Timing `json:"timing"`
+}
+
+// Usage counts tokens as the engine reports them.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	// CachedTokens are prompt tokens served from the prefix cache.
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// WorkTokens are prompt tokens not served from cache plus completion tokens
+// (CliniCARE-Bench §5.8).
+func (u Usage) WorkTokens() int { return u.PromptTokens - u.CachedTokens + u.CompletionTokens }
+
+// Timing follows `vllm bench serve`: TTFT is the time to the first chunk with
+// content, ITL the gaps between later chunks, TPOT = (E2E − TTFT)/(tokens − 1).
+type Timing struct {
+	TTFTms  float64 `json:"ttft_ms"`
+	E2Ems   float64 `json:"e2e_ms"`
+	TPOTms  float64 `json:"tpot_ms,omitempty"`
+	ITLp50  float64 `json:"itl_p50_ms,omitempty"`
+	ITLmax  float64 `json:"itl_max_ms,omitempty"`
+	Chunks  int     `json:"chunks"`
+	Started string  `json:"started"`
+}
+
+// Failure kinds. Every Failure is an infrastructure failure: the request
+// produced no answer, and it is never stored as a prediction.
+const (
+	FailConnect    = "connect"             // connection refused or dial timeout
+	FailFirstToken = "first_token_timeout" // no chunk in time after sending
+	FailChunk      = "chunk_timeout"       // a stream stalled between chunks
+	FailTotal      = "total_timeout"       // the request ran past its total budget
+	FailServer     = "server_error"        // HTTP 5xx or 429
+	FailStream     = "stream_error"        // an error object inside a 200 stream
+	FailTruncated  = "truncated"           // the stream ended without a finish reason
+	FailRejected   = "rejected"            // HTTP 4xx: the request itself is wrong
+)
+
+// Failure is an infrastructure failure of one attempt.
+type Failure struct {
+	Kind   string
+	Status int
+	Err    error
+}
+
+func (f *Failure) Error() string {
+	if f.Status != 0 {
+		return fmt.Sprintf("%s (HTTP %d): %v", f.Kind, f.Status, f.Err)
+	}
+	return fmt.Sprintf("%s: %v", f.Kind, f.Err)
+}
+
+func (f *Failure) Unwrap() error { return f.Err }
+
+// Retryable reports whether another attempt may succeed: transport errors,
+// 5xx, stream errors and timeouts are; a rejected request is not.
+func (f *Failure) Retryable() bool { return f.Kind != FailRejected }
+
+var (
+	errFirstToken = errors.New("no first chunk within the first-token timeout")
+	errChunk      = errors.New("no chunk within the between-chunk timeout")
+	errTotal      = errors.New("request exceeded the total timeout")
+)
+
+// Client streams chat completions with separate connect, first-token,
+// between-chunk and total timeouts.
+type Client struct {
+	settings configs.ClientSettings
+	http     *http.Client
+	now      func() time.Time
+}
+
+// NewClient returns a client with the given limits.
+func NewClient(s configs.ClientSettings) *Client {
+	dialer := &net.Dialer{Timeout: s.ConnectTimeout, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		DialContext:         dialer.DialContext,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+	return &Client{settings: s, http: &http.Client{Transport: tr}, now: time.Now}
+}
+
+// Close releases idle connections.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
+
+// Stream sends one streaming request to ep and collects the answer. An error
+// is always a *Failure.
+func (c *Client) Stream(ctx context.Context, ep Endpoint, body openai.ChatCompletionRequest) (*Answer, error) {
+	cfg := openai.DefaultConfig(ep.APIKey)
+	cfg.BaseURL = strings.TrimSuffix(ep.BaseURL, "/")
+	cfg.HTTPClient = zeroTemperature{c.http}
+	api := openai.NewClientWithConfig(cfg)
+
+	ctx, cancelTotal := context.WithTimeoutCause(ctx, c.settings.TotalTimeout, errTotal)
+	defer cancelTotal()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var streaming atomic.Bool
+	watchdog := time.AfterFunc(c.settings.FirstTokenTimeout, func() {
+		if streaming.Load() {
+			cancel(errChunk)
+		} else {
+			cancel(errFirstToken)
+		}
+	})
+	defer watchdog.Stop()
+
+	start := c.now()
+	body.Stream = true
+	stream, err := api.CreateChatCompletionStream(ctx, body)
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	defer stream.Close()
+
+	var (
+		content, reasoning strings.Builder
+		ans                = &Answer{Timing: Timing{Started: start.UTC().Format(time.RFC3339Nano)}}
+		first, last        time.Time
+		gaps               []float64
+		finished           bool
+	)
+	for {
+		raw, err := stream.RecvRaw()
+		if errors.Is(err, io.EOF) && ctx.Err() == nil {
+			break
+		}
+		if err != nil {
+			return nil, classify(ctx, err)
+		}
+		now := c.now()
+		streaming.Store(true)
+		watchdog.Reset(c.settings.ChunkTimeout)
+		var chunk streamChunk
+		if err := json.Unmarshal(raw, &chunk); err != nil {
+			return nil, &Failure{Kind: FailStream, Err: fmt.Errorf("malformed chunk %.200q: %w", raw, err)}
+		}
+		if chunk.Error != nil {
+			return nil, &Failure{Kind: FailStream, Status: chunk.Error.Code, Err: errors.New(chunk.Error.Message)}
+		}
+		if chunk.Usage != nil {
+			ans.Usage = Usage{PromptTokens: chunk.Usage.PromptTokens, CompletionTokens: chunk.Usage.CompletionTokens}
+			if d := chunk.Usage.PromptTokensDetails; d != nil {
+				ans.Usage.CachedTokens = d.CachedTokens
+			}
+		}
+		for _, ch := range chunk.Choices {
+			r := ch.Delta.Reasoning + ch.Delta.ReasoningContent
+			if ch.Delta.Content != "" || r != "" {
+				if first.IsZero() {
+					first = now
+				} else {
+					gaps = append(gaps, ms(now.Sub(last)))
+				}
+				last = now
+				ans.Timing.Chunks++
+			}
+			content.WriteString(ch.Delta.Content)
+			reasoning.WriteString(r)
+			if ch.FinishReason != "" {
+				ans.FinishReason = ch.FinishReason
+				finished = true
+			}
+		}
+	}
+	if !finished {
+		return nil, &Failure{Kind: FailTruncated, Err: errors.New("the stream ended without a finish reason")}
+	}
+	end := c.now()
+	ans.Content, ans.Reasoning = SplitReasoning(content.String(), reasoning.String())
+	ans.Timing.E2Ems = ms(end.Sub(start))
+	if !first.IsZero() {
+		ans.Timing.TTFTms = ms(first.Sub(start))
+	}
+	if n := ans.Usage.CompletionTokens; n > 1 && !first.IsZero() {
+		ans.Timing.TPOTms = ms(end.Sub(first)) / float64(n-1)
+	}
+	ans.Timing.ITLp50, ans.Timing.ITLmax = medianMax(gaps)
+	return ans, nil
+}
+
+// streamChunk is one SSE data line of a chat completion stream, with the
+// fields vLLM adds (reasoning, reasoning_content) and an inline error.
+type streamChunk struct {
+	Choices []struct {
+		Delta struct {
+			Content          string `json:"content"`
+			Reasoning        string `json:"reasoning"`
+			ReasoningContent string `json:"reasoning_content"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *openai.Usage `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+		Code    int    `json:"code"`
+	} `json:"error"`
+}
+
+// SplitReasoning strips reasoning from an answer: a leading <think>...</think>
+// block in the content joins the reasoning field's text. An unclosed <think>
+// leaves no answer: everything is reasoning.
+func SplitReasoning(content, reasoning string) (answer, thought string) {
+	thought = reasoning
+	c := strings.TrimLeft(content, " \t\r\n")
+	if strings.HasPrefix(c, "<think>") {
+		end := strings.Index(c, "</think>")
+		if end < 0 {
+			return "", joinNonEmpty(thought, strings.TrimPrefix(c, "<think>"))
+		}
+		thought = joinNonEmpty(thought, c[len("<think>"):end])
+		content = c[end+len("</think>"):]
+	} else if end := strings.Index(c, "</think>"); end >= 0 && !strings.Contains(c[:end], "<think>") {
+		// Some templates open the block in the prompt: only the close is streamed.
+		thought = joinNonEmpty(thought, c[:end])
+		content = c[end+len("</think>"):]
+	}
+	return strings.TrimSpace(content), strings.TrimSpace(thought)
+}
+
+func joinNonEmpty(a, b string) string {
+	if a == "" {
+		return b
+	}
+	if b == "" {
+		return a
+	}
+	return a + "\n" + b
+}
+
+// classify turns an error of the HTTP exchange into a *Failure.
+func classify(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil {
+		switch {
+		case errors.Is(cause, errFirstToken):
+			return &Failure{Kind: FailFirstToken, Err: cause}
+		case errors.Is(cause, errChunk):
+			return &Failure{Kind: FailChunk, Err: cause}
+		case errors.Is(cause, errTotal):
+			return &Failure{Kind: FailTotal, Err: cause}
+		}
+		if ctx.Err() != nil && errors.Is(cause, context.Canceled) {
+			return &Failure{Kind: FailConnect, Err: fmt.Errorf("cancelled: %w", cause)}
+		}
+	}
+	var apiErr *openai.APIError
+	if errors.As(err, &apiErr) {
+		if apiErr.HTTPStatusCode == 0 {
+			// go-openai reports an error object inside a 200 stream this way.
+			return &Failure{Kind: FailStream, Err: err}
+		}
+		return httpFailure(apiErr.HTTPStatusCode, err)
+	}
+	var reqErr *openai.RequestError
+	if errors.As(err, &reqErr) {
+		return httpFailure(reqErr.HTTPStatusCode, err)
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Op == "dial" || errors.Is(err, syscall.ECONNREFUSED) {
+		return &Failure{Kind: FailConnect, Err: err}
+	}
+	if strings.HasPrefix(err.Error(), "error, ") {
+		return &Failure{Kind: FailStream, Err: err}
+	}
+	return &Failure{Kind: FailTruncated, Err: err}
+}
+
+func httpFailure(status int, err error) *Failure {
+	if status >= 500 || status == http.StatusTooManyRequests || status == http.StatusRequestTimeout {
+		return &Failure{Kind: FailServer, Status: status, Err: err}
+	}
+	return &Failure{Kind: FailRejected, Status: status, Err: err}
+}
+
+// zeroTemperature sends temperature 0 explicitly. go-openai drops a zero
+// temperature (omitempty), and vLLM would then apply the model's
+// generation_config defaults; npcorch always wants greedy decoding.
+type zeroTemperature struct{ next *http.Client }
+
+func (z zeroTemperature) Do(req *http.Request) (*http.Response, error) {
+	if req.Body == nil || req.Method != http.MethodPost || !strings.HasSuffix(req.URL.Path, "/chat/completions") {
+		return z.next.Do(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > 0 && body[0] == '{' {
+		patched := make([]byte, 0, len(body)+18)
+		patched = append(patched, `{"temperature":0,`...)
+		patched = append(patched, body[1:]...)
+		body = patched
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return z.next.Do(req)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func medianMax(v []float64) (median, max float64) {
+	if len(v) == 0 {
+		return 0, 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2], s[len(s)-1]
+}

@@ -1,0 +1,74 @@
+package tasks
+
+import (
+	"github.com/npcorch/npcorch/tasks/dataset"
+)
+
+// Item is one scored unit of work: one request to a model and the reference
+// answer it is scored against.
+type Item struct {
+	// ID is unique within a campaign, e.g. "card/P01/cavernous_sinus/left".
+	ID string `json:"id"`
+	// Task is a configs.Task* key.
+	Task    string `json:"task"`
+	Patient string `json:"patient"`
+	// Images are the prepared images in request order.
+	Images []dataset.Image `json:"images,omitempty"`
+	// Planes gives each image's plane ("axial"/"coronal") for plane-group
+	// items, so they can be sub-sampled for small-context models.
+	Planes []string `json:"planes,omitempty"`
+	// Gold is the reference answer.
+	Gold Gold `json:"gold"`
+	// Care is the care question of a cp_care item, with its episode context.
+	Care    *dataset.CareQuestion  `json:"care,omitempty"`
+	Context []dataset.ContextEntry `json:"context,omitempty"`
+	// Excluded items are sent and journaled but never scored.
+	Excluded bool `json:"excluded,omitempty"`
+}
+
+// Gold is a reference answer. Which fields are set depends on the task:
+// Label for pathology (0/1), sequence (class), T/N stage (T1..T4, N0..N3) and
+// care (option letter); Structure and Invasion for a card; Invasion for the
+// 18 structures (StructureInvasion) on staging items.
+type Gold struct {
+	Label             string         `json:"label,omitempty"`
+	Structure         string         `json:"structure,omitempty"`
+	Side              string         `json:"side,omitempty"`
+	Invasion          int            `json:"invasion,omitempty"`
+	StructureInvasion map[string]int `json:"structure_invasion,omitempty"`
+}
+
+// DependsOn reports the tasks whose answers (for the same patient and
+// repeat) an item's prompt includes: a care question gets the model's own
+// pathology and MRI findings (prompt A13).
+func (it Item) DependsOn() []string {
+	if it.Care == nil {
+		return nil
+	}
+	var deps []string
+	for _, inj := range it.Care.Inject {
+		switch inj {
+		case InjectPathology:
+			deps = appendOnce(deps, "cp_pathology")
+		case InjectTStage, InjectStructures:
+			deps = appendOnce(deps, "cp_mri")
+		}
+	}
+	return deps
+}
+
+// Names of the findings a care question can inject.
+const (
+	InjectPathology  = "pathology"
+	InjectTStage     = "t_stage"
+	InjectStructures = "structures"
+)
+
+func appendOnce(s []string, v string) []string {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}

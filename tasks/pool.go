@@ -1,0 +1,237 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Pool spreads one model's requests over its replicas: least outstanding
+// first, each replica bounded by an adaptive limit that never exceeds its
+// max-num-seqs. A replica whose connection failed is set aside for a while;
+// its in-flight requests are retried on the others.
+type Pool struct {
+	mu       sync.Mutex
+	replicas []*Replica
+	changed  chan struct{}
+	// Down is how long a replica is set aside after a connection failure.
+	Down time.Duration
+	now  func() time.Time
+}
+
+// Replica is one endpoint and its concurrency state.
+type Replica struct {
+	Endpoint Endpoint
+	limit    float64
+	ceiling  int
+	inflight int
+	downTill time.Time
+}
+
+// NewPool makes a pool over the endpoints. concurrency caps in-flight
+// requests per replica (0 = each endpoint's MaxNumSeqs).
+func NewPool(eps []Endpoint, concurrency int) *Pool {
+	p := &Pool{changed: make(chan struct{}), Down: time.Second, now: time.Now}
+	for _, ep := range eps {
+		ceil := ep.MaxNumSeqs
+		if concurrency > 0 && (ceil == 0 || concurrency < ceil) {
+			ceil = concurrency
+		}
+		if ceil <= 0 {
+			ceil = 1
+		}
+		// Start at half the ceiling and let the metrics raise it.
+		p.replicas = append(p.replicas, &Replica{Endpoint: ep, ceiling: ceil, limit: max(1, float64(ceil)/2)})
+	}
+	return p
+}
+
+// Capacity is the most requests the pool can ever run at once.
+func (p *Pool) Capacity() int {
+	n := 0
+	for _, r := range p.replicas {
+		n += r.ceiling
+	}
+	return n
+}
+
+// Acquire waits for a replica with room and takes one slot on it.
+func (p *Pool) Acquire(ctx context.Context) (*Replica, error) {
+	for {
+		p.mu.Lock()
+		r, wake := p.pickLocked()
+		if r != nil {
+			r.inflight++
+			p.mu.Unlock()
+			return r, nil
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		if err := waitFor(ctx, ch, wake); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// waitFor blocks until ch closes, wake passes (when positive) or ctx ends.
+func waitFor(ctx context.Context, ch <-chan struct{}, wake time.Duration) error {
+	var timer <-chan time.Time
+	if wake > 0 {
+		t := time.NewTimer(wake)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-ch:
+	case <-timer:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// pickLocked returns the up replica with the lowest load, or the time until
+// a down replica comes back.
+func (p *Pool) pickLocked() (*Replica, time.Duration) {
+	now := p.now()
+	var best *Replica
+	var wake time.Duration
+	for _, r := range p.replicas {
+		if now.Before(r.downTill) {
+			if w := r.downTill.Sub(now); wake == 0 || w < wake {
+				wake = w
+			}
+			continue
+		}
+		if float64(r.inflight) >= r.limit {
+			continue
+		}
+		if best == nil || float64(r.inflight)/r.limit < float64(best.inflight)/best.limit {
+			best = r
+		}
+	}
+	return best, wake
+}
+
+// Release returns a slot. down marks the replica unreachable for p.Down.
+func (p *Pool) Release(r *Replica, down bool) {
+	p.mu.Lock()
+	r.inflight--
+	if down {
+		r.downTill = p.now().Add(p.Down)
+	}
+	p.wakeLocked()
+	p.mu.Unlock()
+}
+
+func (p *Pool) wakeLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// Load is what an engine's /metrics says about its queue.
+type Load struct {
+	Running float64
+	Waiting float64
+	// KVCache is the KV-cache usage, 0..1.
+	KVCache float64
+}
+
+// Adapt moves a replica's limit from its engine's load: additive increase
+// while nothing waits and the KV cache has room, multiplicative decrease
+// when requests queue in the engine or the cache is nearly full.
+func (p *Pool) Adapt(r *Replica, l Load) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case l.Waiting > 0 || l.KVCache > 0.92:
+		r.limit = max(1, r.limit*0.75)
+	case float64(r.inflight) >= r.limit-0.5:
+		r.limit = min(float64(r.ceiling), r.limit+1)
+	}
+	p.wakeLocked()
+}
+
+// Limit returns a replica's current concurrency limit.
+func (p *Pool) Limit(r *Replica) float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return r.limit
+}
+
+// Replicas returns the pool's replicas.
+func (p *Pool) Replicas() []*Replica { return p.replicas }
+
+// WatchMetrics scrapes each replica's /metrics every interval and adapts its
+// limit, until ctx ends. Replicas without a metrics URL keep their ceiling.
+func (p *Pool) WatchMetrics(ctx context.Context, hc *http.Client, interval time.Duration) {
+	for _, r := range p.replicas {
+		if r.Endpoint.MetricsURL == "" {
+			p.mu.Lock()
+			r.limit = float64(r.ceiling)
+			p.mu.Unlock()
+		}
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, r := range p.replicas {
+			if r.Endpoint.MetricsURL == "" {
+				continue
+			}
+			if l, err := ScrapeLoad(ctx, hc, r.Endpoint.MetricsURL); err == nil {
+				p.Adapt(r, l)
+			}
+		}
+	}
+}
+
+// ScrapeLoad reads an engine's queue from its Prometheus endpoint, knowing
+// vLLM's and SGLang's metric names.
+func ScrapeLoad(ctx context.Context, hc *http.Client, url string) (Load, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return Load{}, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return Load{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return Load{}, fmt.Errorf("scrape %s: HTTP %d", url, resp.StatusCode)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(http.MaxBytesReader(nil, resp.Body, 8<<20))
+	if err != nil {
+		return Load{}, fmt.Errorf("scrape %s: %w", url, err)
+	}
+	sum := func(names ...string) float64 {
+		total := 0.0
+		for _, n := range names {
+			if f, ok := fams[n]; ok {
+				for _, m := range f.GetMetric() {
+					total += m.GetGauge().GetValue()
+				}
+			}
+		}
+		return total
+	}
+	return Load{
+		Running: sum("vllm:num_requests_running", "sglang:num_running_reqs"),
+		Waiting: sum("vllm:num_requests_waiting", "sglang:num_queue_reqs"),
+		KVCache: sum("vllm:kv_cache_usage_perc", "sglang:token_usage"),
+	}, nil
+}

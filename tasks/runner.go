@@ -1,0 +1,295 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/npcorch/npcorch/configs"
+)
+
+// Progress hears about a model's run as it goes.
+type Progress interface {
+	// Start announces how many requests a model's run will send.
+	Start(model string, total int)
+	// Record reports one journaled outcome.
+	Record(rec Record)
+	// Finish closes a model's run.
+	Finish(model string, s Summary)
+}
+
+// Runner sends a model's items through its pool and journals every outcome.
+type Runner struct {
+	Client  *Client
+	Journal *Journal
+	Prompts *Prompts
+	// Findings extracts a model's own L6 findings from its cp_pathology and
+	// cp_mri answers (either may be nil when the care question needs only
+	// the other).
+	Findings func(pathology, mri *Record) Findings
+	Progress Progress
+	// Retries and Backoff bound the attempts after infrastructure failures.
+	Retries int
+	Backoff time.Duration
+	// MaxBackoff caps the doubling backoff.
+	MaxBackoff time.Duration
+
+	mu     sync.Mutex
+	state  *JournalState
+	byItem map[itemRepeat]Record
+}
+
+type itemRepeat struct {
+	model, item string
+	repeat      int
+}
+
+// ModelRun is one model's share of a campaign.
+type ModelRun struct {
+	Model   configs.Model
+	Builder RequestBuilder
+	Pool    *Pool
+	Items   []Item
+	Repeats int
+}
+
+// Summary counts a model's run.
+type Summary struct {
+	Model string `json:"model"`
+	// Requests is every (item, repeat) of the run; Skipped were already
+	// answered in the journal; Answered and NotRun are this run's outcomes.
+	Requests int `json:"requests"`
+	Skipped  int `json:"skipped"`
+	Answered int `json:"answered"`
+	NotRun   int `json:"not_run"`
+	// Problems are items that could not be sent (bad input, missing
+	// dependency); each is listed.
+	Problems []ItemProblem `json:"problems,omitempty"`
+	// Failures counts failed attempts by kind (retried or not).
+	Failures map[string]int `json:"failures,omitempty"`
+}
+
+// SetState gives the runner the journal as read before the run, so that
+// answered requests are skipped and care questions find their findings.
+func (r *Runner) SetState(st *JournalState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.state = st
+	r.byItem = map[itemRepeat]Record{}
+	for _, rec := range st.Records {
+		r.rememberLocked(rec)
+	}
+}
+
+func (r *Runner) rememberLocked(rec Record) {
+	if rec.Status != StatusAnswered {
+		return
+	}
+	r.byItem[itemRepeat{rec.Model, rec.Item, rec.Repeat}] = rec
+	r.state.Records[rec.Key] = rec
+}
+
+func (r *Runner) answered(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.state.Answered(key)
+	return ok
+}
+
+func (r *Runner) lookup(model, item string, repeat int) (Record, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.byItem[itemRepeat{model, item, repeat}]
+	return rec, ok
+}
+
+// Run sends every (item, repeat) of mr that the journal does not already
+// answer: first the items nothing depends on, then the care questions with
+// the model's own findings. It returns when all are journaled, or with the
+// first journal error or ctx's end.
+func (r *Runner) Run(ctx context.Context, mr ModelRun) (Summary, error) {
+	if r.state == nil {
+		r.SetState(&JournalState{Records: map[string]Record{}})
+	}
+	if mr.Repeats < 1 {
+		mr.Repeats = 1
+	}
+	var first, second []Item
+	for _, it := range mr.Items {
+		if len(it.DependsOn()) > 0 {
+			second = append(second, it)
+		} else {
+			first = append(first, it)
+		}
+	}
+	s := Summary{Model: mr.Model.Name, Requests: len(mr.Items) * mr.Repeats, Failures: map[string]int{}}
+	if r.Progress != nil {
+		r.Progress.Start(mr.Model.Name, s.Requests)
+		defer func() { r.Progress.Finish(mr.Model.Name, s) }()
+	}
+	for _, phase := range [][]Item{first, second} {
+		if err := r.runPhase(ctx, mr, phase, &s); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+func (r *Runner) runPhase(ctx context.Context, mr ModelRun, items []Item, s *Summary) error {
+	if len(items) == 0 {
+		return nil
+	}
+	var mu sync.Mutex // guards s
+	g, ctx := errgroup.WithContext(ctx)
+	reqs := make(chan *Request, 2*mr.Pool.Capacity())
+	g.Go(func() error {
+		defer close(reqs)
+		for _, it := range items {
+			for rep := 0; rep < mr.Repeats; rep++ {
+				req, problem := r.prepare(mr, it, rep)
+				mu.Lock()
+				switch {
+				case problem != nil:
+					s.Problems = append(s.Problems, *problem)
+					s.NotRun++
+				case r.answered(req.Key):
+					s.Skipped++
+				}
+				mu.Unlock()
+				if problem != nil || r.answered(req.Key) {
+					continue
+				}
+				select {
+				case reqs <- req:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+		}
+		return nil
+	})
+	for i := 0; i < mr.Pool.Capacity(); i++ {
+		g.Go(func() error {
+			for req := range reqs {
+				rec, fails, err := r.send(ctx, mr, req)
+				if err != nil {
+					return err
+				}
+				if err := r.Journal.Append(rec); err != nil {
+					return err
+				}
+				r.mu.Lock()
+				r.rememberLocked(rec)
+				r.mu.Unlock()
+				mu.Lock()
+				if rec.Status == StatusAnswered {
+					s.Answered++
+				} else {
+					s.NotRun++
+				}
+				for _, k := range fails {
+					s.Failures[k]++
+				}
+				mu.Unlock()
+				if r.Progress != nil {
+					r.Progress.Record(rec)
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// prepare builds the request of one (item, repeat), with the care question's
+// prior findings; a problem says why it cannot be sent.
+func (r *Runner) prepare(mr ModelRun, it Item, rep int) (*Request, *ItemProblem) {
+	var prior []string
+	if it.Care != nil {
+		var recs [2]*Record
+		for _, dep := range it.DependsOn() {
+			id := dep + "/" + it.Patient
+			rec, ok := r.lookup(mr.Model.Name, id, rep)
+			if !ok {
+				return nil, &ItemProblem{Item: it.ID, Reason: fmt.Sprintf("its prompt needs the model's answer to %s, which has not been answered yet; resume the run", id)}
+			}
+			if dep == configs.TaskCPPathology {
+				recs[0] = &rec
+			} else {
+				recs[1] = &rec
+			}
+		}
+		if r.Findings == nil {
+			return nil, &ItemProblem{Item: it.ID, Reason: "no findings extractor is configured"}
+		}
+		prior = PriorFindings(it.Care, r.Findings(recs[0], recs[1]))
+	}
+	req, err := mr.Builder.Build(r.Prompts, it, rep, prior)
+	if err != nil {
+		return nil, &ItemProblem{Item: it.ID, Reason: err.Error()}
+	}
+	return req, nil
+}
+
+// send makes the attempts of one request and returns its record and the
+// kinds of the failed attempts. An error means the run is ending (ctx), and
+// nothing is journaled for the request.
+func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request) (Record, []string, error) {
+	rec := Record{Key: req.Key, Item: req.Item.ID, Task: req.Item.Task, Patient: req.Item.Patient,
+		Model: mr.Model.Name, Repeat: req.Repeat, Images: len(req.Images)}
+	rec.Prior = req.Prior
+	var kinds []string
+	for attempt := 1; ; attempt++ {
+		rep, err := mr.Pool.Acquire(ctx)
+		if err != nil {
+			return rec, kinds, err
+		}
+		ans, err := r.Client.Stream(ctx, rep.Endpoint, req.Body)
+		var f *Failure
+		errors.As(err, &f)
+		mr.Pool.Release(rep, f != nil && f.Kind == FailConnect)
+		rec.Attempts, rec.Replica = attempt, rep.Endpoint.Name
+		if err == nil {
+			rec.Status, rec.Answer = StatusAnswered, ans
+			return rec, kinds, nil
+		}
+		if ctx.Err() != nil {
+			return rec, kinds, ctx.Err()
+		}
+		kinds = append(kinds, f.Kind)
+		rec.Failures = append(rec.Failures, f.Error())
+		if !f.Retryable() || attempt > r.Retries {
+			rec.Status = StatusNotRun
+			return rec, kinds, nil
+		}
+		if err := sleepCtx(ctx, r.backoff(attempt)); err != nil {
+			return rec, kinds, err
+		}
+	}
+}
+
+func (r *Runner) backoff(attempt int) time.Duration {
+	d := r.Backoff
+	for i := 1; i < attempt && (r.MaxBackoff == 0 || d < r.MaxBackoff); i++ {
+		d *= 2
+	}
+	if r.MaxBackoff > 0 && d > r.MaxBackoff {
+		d = r.MaxBackoff
+	}
+	return d
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

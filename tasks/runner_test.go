@@ -1,0 +1,235 @@
+package tasks
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks/dataset"
+)
+
+// fakeEngine answers like an OpenAI-compatible engine: it records every
+// request's text and decoded image bytes, fails the first failN requests
+// with 503, and answers by rule.
+type fakeEngine struct {
+	mu      sync.Mutex
+	failN   int
+	prompts []string
+	images  [][]byte
+	answer  func(text string) string
+}
+
+func (f *fakeEngine) handler(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Messages []struct {
+			Content []struct {
+				Type     string `json:"type"`
+				Text     string `json:"text"`
+				ImageURL struct {
+					URL string `json:"url"`
+				} `json:"image_url"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	f.mu.Lock()
+	if f.failN > 0 {
+		f.failN--
+		f.mu.Unlock()
+		w.WriteHeader(503)
+		w.Write([]byte(`{"object":"error","message":"overloaded","type":"ServiceUnavailable","code":503}`))
+		return
+	}
+	var text string
+	for _, p := range req.Messages[0].Content {
+		if p.Type == "text" {
+			text = p.Text
+		} else {
+			data, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(p.ImageURL.URL, "data:image/png;base64,"))
+			f.images = append(f.images, data)
+		}
+	}
+	f.prompts = append(f.prompts, text)
+	f.mu.Unlock()
+	sse(w, chunk(f.answer(text), "stop"))
+	sse(w, `{"id":"c","object":"chat.completion.chunk","model":"M","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`)
+	sse(w, "[DONE]")
+}
+
+func writeImage(t *testing.T, root, name string, data []byte) dataset.Image {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(root, name), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	return dataset.Image{Path: name, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(data))}
+}
+
+func testRunner(t *testing.T, run string) *Runner {
+	t.Helper()
+	st := configs.DefaultStructures()
+	prompts, err := LoadPrompts(configs.Defaults, "prompts", st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := OpenJournal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j.Close() })
+	r := &Runner{Client: NewClient(testSettings()), Journal: j, Prompts: prompts, Retries: 3, Backoff: time.Millisecond,
+		Findings: func(path, mri *Record) Findings {
+			var f Findings
+			if path != nil {
+				f.Pathology = path.Answer.Content
+			}
+			if mri != nil {
+				var m struct {
+					T string `json:"T_stage"`
+				}
+				if json.Unmarshal([]byte(mri.Answer.Content), &m) == nil {
+					f.TStage = m.T
+				}
+			}
+			return f
+		}}
+	st2, err := ReadJournal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetState(st2)
+	return r
+}
+
+func TestRunnerL6InjectionRetriesAndResume(t *testing.T) {
+	root := t.TempDir()
+	overview := writeImage(t, root, "overview.png", []byte("\x89PNG fake overview bytes"))
+	page := writeImage(t, root, "page.png", []byte("\x89PNG fake page bytes"))
+	q := dataset.CareQuestion{ID: "q1", Checkpoint: "after induction", Question: "Next step?", Answer: "B",
+		Options: []dataset.Option{{Letter: "A", Text: "surveillance"}, {Letter: "B", Text: "concurrent chemoradiotherapy"}},
+		Inject:  []string{InjectPathology, InjectTStage}, Supplied: []dataset.Supplied{{Field: "N stage", Value: "N2"}}}
+	items := []Item{
+		{ID: "cp_care/C01/q1", Task: configs.TaskCPCare, Patient: "C01", Gold: Gold{Label: "B"}, Care: &q,
+			Context: []dataset.ContextEntry{{When: "Day 0", Text: "biopsy"}}},
+		{ID: "cp_pathology/C01", Task: configs.TaskCPPathology, Patient: "C01", Images: []dataset.Image{overview}, Gold: Gold{Label: "1"}},
+		{ID: "cp_mri/C01", Task: configs.TaskCPMRI, Patient: "C01", Images: []dataset.Image{page}, Gold: Gold{Label: "T3"}},
+	}
+	eng := &fakeEngine{failN: 2, answer: func(text string) string {
+		switch {
+		case strings.Contains(text, "pathology image"):
+			return "1"
+		case strings.Contains(text, "MRI panels"):
+			return `{"structure_invasion":{},"involved_structures":[],"T_stage":"T4","evidence":"x"}`
+		default:
+			return "B"
+		}
+	}}
+	ep := serve(t, eng.handler)
+	reg, _ := configs.DefaultRegistry()
+	model, _ := reg.Get("Lingshu-7B")
+	model.Name = "M"
+	run := t.TempDir()
+	r := testRunner(t, run)
+	mr := ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
+		Pool: NewPool([]Endpoint{ep}, 2), Items: items, Repeats: 1}
+	s, err := r.Run(context.Background(), mr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Answered != 3 || s.NotRun != 0 || s.Failures[FailServer] != 2 {
+		t.Fatalf("summary = %+v, want 3 answered after 2 retried 503s", s)
+	}
+	// The care question was asked last, with the model's own findings.
+	last := eng.prompts[len(eng.prompts)-1]
+	for _, want := range []string{"Pathology (model prediction): 1", "MRI T stage (model prediction): T4", "N stage: N2", "[Day 0] biopsy", "Output only one option letter from A, B."} {
+		if !strings.Contains(last, want) {
+			t.Errorf("care prompt lacks %q:\n%s", want, last)
+		}
+	}
+	// Images arrived as the files' own bytes.
+	if len(eng.images) != 2 || string(eng.images[0]) != "\x89PNG fake overview bytes" && string(eng.images[1]) != "\x89PNG fake overview bytes" {
+		t.Errorf("images received: %q", eng.images)
+	}
+	// Resume: a second run over the same journal sends nothing.
+	r.Journal.Close()
+	r2 := testRunner(t, run)
+	before := len(eng.prompts)
+	s2, err := r2.Run(context.Background(), mr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.Skipped != 3 || len(eng.prompts) != before {
+		t.Fatalf("resume sent %d requests, summary %+v; want nothing sent", len(eng.prompts)-before, s2)
+	}
+	st, _ := ReadJournal(run)
+	if len(st.Records) != 3 || st.Duplicates != 0 {
+		t.Fatalf("journal has %d records, %d duplicates", len(st.Records), st.Duplicates)
+	}
+}
+
+func TestRunnerMarksNotRunAfterRetriesAndNeverStoresAPrediction(t *testing.T) {
+	root := t.TempDir()
+	img := writeImage(t, root, "o.png", []byte("png"))
+	eng := &fakeEngine{failN: 100, answer: func(string) string { return "1" }}
+	ep := serve(t, eng.handler)
+	reg, _ := configs.DefaultRegistry()
+	model, _ := reg.Get("Lingshu-7B")
+	run := t.TempDir()
+	r := testRunner(t, run)
+	items := []Item{{ID: "pathology/P01", Task: configs.TaskPathology, Patient: "P01", Images: []dataset.Image{img}, Gold: Gold{Label: "1"}}}
+	s, err := r.Run(context.Background(), ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
+		Pool: NewPool([]Endpoint{ep}, 1), Items: items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.NotRun != 1 || s.Answered != 0 {
+		t.Fatalf("summary %+v", s)
+	}
+	st, _ := ReadJournal(run)
+	for _, rec := range st.Records {
+		if rec.Status != StatusNotRun || rec.Answer != nil || rec.Attempts != 4 || len(rec.Failures) != 4 {
+			t.Fatalf("record %+v: want not_run with no answer after 4 attempts", rec)
+		}
+	}
+}
+
+func TestRequestRefusesImagesChangedAfterPrepAndPathEscapes(t *testing.T) {
+	root := t.TempDir()
+	img := writeImage(t, root, "a.png", []byte("original"))
+	os.WriteFile(filepath.Join(root, "a.png"), []byte("modified"), 0o644)
+	st := configs.DefaultStructures()
+	prompts, _ := LoadPrompts(configs.Defaults, "prompts", st)
+	reg, _ := configs.DefaultRegistry()
+	model, _ := reg.Get("Lingshu-7B")
+	b := RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root}
+	it := Item{ID: "pathology/P01", Task: configs.TaskPathology, Images: []dataset.Image{img}}
+	if _, err := b.Build(prompts, it, 0, nil); err == nil || !strings.Contains(err.Error(), "does not match the sha256") {
+		t.Errorf("changed image: err = %v", err)
+	}
+	for _, bad := range []string{"../outside.png", "/etc/passwd", "a/../../x.png"} {
+		it.Images = []dataset.Image{{Path: bad}}
+		if _, err := b.Build(prompts, it, 0, nil); err == nil || !strings.Contains(err.Error(), "prepared folder") {
+			t.Errorf("path %q: err = %v", bad, err)
+		}
+	}
+	b.Media = configs.MediaFile
+	it.Images = []dataset.Image{{Path: "a.png", Bytes: 8}}
+	req, err := b.Build(prompts, it, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := req.Body.Messages[0].MultiContent[1].ImageURL.URL
+	if url != "file://"+filepath.Join(root, "a.png") {
+		t.Errorf("file URL = %s", url)
+	}
+}

@@ -1,0 +1,117 @@
+package tasks
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+	"golang.org/x/term"
+)
+
+// NewProgress returns live bars on a terminal and plain log lines
+// elsewhere (CI logs, files).
+func NewProgress(w io.Writer) Progress {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return &barProgress{p: mpb.New(mpb.WithOutput(w), mpb.WithWidth(40)), bars: map[string]*modelBar{}}
+	}
+	return &lineProgress{w: w, every: 10 * time.Second, state: map[string]*lineState{}, now: time.Now}
+}
+
+type modelBar struct {
+	bar    *mpb.Bar
+	errors int
+}
+
+type barProgress struct {
+	mu   sync.Mutex
+	p    *mpb.Progress
+	bars map[string]*modelBar
+}
+
+func (b *barProgress) Start(model string, total int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	mb := &modelBar{}
+	mb.bar = b.p.AddBar(int64(total),
+		mpb.PrependDecorators(decor.Name(model, decor.WCSyncSpaceR), decor.CountersNoUnit("%d/%d", decor.WCSyncSpace)),
+		mpb.AppendDecorators(decor.AverageSpeed(0, "%.1f/s", decor.WCSyncSpace),
+			decor.AverageETA(decor.ET_STYLE_GO, decor.WCSyncSpace),
+			decor.Any(func(decor.Statistics) string {
+				if mb.errors == 0 {
+					return ""
+				}
+				return fmt.Sprintf(" %d not run", mb.errors)
+			})))
+	b.bars[model] = mb
+}
+
+func (b *barProgress) Record(rec Record) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if mb, ok := b.bars[rec.Model]; ok {
+		if rec.Status == StatusNotRun {
+			mb.errors++
+		}
+		mb.bar.Increment()
+	}
+}
+
+func (b *barProgress) Finish(model string, s Summary) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if mb, ok := b.bars[model]; ok {
+		mb.bar.SetTotal(mb.bar.Current(), true)
+	}
+}
+
+type lineState struct {
+	total, done, notRun int
+	start, last         time.Time
+}
+
+// lineProgress prints one line per model at most every few seconds.
+type lineProgress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	every time.Duration
+	state map[string]*lineState
+	now   func() time.Time
+}
+
+func (l *lineProgress) Start(model string, total int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	l.state[model] = &lineState{total: total, start: now, last: now}
+	fmt.Fprintf(l.w, "%s: %d requests\n", model, total)
+}
+
+func (l *lineProgress) Record(rec Record) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.state[rec.Model]
+	if !ok {
+		return
+	}
+	s.done++
+	if rec.Status == StatusNotRun {
+		s.notRun++
+	}
+	if now := l.now(); now.Sub(s.last) >= l.every {
+		s.last = now
+		rate := float64(s.done) / now.Sub(s.start).Seconds()
+		eta := time.Duration(float64(s.total-s.done)/rate) * time.Second
+		fmt.Fprintf(l.w, "%s: %d/%d done, %.1f/s, ETA %s, %d not run\n", rec.Model, s.done, s.total, rate, eta.Round(time.Second), s.notRun)
+	}
+}
+
+func (l *lineProgress) Finish(model string, sum Summary) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, "%s: finished: %d answered, %d already in the journal, %d not run, %d problems\n",
+		model, sum.Answered, sum.Skipped, sum.NotRun, len(sum.Problems))
+}

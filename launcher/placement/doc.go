@@ -1,0 +1,50 @@
+// Package placement decides where a model's engines can run on one GPU
+// node: which tensor-parallel (TP) sizes are valid for the model, which GPU
+// sets keep a TP group on the best interconnect, how many data-parallel
+// replicas to run, and why every other choice was rejected.
+//
+// It follows the shape of Nomad's scheduler, without its plumbing: a
+// feasibility step that filters TP sizes and GPUs and records each rejection
+// with a named Reason and a sentence that names the model and the GPUs; a
+// ranking step that scores candidate GPU groups by link class, NUMA locality
+// and what they leave for others; and a selection step (Result.Best,
+// Result.BestWithin) that picks by estimated throughput.
+//
+// Everything here is a pure function over plain data: Node and GPU are this
+// package's own types (the lead adapts the gpu package's inventory into
+// them), and models come as configs.Model. The package starts no process,
+// reads no GPU, keeps no state and does not touch the gpu package or the
+// launcher's engines.
+//
+// # Memory rules
+//
+// A model's footprint is weights × 1.2 + 2 GiB, split evenly over its TP
+// group. At TP t a GPU is usable when the footprint / t fits within
+// gpu_memory_utilization × its total memory AND its free memory is at least
+// gpu_memory_utilization × its total memory (vLLM refuses to start
+// otherwise). The weights are WeightBytes, or 2 bytes per parameter when only
+// ParamsB is known.
+//
+// # TP rules
+//
+// TP sizes are powers of two no larger than the node. A size must divide the
+// attention heads, the vision tower's heads (where set) and the vocabulary
+// (where set). For KV heads (where set) vLLM's own rule applies: TP divides
+// the KV heads, or the KV heads divide TP (each KV head is then replicated).
+//
+// # Throughput model
+//
+// Throughput is counted in A800-equivalents: one A800 running one replica of
+// the model at full efficiency is 1.0. A TP group of t GPUs whose worst link
+// is class L yields
+//
+//	Node.Speed × t × d(L)^log2(t) × kv
+//
+// where d is the efficiency kept per doubling of TP (NVLink 0.85, PCIe switch
+// 0.75, host bridge 0.70, same NUMA node 0.65, across sockets 0.55; 0.10
+// less for dense models under 12 B parameters, whose small matrices scale
+// worse), and kv = min(1, room / (0.25 × budget)) penalises a group whose
+// per-GPU budget leaves less than a quarter for the KV cache (long
+// multimodal requests need it to batch). Replicas add linearly. These are
+// planning estimates, not measurements; they only have to rank choices.
+package placement

@@ -1,0 +1,343 @@
+package placement
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/npcorch/npcorch/configs"
+)
+
+// Reason names why a placement was rejected, so tools can group rejections.
+type Reason string
+
+// Rejection reasons.
+const (
+	// ReasonNode: the node itself is unusable (no GPUs, bad inventory).
+	ReasonNode Reason = "node"
+	// ReasonNoSize: the model has neither weight_bytes nor params_b.
+	ReasonNoSize Reason = "no-size"
+	// ReasonTPShape: the TP size does not divide the model's heads or vocabulary.
+	ReasonTPShape Reason = "tp-shape"
+	// ReasonPinnedTP: the campaign pins a TP size that cannot be used.
+	ReasonPinnedTP Reason = "pinned-tp"
+	// ReasonPinnedReplicas: the pinned replica count does not fit.
+	ReasonPinnedReplicas Reason = "pinned-replicas"
+	// ReasonMemory: the footprint per GPU exceeds every GPU's budget at this TP.
+	ReasonMemory Reason = "memory"
+	// ReasonFreeMemory: too few GPUs have utilization × total free.
+	ReasonFreeMemory Reason = "free-memory"
+	// ReasonFailedStart: every usable GPU set already failed to start.
+	ReasonFailedStart Reason = "failed-start"
+)
+
+// Rejection explains one choice placement did not make.
+type Rejection struct {
+	Model  string `json:"model"`
+	Reason Reason `json:"reason"`
+	// TP is the tensor-parallel size concerned, 0 when none.
+	TP int `json:"tp,omitempty"`
+	// GPUs are the devices concerned, if any.
+	GPUs []int `json:"gpus,omitempty"`
+	// Message is a sentence naming the model, the GPUs and the numbers.
+	Message string `json:"message"`
+}
+
+// String returns the message.
+func (r Rejection) String() string { return r.Message }
+
+// Placement is one feasible way to run a model: Replicas TP groups of TP
+// GPUs each.
+type Placement struct {
+	Model    string  `json:"model"`
+	TP       int     `json:"tp"`
+	Replicas int     `json:"replicas"`
+	Groups   []Group `json:"groups"`
+	// Utilization is the engine's gpu_memory_utilization.
+	Utilization float64 `json:"utilization"`
+	// Footprint is the model's memory per GPU, in bytes.
+	Footprint uint64 `json:"footprint_bytes"`
+	// Throughput is the sum of the groups' throughputs, in A800-equivalents.
+	Throughput float64 `json:"throughput"`
+}
+
+// GPUCount returns how many GPUs the placement occupies.
+func (p Placement) GPUCount() int { return p.TP * p.Replicas }
+
+// GPUs returns every GPU of the placement, in group order.
+func (p Placement) GPUs() []int {
+	var out []int
+	for _, g := range p.Groups {
+		out = append(out, g.GPUs...)
+	}
+	return out
+}
+
+// Efficiency returns the throughput per GPU.
+func (p Placement) Efficiency() float64 {
+	if p.GPUCount() == 0 {
+		return 0
+	}
+	return p.Throughput / float64(p.GPUCount())
+}
+
+// String writes the placement as "TP2×4 on [0 1] [2 3] [4 5] [6 7]".
+func (p Placement) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "TP%d×%d on", p.TP, p.Replicas)
+	for _, g := range p.Groups {
+		fmt.Fprintf(&b, " %v", g.GPUs)
+	}
+	return b.String()
+}
+
+// Constraints narrow an evaluation to what is available now.
+type Constraints struct {
+	// MaxGPUs caps the GPUs one placement may take (0 = no cap).
+	MaxGPUs int
+	// Exclude lists GPUs not to use at all (another engine is starting
+	// there, or the scheduler keeps them for someone else).
+	Exclude []int
+	// Avoid lists TP groups (GPU sets) that failed to start for this model.
+	Avoid [][]int
+}
+
+// Result is the outcome of Evaluate for one model.
+type Result struct {
+	Model string `json:"model"`
+	// Options are the feasible placements, highest throughput first (then
+	// fewer GPUs, smaller TP, lower GPU indices).
+	Options []Placement `json:"options"`
+	// Rejections explain the TP sizes and GPU sets that were not feasible.
+	Rejections []Rejection `json:"rejections,omitempty"`
+}
+
+// Best returns the highest-throughput placement.
+func (r Result) Best() (Placement, bool) {
+	if len(r.Options) == 0 {
+		return Placement{}, false
+	}
+	return r.Options[0], true
+}
+
+// BestWithin returns the highest-throughput placement of at most n GPUs.
+func (r Result) BestWithin(n int) (Placement, bool) {
+	return r.first(func(p Placement) bool { return p.GPUCount() <= n })
+}
+
+// BestSingle returns the highest-throughput placement with one replica:
+// what a single engine per model achieves.
+func (r Result) BestSingle() (Placement, bool) {
+	return r.first(func(p Placement) bool { return p.Replicas == 1 })
+}
+
+// MostEfficient returns the placement with the highest throughput per GPU
+// (the smallest one on ties).
+func (r Result) MostEfficient() (Placement, bool) {
+	var best Placement
+	found := false
+	for _, p := range r.Options {
+		if !found || p.Efficiency() > best.Efficiency()*(1+1e-9) ||
+			(p.Efficiency() >= best.Efficiency()*(1-1e-9) && p.GPUCount() < best.GPUCount()) {
+			best, found = p, true
+		}
+	}
+	return best, found
+}
+
+func (r Result) first(ok func(Placement) bool) (Placement, bool) {
+	for _, p := range r.Options {
+		if ok(p) {
+			return p, true
+		}
+	}
+	return Placement{}, false
+}
+
+// Evaluate returns every feasible placement of model m on node n under c,
+// best first, and a Rejection for every TP size or GPU set it ruled out.
+// Pinned sizes in m.Engine (TensorParallel, Replicas) are honoured or
+// rejected with the reason. Node.MemFree is taken as the memory free now.
+func Evaluate(m configs.Model, n Node, c Constraints) Result {
+	res := Result{Model: m.Name}
+	reject := func(reason Reason, tp int, gpus []int, format string, args ...any) {
+		res.Rejections = append(res.Rejections, Rejection{
+			Model: m.Name, Reason: reason, TP: tp, GPUs: gpus, Message: fmt.Sprintf(format, args...),
+		})
+	}
+	if err := n.Validate(); err != nil {
+		reject(ReasonNode, 0, nil, "%s cannot be placed: %v", m.Name, err)
+		return res
+	}
+	if WeightBytes(m) == 0 {
+		reject(ReasonNoSize, 0, nil, "%s has neither weight_bytes nor params_b in the registry; add one so its memory can be checked", m.Name)
+		return res
+	}
+
+	avail := available(n, c.Exclude)
+	limit := len(avail)
+	if c.MaxGPUs > 0 {
+		limit = min(limit, c.MaxGPUs)
+	}
+	tps, shapeRej := ValidTP(m, len(n.GPUs))
+	res.Rejections = append(res.Rejections, shapeRej...)
+	if p := m.Engine.TensorParallel; p > 0 {
+		switch {
+		case p > len(n.GPUs):
+			reject(ReasonPinnedTP, p, nil, "%s pins tensor_parallel %d but node %s has %d GPUs; valid sizes here: %s",
+				m.Name, p, n.Name, len(n.GPUs), sizesList(tps))
+			return res
+		case !slices.Contains(tps, p):
+			reject(ReasonPinnedTP, p, nil, "%s pins tensor_parallel %d, which its shape does not allow (%s); valid sizes: %s",
+				m.Name, p, tpProblemOrPower(m, p), sizesList(tps))
+			return res
+		}
+		tps = []int{p}
+	}
+
+	avoid := make(map[string]bool, len(c.Avoid))
+	for _, g := range c.Avoid {
+		s := slices.Clone(g)
+		slices.Sort(s)
+		avoid[groupKey(s)] = true
+	}
+	u := Utilization(m)
+	for _, t := range tps {
+		if t > limit {
+			continue
+		}
+		need := Footprint(m, t)
+		var eligible []int
+		var lacking []GPU
+		fits := false
+		for _, g := range avail {
+			budget := Budget(g, u)
+			if need >= budget { // no room left for the KV cache
+				continue
+			}
+			fits = true
+			if g.MemFree < budget {
+				lacking = append(lacking, g)
+				continue
+			}
+			eligible = append(eligible, g.Index)
+		}
+		if !fits {
+			g := avail[0]
+			reject(ReasonMemory, t, nil, "%s at TP %d needs %s per GPU (%s of weights × 1.2 + 2 GiB%s), more than the %s that utilization %s of %s allows",
+				m.Name, t, GiB(need), GiB(WeightBytes(m)), splitNote(t), GiB(Budget(g, u)), fmtFloat(u), GiB(g.MemTotal))
+			continue
+		}
+		if len(eligible) < t {
+			msg := fmt.Sprintf("%s needs %d GPU%s with %s free at utilization %s", m.Name, t, plural(t), GiB(Budget(avail[0], u)), fmtFloat(u))
+			if len(lacking) > 0 {
+				msg += "; " + freeSummary(lacking)
+			}
+			res.Rejections = append(res.Rejections, Rejection{Model: m.Name, Reason: ReasonFreeMemory, TP: t, GPUs: indices(lacking), Message: msg})
+			continue
+		}
+		groups := pickGroups(n, eligible, t, avoid)
+		if len(groups) == 0 {
+			reject(ReasonFailedStart, t, eligible, "%s at TP %d already failed to start on every usable set of %d among %s",
+				m.Name, t, t, GPUList(eligible))
+			continue
+		}
+		for i := range groups {
+			groups[i].Throughput = GroupThroughput(n, m, t, groups[i].Link, minBudget(n, groups[i].GPUs, u))
+		}
+		maxR := min(len(groups), limit/t)
+		if r := m.Engine.Replicas; r > 0 {
+			if r > maxR {
+				reject(ReasonPinnedReplicas, t, eligible, "%s pins %d replicas of TP %d (%d GPUs); only %d such group%s fit%s on %s",
+					m.Name, r, t, r*t, maxR, plural(maxR), verbS(maxR), GPUList(eligible))
+				continue
+			}
+			res.Options = append(res.Options, option(m, t, u, need, groups[:r]))
+			continue
+		}
+		for r := 1; r <= maxR; r++ {
+			res.Options = append(res.Options, option(m, t, u, need, groups[:r]))
+		}
+	}
+	slices.SortStableFunc(res.Options, func(a, b Placement) int {
+		if c := cmp.Compare(b.Throughput, a.Throughput); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.GPUCount(), b.GPUCount()); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.TP, b.TP); c != 0 {
+			return c
+		}
+		return slices.Compare(a.GPUs(), b.GPUs())
+	})
+	return res
+}
+
+func option(m configs.Model, t int, u float64, need uint64, groups []Group) Placement {
+	p := Placement{Model: m.Name, TP: t, Replicas: len(groups), Groups: slices.Clone(groups), Utilization: u, Footprint: need}
+	for _, g := range groups {
+		p.Throughput += g.Throughput
+	}
+	return p
+}
+
+// available returns n's GPUs minus exclude, in index order.
+func available(n Node, exclude []int) []GPU {
+	out := make([]GPU, 0, len(n.GPUs))
+	for _, g := range n.GPUs {
+		if !slices.Contains(exclude, g.Index) {
+			out = append(out, g)
+		}
+	}
+	slices.SortFunc(out, func(a, b GPU) int { return cmp.Compare(a.Index, b.Index) })
+	return out
+}
+
+func minBudget(n Node, gpus []int, u float64) uint64 {
+	var b uint64
+	for i, x := range gpus {
+		g, _ := n.gpu(x)
+		if v := Budget(g, u); i == 0 || v < b {
+			b = v
+		}
+	}
+	return b
+}
+
+func indices(gpus []GPU) []int {
+	out := make([]int, len(gpus))
+	for i, g := range gpus {
+		out[i] = g.Index
+	}
+	return out
+}
+
+func tpProblemOrPower(m configs.Model, t int) string {
+	if t&(t-1) != 0 {
+		return fmt.Sprintf("%d is not a power of two", t)
+	}
+	return tpProblem(m, t)
+}
+
+func splitNote(t int) string {
+	if t == 1 {
+		return ""
+	}
+	return fmt.Sprintf(", split over %d", t)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func verbS(n int) string {
+	if n == 1 {
+		return "s"
+	}
+	return ""
+}

@@ -1,0 +1,121 @@
+package placement
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+const (
+	mib = uint64(1) << 20
+	gib = uint64(1) << 30
+	// idleReserve is what an idle GPU shows as used (driver, ECC pages).
+	idleReserve = 512 * mib
+)
+
+// Shape names of the fake nodes, as accepted by FakeNode and the
+// `--node fake:NAME` flag.
+const (
+	ShapeA800SXM8  = "a800-sxm-8"
+	ShapeA800PCIe8 = "a800-pcie-8"
+	ShapeH100SXM4  = "h100-sxm-4"
+	ShapeH200x1    = "h200-1"
+)
+
+var shapes = map[string]func() Node{
+	ShapeA800SXM8:  A800SXM8,
+	ShapeA800PCIe8: A800PCIe8,
+	ShapeH100SXM4:  H100SXM4,
+	ShapeH200x1:    H200x1,
+}
+
+// ShapeNames lists the fake node shapes in sorted order.
+func ShapeNames() []string {
+	names := make([]string, 0, len(shapes))
+	for n := range shapes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// FakeNode returns the idle fake node of the given shape; name may carry a
+// "fake:" prefix.
+func FakeNode(name string) (Node, error) {
+	build, ok := shapes[strings.TrimPrefix(name, "fake:")]
+	if !ok {
+		return Node{}, fmt.Errorf("unknown fake node %q; use one of %s", name, strings.Join(ShapeNames(), ", "))
+	}
+	return build(), nil
+}
+
+// uniformGPUs builds n idle GPUs of one product, with NUMA node numa(i).
+func uniformGPUs(tag, product string, n int, total uint64, numa func(i int) int) []GPU {
+	gpus := make([]GPU, n)
+	for i := range gpus {
+		gpus[i] = GPU{
+			Index:    i,
+			UUID:     fmt.Sprintf("GPU-fake-%s-%d", tag, i),
+			Name:     product,
+			MemTotal: total,
+			MemFree:  total - idleReserve,
+			NUMA:     numa(i),
+		}
+	}
+	return gpus
+}
+
+func allNVLink(a, b int) LinkClass { return LinkNVLink }
+
+// A800SXM8 is an idle 8×A800-SXM4-80GB node: every pair on one NVSwitch
+// fabric, GPUs 0-3 on NUMA node 0 and 4-7 on NUMA node 1.
+func A800SXM8() Node {
+	return Node{
+		Name:  "fake:" + ShapeA800SXM8,
+		GPUs:  uniformGPUs("a800sxm", "NVIDIA A800-SXM4-80GB", 8, 80*gib, func(i int) int { return i / 4 }),
+		Link:  allNVLink,
+		Speed: 1,
+	}
+}
+
+// A800PCIe8 is an idle 8×A800-80GB PCIe node: NVLink bridges join the pairs
+// 0-1, 2-3, 4-5 and 6-7; GPUs 0-3 sit under socket 0 (NUMA 0) and 4-7 under
+// socket 1, so other pairs go through the CPU, or across the sockets.
+func A800PCIe8() Node {
+	return Node{
+		Name: "fake:" + ShapeA800PCIe8,
+		GPUs: uniformGPUs("a800pcie", "NVIDIA A800 80GB PCIe", 8, 80*gib, func(i int) int { return i / 4 }),
+		Link: func(a, b int) LinkClass {
+			switch {
+			case a/2 == b/2:
+				return LinkNVLink
+			case a/4 == b/4:
+				return LinkSameNUMA
+			}
+			return LinkCrossSocket
+		},
+		Speed: 1,
+	}
+}
+
+// H100SXM4 is an idle 4×H100-80GB SXM node: all NVLink, GPUs 0-1 on NUMA
+// node 0 and 2-3 on NUMA node 1. Speed 2 (about twice an A800 in serving).
+func H100SXM4() Node {
+	return Node{
+		Name:  "fake:" + ShapeH100SXM4,
+		GPUs:  uniformGPUs("h100sxm", "NVIDIA H100 80GB HBM3", 4, 81559*mib, func(i int) int { return i / 2 }),
+		Link:  allNVLink,
+		Speed: 2,
+	}
+}
+
+// H200x1 is an idle single H200-141GB. Speed 2.3 (more memory bandwidth
+// than an H100).
+func H200x1() Node {
+	return Node{
+		Name:  "fake:" + ShapeH200x1,
+		GPUs:  uniformGPUs("h200", "NVIDIA H200", 1, 143771*mib, func(int) int { return 0 }),
+		Link:  allNVLink,
+		Speed: 2.3,
+	}
+}

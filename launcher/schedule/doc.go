@@ -1,0 +1,54 @@
+// Package schedule runs a campaign's models on one node: it orders them to
+// minimise the makespan, places their engines with package placement, hands
+// GPUs freed by a finished model to the next one at once, adds replicas to
+// the models still running when GPUs would otherwise idle, starts engines
+// that share a GPU one at a time, and re-plans when an engine fails to
+// start.
+//
+// The design is llama-swap's router: ONE event loop (Run) feeds each Event
+// to a Scheduler that decides and does no I/O; every action goes through
+// the small Effects interface (start a replica, stop a replica), and each
+// outcome comes back later as an Event. The same loop drives real engines
+// (the launcher implements Effects and a Source) and the discrete-event
+// Simulator, which implements both on a virtual clock with no processes.
+// Tests drive the Scheduler synchronously with a recording fake.
+//
+// The package owns the scheduling policy, the work and time estimates, the
+// paper-scale workload generator and the Plan it reports. It must not start
+// processes, read GPUs or sleep; engines, lifecycle and NVML belong to the
+// rest of the launcher and to package gpu.
+//
+// # Work and speed model
+//
+// A model's work is PromptTokens + DecodeCost × OutputTokens token
+// equivalents (DecodeCost 5: a batched engine decodes roughly five times
+// fewer tokens per second than it prefills). A replica processes
+// configs.Model.SpeedTokensPerS × its placement throughput token equivalents
+// per second, where throughput is in A800-equivalents (see package
+// placement: TP efficiency by link class, KV-cache headroom, GPU speed).
+// Replicas add linearly; an engine that shares a GPU with k ready engines
+// gets 1/k of it. Work is treated as a fluid: requests spread over all
+// replicas of a model, and all of them finish together. Start-up takes
+// 90 s + 2 s per GiB of weights on each GPU; stopping and verifying 15 s.
+//
+// # Policy
+//
+// Models are taken longest-first by GPU-time at their most efficient
+// placement (LPT). A model's first wave gets the fewest GPUs that would
+// finish it within half the lower bound, at the highest-throughput
+// placement that keeps at least 80 % of its best per-GPU efficiency. When
+// no waiting model can use free GPUs, they go one replica at a time to the
+// running model with the most remaining time, if that finishes it sooner
+// despite the start-up. A start failure records the model's GPU set as
+// failed; the model is re-planned elsewhere and reported after three
+// failures.
+//
+// # Bounds
+//
+// The lower bound is max(total GPU-time at each model's most efficient
+// placement / GPU count, the longest model at its best whole-node
+// placement), without start-up. The naive baseline runs one model at a time
+// with one engine (its best single-engine TP), as the shell scripts do; the
+// sequential baseline runs one model at a time at its best TP × replicas.
+// Both baselines pay each engine's start-up and stop.
+package schedule

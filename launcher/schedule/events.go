@@ -1,0 +1,129 @@
+package schedule
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// ReplicaID numbers the replicas of one campaign from 1 in start order.
+type ReplicaID int
+
+// Replica is one engine the scheduler wants running: one TP group of one
+// model.
+type Replica struct {
+	ID    ReplicaID `json:"id"`
+	Model string    `json:"model"`
+	// Wave is the Plan.Waves index (from 1) the replica was started in.
+	Wave int `json:"wave"`
+	TP   int `json:"tp"`
+	// GPUs are device indices; UUIDs the same devices for CUDA_VISIBLE_DEVICES.
+	GPUs  []int    `json:"gpus"`
+	UUIDs []string `json:"uuids"`
+	// Utilization is the engine's --gpu-memory-utilization.
+	Utilization float64 `json:"utilization"`
+	// Rate is the estimated token equivalents per second on GPUs of its own.
+	Rate float64 `json:"rate"`
+}
+
+// Effects is how the scheduler acts. Calls must not block on the outcome:
+// it comes back through the Source as an Event.
+type Effects interface {
+	// StartReplica starts r; the outcome is EventReady or EventFailed.
+	StartReplica(r Replica)
+	// StopReplica stops r (starting or ready) and verifies its GPUs are
+	// free; the end is EventStopped.
+	StopReplica(r Replica)
+}
+
+// EventKind says what happened.
+type EventKind int
+
+// Event kinds.
+const (
+	// EventReady: Replica is ready to serve.
+	EventReady EventKind = iota + 1
+	// EventFailed: Replica failed to start, or died for good; Err says why.
+	EventFailed
+	// EventStopped: Replica is stopped and its GPUs verified free.
+	EventStopped
+	// EventFinished: every request of Model is done.
+	EventFinished
+	// EventProgress: Done (0..1) of Model's work is done; corrects the
+	// scheduler's estimate in real runs.
+	EventProgress
+)
+
+var kindNames = [...]string{"", "ready", "failed", "stopped", "finished", "progress"}
+
+// String returns the kind's name.
+func (k EventKind) String() string {
+	if k <= 0 || int(k) >= len(kindNames) {
+		return fmt.Sprintf("event(%d)", int(k))
+	}
+	return kindNames[k]
+}
+
+// Event is one thing the scheduler reacts to.
+type Event struct {
+	Kind EventKind
+	// At is the time since the campaign began.
+	At      time.Duration
+	Replica ReplicaID
+	Model   string
+	Err     string
+	Done    float64
+}
+
+// String describes the event in one line: "ready replica 3 (Lingshu-7B)".
+func (e Event) String() string {
+	switch e.Kind {
+	case EventFinished:
+		return fmt.Sprintf("%-8s %s", e.Kind, e.Model)
+	case EventProgress:
+		return fmt.Sprintf("%-8s %s %.0f%%", e.Kind, e.Model, 100*e.Done)
+	case EventFailed:
+		return fmt.Sprintf("%-8s replica %d (%s): %s", e.Kind, e.Replica, e.Model, e.Err)
+	}
+	return fmt.Sprintf("%-8s replica %d (%s)", e.Kind, e.Replica, e.Model)
+}
+
+// Source delivers events in time order. Next blocks until one arrives or
+// ctx ends.
+type Source interface {
+	Next(ctx context.Context) (Event, error)
+}
+
+// ChanSource is a Source over a channel, for real runs: the launcher sends
+// each engine's outcome on it.
+type ChanSource <-chan Event
+
+// Next returns the next event, or ctx's error.
+func (c ChanSource) Next(ctx context.Context) (Event, error) {
+	select {
+	case ev, ok := <-c:
+		if !ok {
+			return Event{}, fmt.Errorf("schedule: the event channel closed while engines were still expected to report")
+		}
+		return ev, nil
+	case <-ctx.Done():
+		return Event{}, ctx.Err()
+	}
+}
+
+// Run is the campaign's event loop: it lets s make its first decisions,
+// then hands it each event from src until every model is done, failed or
+// unplaceable. It returns the plan so far with any error.
+func Run(ctx context.Context, s *Scheduler, src Source) (*Plan, error) {
+	s.Begin()
+	for !s.Done() {
+		ev, err := src.Next(ctx)
+		if err != nil {
+			return s.Plan(), fmt.Errorf("schedule: waiting for engines at %s: %w", fmtDur(s.now), err)
+		}
+		if err := s.Handle(ev); err != nil {
+			return s.Plan(), err
+		}
+	}
+	return s.Plan(), nil
+}

@@ -1,0 +1,84 @@
+package schedule
+
+import (
+	"slices"
+	"time"
+)
+
+// fluid tracks work as a fluid drained by ready replicas. The Scheduler
+// keeps one as its estimate and the Simulator one as the truth; both use
+// the same arithmetic, so a simulation replays the estimate exactly.
+type fluid struct {
+	now       time.Duration
+	remaining map[string]float64
+	ready     []Replica // ready replicas, by ID
+	tenants   map[int]int
+}
+
+func newFluid() *fluid {
+	return &fluid{remaining: map[string]float64{}, tenants: map[int]int{}}
+}
+
+// share is the part of its GPUs replica r gets: 1/k where k is the most
+// ready engines on one of its GPUs.
+func (f *fluid) share(r Replica) float64 {
+	k := 1
+	for _, g := range r.GPUs {
+		k = max(k, f.tenants[g])
+	}
+	return 1 / float64(k)
+}
+
+// rate returns the model's current drain rate.
+func (f *fluid) rate(model string) float64 {
+	sum := 0.0
+	for _, r := range f.ready {
+		if r.Model == model {
+			sum += r.Rate * f.share(r)
+		}
+	}
+	return sum
+}
+
+// advance drains every model up to time to.
+func (f *fluid) advance(to time.Duration) {
+	if to <= f.now {
+		return
+	}
+	dt := (to - f.now).Seconds()
+	f.now = to
+	for _, r := range f.ready {
+		f.remaining[r.Model] = max(0, f.remaining[r.Model]-r.Rate*f.share(r)*dt)
+	}
+}
+
+// addReady adds r to the ready set (call advance first).
+func (f *fluid) addReady(r Replica) {
+	i, _ := slices.BinarySearchFunc(f.ready, r.ID, func(a Replica, id ReplicaID) int { return int(a.ID - id) })
+	f.ready = slices.Insert(f.ready, i, r)
+	for _, g := range r.GPUs {
+		f.tenants[g]++
+	}
+}
+
+// remove takes replica id out of the ready set, if it is there.
+func (f *fluid) remove(id ReplicaID) bool {
+	i := slices.IndexFunc(f.ready, func(r Replica) bool { return r.ID == id })
+	if i < 0 {
+		return false
+	}
+	for _, g := range f.ready[i].GPUs {
+		f.tenants[g]--
+	}
+	f.ready = slices.Delete(f.ready, i, i+1)
+	return true
+}
+
+// eta returns when the model would finish at its current rate.
+func (f *fluid) eta(model string) (time.Duration, bool) {
+	r := f.rate(model)
+	if r <= 0 {
+		return 0, false
+	}
+	return f.now + seconds(f.remaining[model], r), true
+}

@@ -1,0 +1,105 @@
+package schedule
+
+import (
+	"math"
+	"time"
+
+	"github.com/npcorch/npcorch/launcher/placement"
+)
+
+// Policy tunes the scheduling decisions; its zero value uses the defaults
+// documented in the package comment.
+type Policy struct {
+	// TargetShare sizes a model's first wave: the fewest GPUs that finish it
+	// within TargetShare × the lower bound (0 = 0.5).
+	TargetShare float64
+	// MinEfficiency rejects placements below this share of the model's best
+	// per-GPU throughput, unless the node is otherwise idle (0 = 0.8).
+	MinEfficiency float64
+	// MaxStartFailures is how many failed starts a model gets (0 = 3).
+	MaxStartFailures int
+	// NoScaleOut disables adding replicas to running models.
+	NoScaleOut bool
+}
+
+func (p Policy) targetShare() float64   { return orDefault(p.TargetShare, 0.5) }
+func (p Policy) minEfficiency() float64 { return orDefault(p.MinEfficiency, 0.8) }
+func (p Policy) maxStartFailures() int {
+	if p.MaxStartFailures > 0 {
+		return p.MaxStartFailures
+	}
+	return 3
+}
+
+func orDefault(v, d float64) float64 {
+	if v > 0 {
+		return v
+	}
+	return d
+}
+
+// Bounds are the reference times a schedule is judged against.
+type Bounds struct {
+	// LowerBound is max(total GPU-time at the most efficient placements /
+	// GPU count, the longest model at its best placement), start-up excluded.
+	LowerBound time.Duration
+	// Naive runs one model at a time with one engine at its best TP.
+	Naive time.Duration
+	// Sequential runs one model at a time at its best TP × replicas.
+	Sequential time.Duration
+}
+
+func (s *Scheduler) computeBounds() Bounds {
+	var b Bounds
+	var total, longest time.Duration
+	for _, ms := range s.models {
+		if ms.status != StatusPending {
+			continue
+		}
+		total = addSat(total, ms.gpuTime)
+		longest = max(longest, seconds(ms.work, ms.speed*ms.best.Throughput))
+		stop := s.cfg.Estimator.StopTime()
+		b.Naive = addSat(b.Naive, s.cfg.Estimator.StartupTime(ms.m, ms.single.TP), seconds(ms.work, ms.speed*ms.single.Throughput), stop)
+		b.Sequential = addSat(b.Sequential, s.cfg.Estimator.StartupTime(ms.m, ms.best.TP), seconds(ms.work, ms.speed*ms.best.Throughput), stop)
+	}
+	b.LowerBound = max(total/time.Duration(len(s.gpus)), longest)
+	return b
+}
+
+// addSat adds durations, saturating instead of overflowing.
+func addSat(d time.Duration, more ...time.Duration) time.Duration {
+	for _, x := range more {
+		if d > math.MaxInt64-x {
+			return math.MaxInt64
+		}
+		d += x
+	}
+	return d
+}
+
+// firstWaveSize returns the fewest GPUs that finish ms within TargetShare ×
+// the lower bound at an efficient placement, or the node size.
+func (s *Scheduler) firstWaveSize(ms *modelState) int {
+	res := placement.Evaluate(ms.m, s.cfg.Node, placement.Constraints{})
+	goal := time.Duration(s.cfg.Policy.targetShare() * float64(s.bounds.LowerBound))
+	for g := 1; g <= len(s.gpus); g++ {
+		p, ok := s.pick(ms, res, g, false)
+		if ok && seconds(ms.work, ms.speed*p.Throughput) <= goal {
+			return g
+		}
+	}
+	return len(s.gpus)
+}
+
+// pick returns the highest-throughput option of at most limit GPUs that
+// keeps MinEfficiency of the model's best per-GPU throughput (any option
+// when relax is set).
+func (s *Scheduler) pick(ms *modelState, res placement.Result, limit int, relax bool) (placement.Placement, bool) {
+	floor := s.cfg.Policy.minEfficiency() * ms.efficient.Efficiency()
+	for _, p := range res.Options {
+		if p.GPUCount() <= limit && (relax || p.Efficiency() >= floor*(1-1e-9)) {
+			return p, true
+		}
+	}
+	return placement.Placement{}, false
+}

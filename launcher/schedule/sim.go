@@ -1,0 +1,259 @@
+package schedule
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher/placement"
+)
+
+// Simulator is the campaign as a discrete-event simulation: it implements
+// Effects and Source on a virtual clock, with no processes and no sleeps.
+// Engines become ready after the Estimator's start-up time, drain their
+// model's work as the fluid model says, and stop after its stop time.
+type Simulator struct {
+	est    Estimator
+	models map[string]configs.Model
+	names  []string // model names in campaign order
+	// FailStart, when set, decides whether a replica's start fails and with
+	// what message; a failure is reported halfway through its start-up.
+	FailStart func(r Replica) error
+
+	f        *fluid
+	q        eventQueue
+	seq      int
+	live     map[ReplicaID]*simReplica
+	finishAt map[string]int // model → seq of its pending EventFinished
+}
+
+type simReplica struct {
+	r       Replica
+	readyAt int // seq of the pending ready/failed event, 0 when none
+	ready   bool
+}
+
+// NewSimulator returns a simulator for the campaign cfg describes.
+func NewSimulator(cfg Config) *Simulator {
+	sim := &Simulator{
+		est: cfg.Estimator, models: map[string]configs.Model{}, f: newFluid(),
+		live: map[ReplicaID]*simReplica{}, finishAt: map[string]int{},
+	}
+	for _, m := range cfg.Models {
+		if _, dup := sim.models[m.Name]; !dup {
+			sim.names = append(sim.names, m.Name)
+		}
+		sim.models[m.Name] = m
+	}
+	for _, w := range cfg.Workloads {
+		sim.f.remaining[w.Model] += cfg.Estimator.Work(w)
+	}
+	return sim
+}
+
+// Now returns the virtual time.
+func (sim *Simulator) Now() time.Duration { return sim.f.now }
+
+// StartReplica schedules r's ready (or failed) event.
+func (sim *Simulator) StartReplica(r Replica) {
+	d := sim.est.StartupTime(sim.models[r.Model], r.TP)
+	ev := Event{Kind: EventReady, Replica: r.ID, Model: r.Model}
+	if sim.FailStart != nil {
+		if err := sim.FailStart(r); err != nil {
+			ev.Kind, ev.Err = EventFailed, err.Error()
+			d /= 2
+		}
+	}
+	sr := &simReplica{r: r}
+	sim.live[r.ID] = sr
+	sr.readyAt = sim.push(sim.f.now+d, ev)
+}
+
+// StopReplica cancels r's pending start, takes it out of the fluid and
+// schedules its stopped event.
+func (sim *Simulator) StopReplica(r Replica) {
+	sr, ok := sim.live[r.ID]
+	if !ok {
+		return
+	}
+	sim.q.cancel(sr.readyAt)
+	sr.readyAt = 0
+	if sr.ready {
+		sim.f.remove(r.ID)
+		sim.reschedule()
+	}
+	sim.push(sim.f.now+sim.est.StopTime(), Event{Kind: EventStopped, Replica: r.ID, Model: r.Model})
+}
+
+// Next advances the virtual clock to the next event and returns it. It
+// fails when nothing is left to happen, which means the scheduler waits for
+// an event that cannot come.
+func (sim *Simulator) Next(ctx context.Context) (Event, error) {
+	if err := ctx.Err(); err != nil {
+		return Event{}, err
+	}
+	for sim.q.Len() > 0 {
+		it := heap.Pop(&sim.q).(*queued)
+		if it.canceled {
+			continue
+		}
+		sim.f.advance(it.ev.At)
+		switch it.ev.Kind {
+		case EventReady:
+			sr := sim.live[it.ev.Replica]
+			sr.readyAt, sr.ready = 0, true
+			sim.f.addReady(sr.r)
+			sim.reschedule()
+		case EventFailed:
+			delete(sim.live, it.ev.Replica)
+		case EventStopped:
+			delete(sim.live, it.ev.Replica)
+		case EventFinished:
+			sim.f.remaining[it.ev.Model] = 0
+			delete(sim.finishAt, it.ev.Model)
+		}
+		return it.ev, nil
+	}
+	return Event{}, fmt.Errorf("simulation ran out of events at %s with models still unfinished", fmtDur(sim.f.now))
+}
+
+// reschedule recomputes every model's finish event from the current rates.
+func (sim *Simulator) reschedule() {
+	for _, name := range sim.names {
+		if seq, ok := sim.finishAt[name]; ok {
+			sim.q.cancel(seq)
+			delete(sim.finishAt, name)
+		}
+		if sim.f.remaining[name] <= 0 {
+			continue
+		}
+		if at, ok := sim.f.eta(name); ok {
+			sim.finishAt[name] = sim.push(at, Event{Kind: EventFinished, Model: name})
+		}
+	}
+}
+
+func (sim *Simulator) push(at time.Duration, ev Event) int {
+	sim.seq++
+	ev.At = at
+	sim.q.add(&queued{ev: ev, seq: sim.seq})
+	return sim.seq
+}
+
+// SimOptions adjust a simulation.
+type SimOptions struct {
+	// FailStart injects start failures (see Simulator.FailStart).
+	FailStart func(Replica) error
+	// Trace, when set, receives one line per event as the loop handles it.
+	Trace io.Writer
+}
+
+// Simulate runs the campaign cfg describes through the scheduler's event
+// loop on the simulator and returns the plan.
+func Simulate(ctx context.Context, cfg Config, opts SimOptions) (*Plan, error) {
+	sim := NewSimulator(cfg)
+	sim.FailStart = opts.FailStart
+	var fx Effects = sim
+	var src Source = sim
+	if opts.Trace != nil {
+		fx = tracedEffects{fx: sim, now: sim.Now, w: opts.Trace}
+		src = Traced(sim, opts.Trace)
+	}
+	s, err := New(cfg, fx)
+	if err != nil {
+		return nil, err
+	}
+	return Run(ctx, s, src)
+}
+
+// tracedEffects writes each decision before passing it on.
+type tracedEffects struct {
+	fx  Effects
+	now func() time.Duration
+	w   io.Writer
+}
+
+func (t tracedEffects) StartReplica(r Replica) {
+	fmt.Fprintf(t.w, "%8s  start    replica %d (%s) TP%d on %s\n", fmtDur(t.now()), r.ID, r.Model, r.TP, placement.GPUList(r.GPUs))
+	t.fx.StartReplica(r)
+}
+
+func (t tracedEffects) StopReplica(r Replica) {
+	fmt.Fprintf(t.w, "%8s  stop     replica %d (%s)\n", fmtDur(t.now()), r.ID, r.Model)
+	t.fx.StopReplica(r)
+}
+
+// Traced returns a Source that writes each event of src to w as a line:
+// "  2h05m  ready     replica 3 (Lingshu-7B)".
+func Traced(src Source, w io.Writer) Source { return tracer{src, w} }
+
+type tracer struct {
+	src Source
+	w   io.Writer
+}
+
+func (t tracer) Next(ctx context.Context) (Event, error) {
+	ev, err := t.src.Next(ctx)
+	if err == nil {
+		fmt.Fprintf(t.w, "%8s  %s\n", fmtDur(ev.At), ev)
+	}
+	return ev, err
+}
+
+// queued is one pending simulation event.
+type queued struct {
+	ev       Event
+	seq      int
+	canceled bool
+	index    int
+}
+
+// eventQueue orders events by time, then by the order they were pushed,
+// so simultaneous events replay deterministically.
+type eventQueue struct {
+	items []*queued
+	bySeq map[int]*queued
+}
+
+func (q *eventQueue) add(it *queued) {
+	if q.bySeq == nil {
+		q.bySeq = map[int]*queued{}
+	}
+	q.bySeq[it.seq] = it
+	heap.Push(q, it)
+}
+
+func (q *eventQueue) cancel(seq int) {
+	if it, ok := q.bySeq[seq]; ok {
+		it.canceled = true
+		delete(q.bySeq, seq)
+	}
+}
+
+func (q *eventQueue) Len() int { return len(q.items) }
+func (q *eventQueue) Less(i, j int) bool {
+	a, b := q.items[i], q.items[j]
+	if a.ev.At != b.ev.At {
+		return a.ev.At < b.ev.At
+	}
+	return a.seq < b.seq
+}
+func (q *eventQueue) Swap(i, j int) {
+	q.items[i], q.items[j] = q.items[j], q.items[i]
+	q.items[i].index, q.items[j].index = i, j
+}
+func (q *eventQueue) Push(x any) {
+	it := x.(*queued)
+	it.index = len(q.items)
+	q.items = append(q.items, it)
+}
+func (q *eventQueue) Pop() any {
+	n := len(q.items)
+	it := q.items[n-1]
+	q.items = q.items[:n-1]
+	delete(q.bySeq, it.seq)
+	return it
+}

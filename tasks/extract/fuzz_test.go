@@ -1,0 +1,101 @@
+package extract
+
+import (
+	"testing"
+
+	"github.com/npcorch/npcorch/configs"
+)
+
+var fuzzSeeds = []string{
+	"", "B", `\boxed{C}`, `\boxed{`, `\boxed{{{}`, "Answer: A or B", "Final answer: **D**",
+	"<think>x</think>1", "</think><think>", `{"structure_id":"clivus","invasion":1}`,
+	`{"structure_invasion":{"left_cavernous_sinus":1},"t_stage":"T4"}`, `{"n_stage":"N2"}`,
+	"{{{{\"a\":{\"b\":", `{"structure_invasion":{"clivus":1,"clivus":0},"T_stage":"t3","involved_structures":"clivus, orbit"}`,
+	"\xff\xfe{\"n_stage\":\"N\u0131\"}", "0 or 1", "A. x\nB. y",
+}
+
+// checkLabel holds a label to the package's contract: exactly one of a
+// value from allowed and a failure with a kind.
+func checkLabel(t *testing.T, in string, l Label, allowed func(string) bool) {
+	t.Helper()
+	if l.OK() == (l.Failure != nil) {
+		t.Fatalf("%q: label %+v must hold exactly one of value and failure", in, l)
+	}
+	if l.OK() && !allowed(l.Value) {
+		t.Fatalf("%q: value %q is not an allowed category", in, l.Value)
+	}
+	if l.Failure != nil && l.Failure.Kind == "" {
+		t.Fatalf("%q: failure without a kind", in)
+	}
+}
+
+func in(list ...string) func(string) bool {
+	return func(v string) bool { return contains(list, v) }
+}
+
+func addSeeds(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+}
+
+func FuzzPathology(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, raw string) {
+		checkLabel(t, raw, Pathology(raw), in("0", "1"))
+	})
+}
+
+func FuzzSequence(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, raw string) {
+		checkLabel(t, raw, Sequence(raw, sequenceClasses), in(sequenceClasses...))
+	})
+}
+
+func FuzzCare(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, raw string) {
+		checkLabel(t, raw, Care(raw, []string{"A", "B", "C"}), in("A", "B", "C"))
+	})
+}
+
+func FuzzStructureCard(f *testing.F) {
+	addSeeds(f)
+	s := configs.DefaultStructures()
+	f.Fuzz(func(t *testing.T, raw string) {
+		c := StructureCard(raw, s)
+		checkLabel(t, raw, c.Structure, in(s.IDs()...))
+		checkLabel(t, raw, c.Invasion, in("0", "1"))
+	})
+}
+
+func FuzzTStaging(f *testing.F) {
+	addSeeds(f)
+	s := configs.DefaultStructures()
+	f.Fuzz(func(t *testing.T, raw string) {
+		st := TStaging(raw, s)
+		checkLabel(t, raw, st.TStage, in("T1", "T2", "T3", "T4"))
+		if len(st.Invasion) != len(s.List) {
+			t.Fatalf("%q: %d invasion labels, want %d", raw, len(st.Invasion), len(s.List))
+		}
+		for i, l := range st.Invasion {
+			if l.Structure != s.List[i].ID {
+				t.Fatalf("%q: label %d is for %q, want %q", raw, i, l.Structure, s.List[i].ID)
+			}
+			checkLabel(t, raw, l.Label, in("0", "1"))
+		}
+		for _, id := range st.Involved {
+			if _, ok := s.Get(id); !ok {
+				t.Fatalf("%q: involved %q is no structure", raw, id)
+			}
+		}
+	})
+}
+
+func FuzzNStage(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, raw string) {
+		checkLabel(t, raw, NStage(raw).NStage, in("N0", "N1", "N2", "N3"))
+	})
+}

@@ -1,0 +1,245 @@
+package dataset
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Problem is one thing wrong with a dataset, naming the item and what to do.
+type Problem struct {
+	File   string
+	Where  string
+	Reason string
+}
+
+func (p Problem) Error() string {
+	if p.Where == "" {
+		return p.File + ": " + p.Reason
+	}
+	return p.File + ": " + p.Where + ": " + p.Reason
+}
+
+// Problems is every problem found; it is an error when not empty.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	var b strings.Builder
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(p.Error())
+	}
+	return b.String()
+}
+
+// LoadRaw reads DIR/dataset.json and validates it. structures lists the
+// base-structure ids findings may name (nil skips that check).
+func LoadRaw(dir string, structures []string) (*Raw, error) {
+	file := filepath.Join(dir, "dataset.json")
+	var raw Raw
+	if err := decodeJSON(file, &raw); err != nil {
+		return nil, err
+	}
+	if ps := raw.Validate(dir, structures); len(ps) > 0 {
+		for i := range ps {
+			ps[i].File = file
+		}
+		return &raw, ps
+	}
+	return &raw, nil
+}
+
+// LoadPrepared reads DIR/manifest.json and checks that every image it names
+// stays inside DIR and exists.
+func LoadPrepared(dir string) (*Prepared, error) {
+	file := filepath.Join(dir, "manifest.json")
+	var p Prepared
+	if err := decodeJSON(file, &p); err != nil {
+		return nil, err
+	}
+	var ps Problems
+	if p.Format != PreparedFormat {
+		ps = append(ps, Problem{File: file, Reason: fmt.Sprintf("format is %q, want %q; run `npcorch prep` again", p.Format, PreparedFormat)})
+	}
+	for _, pt := range p.Patients {
+		for _, img := range pt.images() {
+			if err := checkInside(dir, img.Path, true); err != nil {
+				ps = append(ps, Problem{File: file, Where: "patient " + pt.ID, Reason: err.Error()})
+			}
+		}
+	}
+	if len(ps) > 0 {
+		return &p, ps
+	}
+	return &p, nil
+}
+
+func (pp PreparedPatient) images() []Image {
+	var out []Image
+	if pp.Overview != nil {
+		out = append(out, *pp.Overview)
+	}
+	for _, x := range pp.Panels {
+		out = append(out, x.Image)
+	}
+	for _, x := range pp.Cards {
+		out = append(out, x.Image)
+	}
+	for _, x := range pp.TGroups {
+		out = append(out, x.Image)
+	}
+	for _, x := range pp.NGroups {
+		out = append(out, x.Image)
+	}
+	return append(out, pp.Pages...)
+}
+
+func decodeJSON(file string, v any) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("read dataset: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line := bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n")) + 1
+			return fmt.Errorf("%s: line %d: %w", file, line, err)
+		}
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	return nil
+}
+
+var knownCohorts = map[string]bool{CohortPathology: true, CohortSequence: true, CohortCards: true,
+	CohortTGroups: true, CohortNGroups: true, CohortCarePath: true}
+
+// Validate checks the dataset's ids, labels, cohorts and paths; root is the
+// dataset folder. Every problem is returned, not just the first.
+func (r *Raw) Validate(root string, structures []string) Problems {
+	var ps Problems
+	add := func(where, format string, args ...any) {
+		ps = append(ps, Problem{Where: where, Reason: fmt.Sprintf(format, args...)})
+	}
+	if r.Format != RawFormat {
+		add("", "format is %q, want %q", r.Format, RawFormat)
+	}
+	known := map[string]bool{}
+	for _, s := range structures {
+		known[s] = true
+	}
+	seen := map[string]bool{}
+	for i, p := range r.Patients {
+		where := fmt.Sprintf("patients[%d] (%s)", i, p.ID)
+		if p.ID == "" {
+			add(where, "the patient has no id")
+		} else if seen[p.ID] {
+			add(where, "duplicate patient id %q; ids must be unique", p.ID)
+		}
+		seen[p.ID] = true
+		for _, c := range p.Cohorts {
+			if !knownCohorts[c] {
+				add(where, "unknown cohort %q; use pathology, sequence, cards, t_groups, n_groups or carepath", c)
+			}
+		}
+		if p.TStage != "" && !oneOf(p.TStage, "T1", "T2", "T3", "T4") {
+			add(where, "t_stage %q is not T1..T4", p.TStage)
+		}
+		if p.NStage != "" && !oneOf(p.NStage, "N0", "N1", "N2", "N3") {
+			add(where, "n_stage %q is not N0..N3", p.NStage)
+		}
+		if p.Pathology != nil {
+			if p.Pathology.Label != 0 && p.Pathology.Label != 1 {
+				add(where, "pathology label %d is not 0 or 1", p.Pathology.Label)
+			}
+			if err := checkInside(root, p.Pathology.File, true); err != nil {
+				add(where, "pathology: %v", err)
+			}
+		}
+		for _, s := range p.Series {
+			if err := checkInside(root, s.Dir, true); err != nil {
+				add(where, "series %s: %v", s.Sequence, err)
+			}
+		}
+		for _, f := range p.Structures {
+			if known != nil && len(known) > 0 && !known[f.Structure] {
+				add(where, "unknown structure %q; add it to structures.yaml or fix the dataset", f.Structure)
+			}
+			if f.Invasion != 0 && f.Invasion != 1 {
+				add(where, "structure %s: invasion %d is not 0 or 1", f.Structure, f.Invasion)
+			}
+			if !oneOf(f.Side, "", "left", "right") {
+				add(where, "structure %s: side %q is not left, right or empty", f.Structure, f.Side)
+			}
+		}
+		if p.Episode != nil {
+			qids := map[string]bool{}
+			for _, q := range p.Episode.Questions {
+				if qids[q.ID] {
+					add(where, "duplicate care question id %q", q.ID)
+				}
+				qids[q.ID] = true
+				letters := map[string]bool{}
+				for _, o := range q.Options {
+					letters[o.Letter] = true
+				}
+				if !letters[q.Answer] {
+					add(where, "care question %s: answer %q is not one of its options", q.ID, q.Answer)
+				}
+			}
+		}
+	}
+	return ps
+}
+
+// checkInside reports an error when rel is absolute, leaves root (symbolic
+// links included), or (mustExist) does not exist.
+func checkInside(root, rel string, mustExist bool) error {
+	if rel == "" {
+		return errors.New("empty path")
+	}
+	if filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") {
+		return fmt.Errorf("path %q must be relative to the dataset folder", rel)
+	}
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(absRoot, filepath.FromSlash(rel))
+	if !inside(absRoot, p) {
+		return fmt.Errorf("path %q leaves the dataset folder", rel)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		if mustExist {
+			return fmt.Errorf("path %q does not exist", rel)
+		}
+		return nil
+	}
+	realRoot, err := filepath.EvalSymlinks(absRoot)
+	if err == nil && !inside(realRoot, real) {
+		return fmt.Errorf("path %q links outside the dataset folder", rel)
+	}
+	return nil
+}
+
+func inside(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func oneOf(v string, allowed ...string) bool {
+	for _, a := range allowed {
+		if v == a {
+			return true
+		}
+	}
+	return false
+}

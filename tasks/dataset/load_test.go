@@ -1,0 +1,95 @@
+package dataset
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeRaw(t *testing.T, dir string, raw string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "dataset.json"), []byte(raw), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadRawReportsEveryProblemWithItsPlace(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "p"), 0o755)
+	os.WriteFile(filepath.Join(dir, "p", "slide.png"), []byte("x"), 0o644)
+	outside := t.TempDir()
+	os.Symlink(outside, filepath.Join(dir, "escape"))
+	writeRaw(t, dir, `{"format":"npcorch-dataset/1","name":"x","patients":[
+ {"id":"P1","cohorts":["pathology","staging"],"t_stage":"T5","pathology":{"file":"p/slide.png","label":2}},
+ {"id":"P1","cohorts":[],"pathology":{"file":"../secret.png","label":1}},
+ {"id":"P3","cohorts":[],"series":[{"sequence":"T1_Ax","dir":"escape"}],
+  "structures":[{"structure":"hippocampus","invasion":0,"boxes":[]}],
+  "episode":{"context":[],"questions":[{"id":"q","checkpoint":"c","question":"?","options":[{"letter":"A","text":"a"}],"answer":"C"}]}}
+]}`)
+	_, err := LoadRaw(dir, []string{"clivus"})
+	var ps Problems
+	if err == nil {
+		t.Fatal("no error")
+	}
+	ps, _ = err.(Problems)
+	want := []string{
+		`patients[0] (P1): unknown cohort "staging"`,
+		`patients[0] (P1): t_stage "T5" is not T1..T4`,
+		`patients[0] (P1): pathology label 2 is not 0 or 1`,
+		`patients[1] (P1): duplicate patient id "P1"`,
+		`patients[1] (P1): pathology: path "../secret.png" leaves the dataset folder`,
+		`patients[2] (P3): series T1_Ax: path "escape" links outside the dataset folder`,
+		`patients[2] (P3): unknown structure "hippocampus"`,
+		`patients[2] (P3): care question q: answer "C" is not one of its options`,
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("missing problem %q in:\n%v", w, err)
+		}
+	}
+	if len(ps) != len(want) {
+		t.Errorf("%d problems, want %d:\n%v", len(ps), len(want), err)
+	}
+	if !strings.Contains(ps[0].Error(), filepath.Join(dir, "dataset.json")) {
+		t.Errorf("problem does not name the file: %v", ps[0])
+	}
+}
+
+func TestLoadRawSyntaxErrorNamesLine(t *testing.T) {
+	dir := t.TempDir()
+	writeRaw(t, dir, "{\n \"format\": \"npcorch-dataset/1\",\n \"patients\": [,]\n}")
+	_, err := LoadRaw(dir, nil)
+	if err == nil || !strings.Contains(err.Error(), "dataset.json: line 3:") {
+		t.Fatalf("err = %v", err)
+	}
+	writeRaw(t, dir, `{"format":"npcorch-dataset/1","patients":[],"extra":1}`)
+	if _, err := LoadRaw(dir, nil); err == nil || !strings.Contains(err.Error(), `unknown field "extra"`) {
+		t.Fatalf("unknown field: err = %v", err)
+	}
+}
+
+func TestLoadPreparedChecksImagePaths(t *testing.T) {
+	dir := t.TempDir()
+	m := Prepared{Format: PreparedFormat, Patients: []PreparedPatient{{ID: "P1",
+		Overview: &Image{Path: "missing.png"}, Pages: []Image{{Path: "/etc/passwd"}}}}}
+	data, _ := json.Marshal(m)
+	os.WriteFile(filepath.Join(dir, "manifest.json"), data, 0o644)
+	_, err := LoadPrepared(dir)
+	if err == nil || !strings.Contains(err.Error(), `path "missing.png" does not exist`) || !strings.Contains(err.Error(), `"/etc/passwd" must be relative`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func FuzzLoadRaw(f *testing.F) {
+	f.Add([]byte(`{"format":"npcorch-dataset/1","patients":[{"id":"P1","cohorts":["cards"],"structures":[{"structure":"clivus","invasion":1,"boxes":[]}]}]}`))
+	f.Add([]byte(`{"patients":[{"episode":{"questions":[{"options":[]}]}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "dataset.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		LoadRaw(dir, []string{"clivus"}) // must not panic
+	})
+}

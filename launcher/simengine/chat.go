@@ -1,0 +1,293 @@
+package simengine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxBodyBytes bounds one request body (80 base64 images fit many times).
+const maxBodyBytes = 512 << 20
+
+// chatRequest is the part of an OpenAI chat completion request the
+// simulation reads; every other field is accepted and ignored.
+type chatRequest struct {
+	Model               string         `json:"model"`
+	Messages            []chatMessage  `json:"messages"`
+	Stream              bool           `json:"stream"`
+	StreamOptions       *streamOptions `json:"stream_options"`
+	MaxTokens           *int           `json:"max_tokens"`
+	MaxCompletionTokens *int           `json:"max_completion_tokens"`
+	ChatTemplateKwargs  map[string]any `json:"chat_template_kwargs"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type contentPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL *struct {
+		URL string `json:"url"`
+	} `json:"image_url"`
+}
+
+// prompt is what the engine learned from a request's messages.
+type prompt struct {
+	text        string // every text part, joined by "\n"
+	images      int
+	fingerprint string // ImageFingerprint of the images
+	tokens      int
+	// prefixes are the cumulative prompt hashes and token counts at each
+	// message boundary (for prefix caching).
+	prefixes []prefixMark
+}
+
+type prefixMark struct {
+	hash   [32]byte
+	tokens int
+}
+
+// handleChat serves POST /v1/chat/completions.
+func (e *engine) handleChat(w http.ResponseWriter, r *http.Request) {
+	if !e.ready.Load() || e.dead() {
+		e.fail(w, http.StatusServiceUnavailable, "EngineCore encountered an issue. See stack trace (above) for the root cause.")
+		return
+	}
+	var req chatRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes)).Decode(&req); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			e.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", maxBodyBytes))
+			return
+		}
+		e.fail(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return
+	}
+	if req.Model != "" && req.Model != e.o.ServedName {
+		writeJSON(w, http.StatusNotFound, errorBody{Object: "error", Message: fmt.Sprintf("The model `%s` does not exist.", req.Model),
+			Type: "NotFoundError", Param: ptr("model"), Code: http.StatusNotFound})
+		return
+	}
+	if req.StreamOptions != nil && !req.Stream {
+		e.fail(w, http.StatusBadRequest, "Stream options can only be defined when `stream=True`.")
+		return
+	}
+	if len(req.Messages) == 0 {
+		e.fail(w, http.StatusBadRequest, "messages: at least one message is required")
+		return
+	}
+	p, err := e.readPrompt(req.Messages)
+	if err != nil {
+		e.fail(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	maxTokens, err := e.outputBudget(&req, p.tokens)
+	if err != nil {
+		e.fail(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	think := e.o.Reasoning
+	if v, ok := req.ChatTemplateKwargs["enable_thinking"].(bool); ok && !v {
+		think = false
+	}
+	out := e.generate(e.answer(p), think, maxTokens)
+	e.serve(w, r, &req, p, out)
+}
+
+// readPrompt collects text and images, enforces --limit-mm-per-prompt and
+// counts prompt tokens: ceil(text runes / 4) + images × --sim-image-tokens.
+func (e *engine) readPrompt(msgs []chatMessage) (*prompt, error) {
+	parts := make([][]contentPart, len(msgs))
+	images := 0
+	for i, m := range msgs {
+		ps, err := contentParts(m.Content)
+		if err != nil {
+			return nil, fmt.Errorf("messages[%d].content: %v", i, err)
+		}
+		parts[i] = ps
+		for _, p := range ps {
+			if p.Type == "image_url" {
+				images++
+			}
+		}
+	}
+	if images > e.o.ImageLimit {
+		return nil, badRequest("At most %d image(s) may be provided in one prompt. Set --limit-mm-per-prompt to increase this limit.", e.o.ImageLimit)
+	}
+	p := &prompt{}
+	var texts, hashes []string
+	runes := 0
+	h := sha256.New()
+	for i, ps := range parts {
+		h.Write([]byte("\x00role:" + msgs[i].Role + "\x00"))
+		for _, part := range ps {
+			switch part.Type {
+			case "text":
+				texts = append(texts, part.Text)
+				runes += utf8.RuneCountInString(part.Text)
+				h.Write([]byte("text:" + part.Text + "\x00"))
+			case "image_url":
+				if part.ImageURL == nil || part.ImageURL.URL == "" {
+					return nil, badRequest("messages[%d]: image_url part without a url", i)
+				}
+				data, err := e.loadImage(part.ImageURL.URL, len(hashes)+1)
+				if err != nil {
+					return nil, err
+				}
+				sum := sha256.Sum256(data)
+				hashes = append(hashes, hex.EncodeToString(sum[:]))
+				h.Write([]byte("image:" + hashes[len(hashes)-1] + "\x00"))
+			default:
+				return nil, badRequest("messages[%d]: unsupported content part type %q (the simulated engine takes text and image_url)", i, part.Type)
+			}
+		}
+		var mark prefixMark
+		copy(mark.hash[:], h.Sum(nil))
+		mark.tokens = (runes+3)/4 + len(hashes)*e.o.ImageTokens
+		p.prefixes = append(p.prefixes, mark)
+	}
+	p.text = strings.Join(texts, "\n")
+	p.images = len(hashes)
+	p.fingerprint = fingerprintOfHashes(hashes)
+	p.tokens = p.prefixes[len(p.prefixes)-1].tokens
+	return p, nil
+}
+
+// contentParts reads a message content: a string, an array of parts, or null.
+func contentParts(raw json.RawMessage) ([]contentPart, error) {
+	s := strings.TrimSpace(string(raw))
+	switch {
+	case s == "" || s == "null":
+		return nil, nil
+	case strings.HasPrefix(s, `"`):
+		var text string
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return nil, err
+		}
+		return []contentPart{{Type: "text", Text: text}}, nil
+	case strings.HasPrefix(s, "["):
+		var ps []contentPart
+		if err := json.Unmarshal(raw, &ps); err != nil {
+			return nil, err
+		}
+		return ps, nil
+	}
+	return nil, errors.New("must be a string or an array of content parts")
+}
+
+// outputBudget returns the request's max_tokens, or what the context leaves,
+// with vLLM's errors when the prompt and budget exceed --max-model-len.
+func (e *engine) outputBudget(req *chatRequest, promptTokens int) (int, error) {
+	limit := e.o.MaxModelLen
+	if promptTokens >= limit {
+		return 0, badRequest("This model's maximum context length is %d tokens. However, your request has %d input tokens. Please reduce the length of the input messages.", limit, promptTokens)
+	}
+	mt := req.MaxCompletionTokens
+	if mt == nil {
+		mt = req.MaxTokens
+	}
+	if mt == nil {
+		return limit - promptTokens, nil
+	}
+	if *mt < 1 {
+		return 0, badRequest("max_tokens must be at least 1, got %d.", *mt)
+	}
+	if promptTokens+*mt > limit {
+		return 0, badRequest("'max_tokens' or 'max_completion_tokens' is too large: %d. This model's maximum context length is %d tokens and your request has %d input tokens (%d > %d - %d).",
+			*mt, limit, promptTokens, *mt, limit, promptTokens)
+	}
+	return *mt, nil
+}
+
+// answer picks the reply for a prompt from the sim key and the policy.
+func (e *engine) answer(p *prompt) string {
+	it := e.key.match(p.fingerprint, p.text)
+	if it == nil {
+		fp := p.fingerprint
+		if fp == "" {
+			fp = "none"
+		}
+		e.log.vllm("WARNING", "sim_engine.py:1", "no sim-key item matches the request (images fingerprint %s, %d image(s)); answering garbage", fp, p.images)
+		return garbage(fp + "|" + p.text)
+	}
+	return e.o.Policy.answer(e.o.Seed, e.o.ServedName, it)
+}
+
+// thinking is the reasoning the simulated model writes before its answer.
+const thinking = "Let me look at each image in turn, note the findings that matter for this question, and weigh them before I answer."
+
+// piece is one streamed delta: a few tokens of reasoning or of content.
+type piece struct {
+	reasoning bool
+	text      string
+	tokens    int
+}
+
+// output is what the simulated model generates for one request.
+type output struct {
+	pieces []piece
+	tokens int    // completion tokens
+	finish string // "stop" or "length"
+}
+
+// generate turns the answer (and optional thinking) into streamed pieces of
+// --sim-chunk-tokens tokens (a token is 4 runes), cut at maxTokens.
+func (e *engine) generate(answer string, think bool, maxTokens int) output {
+	var segs []piece
+	switch {
+	case think && e.o.ReasoningParse != "":
+		segs = []piece{{reasoning: true, text: thinking}, {text: answer}}
+	case think:
+		segs = []piece{{text: "<think>\n" + thinking + "\n</think>\n\n" + answer}}
+	default:
+		segs = []piece{{text: answer}}
+	}
+	out := output{finish: "stop"}
+	for _, seg := range segs {
+		toks := splitTokens(seg.text)
+		for len(toks) > 0 {
+			n := min(e.o.ChunkTokens, len(toks))
+			if out.tokens+n > maxTokens {
+				n = maxTokens - out.tokens
+				out.finish = "length"
+			}
+			if n == 0 {
+				return out
+			}
+			out.pieces = append(out.pieces, piece{reasoning: seg.reasoning, text: strings.Join(toks[:n], ""), tokens: n})
+			out.tokens += n
+			toks = toks[n:]
+		}
+	}
+	return out
+}
+
+// splitTokens cuts s into simulated tokens of 4 runes.
+func splitTokens(s string) []string {
+	var toks []string
+	for len(s) > 0 {
+		i, n := 0, 0
+		for i < len(s) && n < 4 {
+			_, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+			n++
+		}
+		toks = append(toks, s[:i])
+		s = s[i:]
+	}
+	return toks
+}
+
+func ptr[T any](v T) *T { return &v }

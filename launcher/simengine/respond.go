@@ -1,0 +1,303 @@
+package simengine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Wire types of vLLM's chat completion responses, fields in vLLM's order.
+type (
+	chunk struct {
+		ID      string        `json:"id"`
+		Object  string        `json:"object"`
+		Created int64         `json:"created"`
+		Model   string        `json:"model"`
+		Choices []chunkChoice `json:"choices"`
+		Usage   *usage        `json:"usage,omitempty"`
+	}
+	chunkChoice struct {
+		Index        int             `json:"index"`
+		Delta        delta           `json:"delta"`
+		Logprobs     json.RawMessage `json:"logprobs"`
+		FinishReason *string         `json:"finish_reason"`
+		StopReason   json.RawMessage `json:"stop_reason,omitempty"`
+	}
+	delta struct {
+		Role      string  `json:"role,omitempty"`
+		Content   *string `json:"content,omitempty"`
+		Reasoning *string `json:"reasoning,omitempty"`
+	}
+	usage struct {
+		PromptTokens        int                 `json:"prompt_tokens"`
+		TotalTokens         int                 `json:"total_tokens"`
+		CompletionTokens    int                 `json:"completion_tokens"`
+		PromptTokensDetails promptTokensDetails `json:"prompt_tokens_details"`
+	}
+	promptTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	}
+	completion struct {
+		ID             string             `json:"id"`
+		Object         string             `json:"object"`
+		Created        int64              `json:"created"`
+		Model          string             `json:"model"`
+		Choices        []completionChoice `json:"choices"`
+		Usage          usage              `json:"usage"`
+		PromptLogprobs json.RawMessage    `json:"prompt_logprobs"`
+	}
+	completionChoice struct {
+		Index        int             `json:"index"`
+		Message      message         `json:"message"`
+		Logprobs     json.RawMessage `json:"logprobs"`
+		FinishReason string          `json:"finish_reason"`
+		StopReason   json.RawMessage `json:"stop_reason"`
+	}
+	message struct {
+		Role         string          `json:"role"`
+		Content      *string         `json:"content"`
+		Refusal      json.RawMessage `json:"refusal"`
+		Annotations  json.RawMessage `json:"annotations"`
+		Audio        json.RawMessage `json:"audio"`
+		FunctionCall json.RawMessage `json:"function_call"`
+		ToolCalls    []any           `json:"tool_calls"`
+		Reasoning    *string         `json:"reasoning"`
+	}
+)
+
+var jsonNull = json.RawMessage("null")
+
+// serve runs one validated request through the scheduler and answers it,
+// streaming or not, applying the fault the request meets.
+func (e *engine) serve(w http.ResponseWriter, r *http.Request, req *chatRequest, p *prompt, out output) {
+	arrived := e.clock.Now()
+	mode := e.faults.mode()
+	if mode == faultUnavailable {
+		e.fail(w, http.StatusServiceUnavailable, "EngineCore encountered an issue. See stack trace (above) for the root cause.")
+		return
+	}
+	ctx := r.Context()
+	seat, err := e.sched.acquire(ctx, p.tokens)
+	if err != nil {
+		return // client gone while waiting
+	}
+	hung := false
+	defer func() {
+		if !hung { // a hung request holds its place, as on a stuck engine
+			seat.release()
+		}
+	}()
+	cached := e.prefix.lookup(p, e.o.PrefixCaching, e.o.BlockSize)
+	if e.sleep(ctx, tokensTime(p.tokens-cached, e.o.PrefillTPS)) != nil {
+		e.m.success.WithLabelValues("abort").Inc()
+		return
+	}
+	e.m.prompt.Add(float64(p.tokens))
+	u := usage{PromptTokens: p.tokens, CompletionTokens: out.tokens, TotalTokens: p.tokens + out.tokens,
+		PromptTokensDetails: promptTokensDetails{CachedTokens: cached}}
+	id := e.requestID(e.requests.Add(1))
+	created := e.clock.Now().Unix()
+	// A faulty request stops halfway through its pieces.
+	stopAt := -1
+	if mode == faultHang || mode == faultStreamError {
+		stopAt = len(out.pieces) / 2
+	}
+
+	var ok bool
+	if req.Stream {
+		ok, hung = e.stream(ctx, w, seat, id, created, out, stopAt, mode, req.StreamOptions != nil && req.StreamOptions.IncludeUsage, u, arrived)
+	} else {
+		ok, hung = e.respond(ctx, w, seat, id, created, out, stopAt, mode, u, arrived)
+	}
+	if !ok {
+		if !hung {
+			e.m.success.WithLabelValues("abort").Inc()
+		}
+		return
+	}
+	e.m.success.WithLabelValues(out.finish).Inc()
+	e.m.e2e.Observe(e.clock.Now().Sub(arrived).Seconds())
+	if e.faults.complete() {
+		e.crashAfterResponse("crash-after")
+	}
+}
+
+// decode spends the decode time of one piece and records its tokens.
+func (e *engine) decode(ctx context.Context, seat *seat, pc piece) error {
+	if err := e.sleep(ctx, tokensTime(pc.tokens, e.o.DecodeTPS)); err != nil {
+		return err
+	}
+	seat.grow(pc.tokens)
+	e.m.generation.Add(float64(pc.tokens))
+	return nil
+}
+
+// hang blocks until the client or the engine goes away.
+func (e *engine) hang(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-e.stopping:
+	}
+}
+
+// stream writes the SSE answer exactly as vLLM does: role chunk, delta
+// chunks, a finish_reason chunk, the usage chunk with empty choices when
+// asked for, then [DONE]. It reports whether the request completed and
+// whether it hung.
+func (e *engine) stream(ctx context.Context, w http.ResponseWriter, seat *seat, id string, created int64,
+	out output, stopAt int, mode faultMode, includeUsage bool, u usage, arrived time.Time) (ok, hung bool) {
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	send := func(v []byte) error {
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", v); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	mk := func(d delta, finish *string, stop json.RawMessage) []byte {
+		return marshal(chunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: e.o.ServedName,
+			Choices: []chunkChoice{{Delta: d, Logprobs: jsonNull, FinishReason: finish, StopReason: stop}}})
+	}
+	if send(mk(delta{Role: "assistant", Content: ptr("")}, nil, nil)) != nil {
+		return false, false
+	}
+	for i := 0; i <= len(out.pieces); i++ {
+		if i == stopAt {
+			if mode == faultHang {
+				e.hang(ctx)
+				return false, true
+			}
+			body := marshal(map[string]errorBody{"error": newErrorBody(http.StatusInternalServerError,
+				"EngineCore encountered an issue. See stack trace (above) for the root cause.")})
+			_ = send(body)
+			_ = send([]byte("[DONE]"))
+			return false, false
+		}
+		if i == len(out.pieces) {
+			break
+		}
+		pc := out.pieces[i]
+		if e.decode(ctx, seat, pc) != nil {
+			return false, false
+		}
+		if i == 0 {
+			e.m.ttft.Observe(e.clock.Now().Sub(arrived).Seconds())
+		}
+		d := delta{Content: ptr(pc.text)}
+		if pc.reasoning {
+			d = delta{Reasoning: ptr(pc.text)}
+		}
+		var finish *string
+		var stop json.RawMessage
+		if i == len(out.pieces)-1 && out.finish == "length" {
+			finish, stop = ptr("length"), jsonNull
+		}
+		if send(mk(d, finish, stop)) != nil {
+			return false, false
+		}
+	}
+	if out.finish == "stop" && send(mk(delta{Content: ptr("")}, ptr("stop"), jsonNull)) != nil {
+		return false, false
+	}
+	if includeUsage {
+		body := marshal(chunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: e.o.ServedName,
+			Choices: []chunkChoice{}, Usage: &u})
+		if send(body) != nil {
+			return false, false
+		}
+	}
+	return send([]byte("[DONE]")) == nil, false
+}
+
+// respond generates the whole answer and writes one chat.completion.
+func (e *engine) respond(ctx context.Context, w http.ResponseWriter, seat *seat, id string, created int64,
+	out output, stopAt int, mode faultMode, u usage, arrived time.Time) (ok, hung bool) {
+	var content, reasoning string
+	for i := 0; i <= len(out.pieces); i++ {
+		if i == stopAt {
+			if mode == faultHang {
+				e.hang(ctx)
+				return false, true
+			}
+			e.fail(w, http.StatusInternalServerError, "EngineCore encountered an issue. See stack trace (above) for the root cause.")
+			return false, false
+		}
+		if i == len(out.pieces) {
+			break
+		}
+		pc := out.pieces[i]
+		if e.decode(ctx, seat, pc) != nil {
+			return false, false
+		}
+		if i == 0 {
+			e.m.ttft.Observe(e.clock.Now().Sub(arrived).Seconds())
+		}
+		if pc.reasoning {
+			reasoning += pc.text
+		} else {
+			content += pc.text
+		}
+	}
+	msg := message{Role: "assistant", Content: ptr(content), Refusal: jsonNull, Annotations: jsonNull,
+		Audio: jsonNull, FunctionCall: jsonNull, ToolCalls: []any{}}
+	if reasoning != "" {
+		msg.Reasoning = ptr(reasoning)
+	}
+	writeJSON(w, http.StatusOK, completion{ID: id, Object: "chat.completion", Created: created, Model: e.o.ServedName,
+		Choices: []completionChoice{{Message: msg, Logprobs: jsonNull, FinishReason: out.finish, StopReason: jsonNull}},
+		Usage:   u, PromptLogprobs: jsonNull})
+	return true, false
+}
+
+// tokensTime is how long n tokens take at tps tokens per second.
+func tokensTime(n int, tps float64) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	return time.Duration(float64(n) / tps * float64(time.Second))
+}
+
+// requestID returns vLLM-shaped ids, unique per engine start.
+func (e *engine) requestID(n uint64) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d|%s|%d", e.started.UnixNano(), e.o.ServedName, n))
+	return fmt.Sprintf("chatcmpl-%x", sum[:16])
+}
+
+// prefixCache remembers the prompt prefixes (at message boundaries) the
+// engine has computed, like vLLM's automatic prefix caching.
+type prefixCache struct {
+	mu   sync.Mutex
+	seen map[[32]byte]bool
+}
+
+// prefixCacheLimit bounds the remembered prefixes; the cache empties when
+// full, as an evicting KV cache would.
+const prefixCacheLimit = 1 << 18
+
+// lookup returns how many prompt tokens were cached (whole blocks, never
+// the last token) and remembers p's prefixes.
+func (c *prefixCache) lookup(p *prompt, enabled bool, block int) int {
+	if !enabled {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == nil || len(c.seen) > prefixCacheLimit {
+		c.seen = map[[32]byte]bool{}
+	}
+	best := 0
+	for _, m := range p.prefixes {
+		if c.seen[m.hash] {
+			best = max(best, m.tokens)
+		}
+		c.seen[m.hash] = true
+	}
+	limit := p.tokens - 1
+	return min(best, limit) / block * block
+}

@@ -1,17 +1,129 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher"
 	"github.com/spf13/cobra"
 )
 
 func newServeCmd() *cobra.Command {
+	var (
+		campaign, model, logDir, endpoints string
+		gpuSets                            []string
+		grace, noProgress                  time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "serve [-c CAMPAIGN] --model NAME [--gpus UUID,UUID]...",
+		Short: "Start one model's engine replicas, print their endpoints, stop all on Ctrl-C",
+		Long: `serve starts the replicas of one model (one per --gpus set; without --gpus,
+engine.replicas replicas for sim and external engines), waits until each is
+proven ready (health, served name, one-token warm-up chat), prints their
+OpenAI-compatible endpoints, restarts crashed engines, and on Ctrl-C stops
+every engine's whole process group and verifies that none of it remains.
+API keys are written only to the endpoints file (mode 0600).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, mediaRoot, host, out, err := serveModel(campaign, model)
+			if err != nil {
+				return err
+			}
+			if logDir == "" {
+				logDir = filepath.Join(out, "engines")
+			}
+			if endpoints == "" {
+				endpoints = filepath.Join(logDir, "endpoints.json")
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("serve: find the npcorch executable (needed for the engine shim): %w", err)
+			}
+			sup := launcher.NewSupervisor(launcher.Config{
+				Engines: launcher.Engines{Sim: []string{exe, "sim-engine", "serve"}},
+				Shim:    []string{exe, "serve", "engine-shim"},
+				LogDir:  logDir,
+				Host:    host,
+				Timing:  launcher.Timing{Grace: grace, NoProgress: noProgress},
+			})
+			specs := launcher.ServeSpecs(m, parseGPUSets(gpuSets), mediaRoot)
+			return launcher.Serve(cmd.Context(), sup, specs, cmd.OutOrStdout(), endpoints)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&campaign, "campaign", "c", "", "campaign file (default: the embedded model registry)")
+	f.StringVar(&model, "model", "", "model name to serve (required)")
+	f.StringArrayVar(&gpuSets, "gpus", nil, "GPU UUIDs of one replica, comma-separated; repeat for more replicas")
+	f.StringVar(&logDir, "log-dir", "", "folder for replica logs (default: the campaign output's engines/, or ./npcorch-serve/engines)")
+	f.StringVar(&endpoints, "endpoints-file", "", "where to write endpoints with API keys (default: LOG-DIR/endpoints.json)")
+	f.DurationVar(&grace, "grace", launcher.DefaultTiming.Grace, "time between SIGTERM and SIGKILL when stopping an engine")
+	f.DurationVar(&noProgress, "start-timeout", launcher.DefaultTiming.NoProgress, "fail a start after this long without a new log line or readiness step")
+	_ = cmd.MarkFlagRequired("model")
+	cmd.AddCommand(newEngineShimCmd())
+	return cmd
+}
+
+// serveModel resolves the model from a campaign or the embedded registry,
+// with the media root, host and output folder that go with it.
+func serveModel(campaign, name string) (m configs.Model, mediaRoot, host, out string, err error) {
+	if campaign == "" {
+		reg, err := configs.DefaultRegistry()
+		if err != nil {
+			return m, "", "", "", err
+		}
+		m, ok := reg.Get(name)
+		if !ok {
+			return m, "", "", "", fmt.Errorf("serve: model %q is not in the registry; known models: %s", name, strings.Join(reg.Names(), ", "))
+		}
+		return m, "", "", "npcorch-serve", nil
+	}
+	c, err := configs.LoadCampaign(campaign, nil)
+	if err != nil {
+		return m, "", "", "", err
+	}
+	m, ok := c.Model(name)
+	if !ok {
+		var names []string
+		for _, r := range c.Resolved {
+			names = append(names, r.Name)
+		}
+		return m, "", "", "", fmt.Errorf("serve: campaign %s has no model %q; it lists: %s", campaign, name, strings.Join(names, ", "))
+	}
+	return m, c.Path(c.Dataset.Prepared), c.Host, c.Path(c.Output), nil
+}
+
+func parseGPUSets(flags []string) [][]string {
+	var sets [][]string
+	for _, f := range flags {
+		var set []string
+		for _, g := range strings.Split(f, ",") {
+			if g = strings.TrimSpace(g); g != "" {
+				set = append(set, g)
+			}
+		}
+		if len(set) > 0 {
+			sets = append(sets, set)
+		}
+	}
+	return sets
+}
+
+// newEngineShimCmd is the hidden process every engine is started through
+// (see launcher.ShimMain): it leads the engine's process group and kills
+// the group when npcorch goes away, even by SIGKILL.
+func newEngineShimCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "serve",
-		Short: "(serve is being built)",
+		Use:                "engine-shim [--lifeline-fd N] [--grace D] -- ENGINE ARGS...",
+		Short:              "Run an engine in its own process group that dies with npcorch (internal)",
+		Hidden:             true,
+		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("serve: not built yet")
+			os.Exit(launcher.ShimMain(args, os.Stderr))
+			return nil
 		},
 	}
 }

@@ -1,0 +1,186 @@
+package launcher
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// MemoryProbe reads a GPU's free memory; package gpu satisfies it over
+// NVML. Teardown uses it to prove that an engine's memory came back.
+type MemoryProbe interface {
+	FreeBytes(uuid string) (uint64, error)
+}
+
+// Timing holds every delay of the lifecycle. Zero fields take the
+// defaults of DefaultTiming; tests shrink them.
+type Timing struct {
+	// NoProgress fails a start when no log line and no readiness stage
+	// arrived for this long; HardCap fails it regardless.
+	NoProgress time.Duration
+	HardCap    time.Duration
+	// ProbeInterval is the readiness poll period (a new log line also
+	// triggers a probe); ProbeTimeout bounds one probe request and
+	// WarmUpTimeout the one-token warm-up chat.
+	ProbeInterval time.Duration
+	ProbeTimeout  time.Duration
+	WarmUpTimeout time.Duration
+	// Grace separates SIGTERM and SIGKILL to the process group;
+	// WaitDelay bounds waiting for the output pipes after exit.
+	Grace     time.Duration
+	WaitDelay time.Duration
+	// Verify bounds waiting for the group to be empty and for GPU memory
+	// to come back; MemorySlack is how much less free memory than before
+	// the start still counts as "back".
+	Verify      time.Duration
+	MemorySlack uint64
+	// RestartBackoff doubles per attempt up to MaxBackoff; MaxRestarts
+	// bounds attempts (negative: never restart); a replica ready for
+	// StableAfter starts counting afresh.
+	RestartBackoff time.Duration
+	MaxBackoff     time.Duration
+	MaxRestarts    int
+	StableAfter    time.Duration
+	// StallCheck is how often /metrics is read while ready; StallWindow
+	// is how long requests may run without a new token before the engine
+	// counts as hung.
+	StallCheck  time.Duration
+	StallWindow time.Duration
+}
+
+// DefaultTiming is what a real GPU node needs.
+var DefaultTiming = Timing{
+	NoProgress:     20 * time.Minute,
+	HardCap:        2 * time.Hour,
+	ProbeInterval:  50 * time.Millisecond,
+	ProbeTimeout:   5 * time.Second,
+	WarmUpTimeout:  5 * time.Minute,
+	Grace:          20 * time.Second,
+	WaitDelay:      5 * time.Second,
+	Verify:         10 * time.Second,
+	MemorySlack:    512 << 20,
+	RestartBackoff: 10 * time.Second,
+	MaxBackoff:     5 * time.Minute,
+	MaxRestarts:    5,
+	StableAfter:    10 * time.Minute,
+	StallCheck:     30 * time.Second,
+	StallWindow:    5 * time.Minute,
+}
+
+func (t Timing) withDefaults() Timing {
+	d := DefaultTiming
+	pick := func(v *time.Duration, def time.Duration) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	pick(&t.NoProgress, d.NoProgress)
+	pick(&t.HardCap, d.HardCap)
+	pick(&t.ProbeInterval, d.ProbeInterval)
+	pick(&t.ProbeTimeout, d.ProbeTimeout)
+	pick(&t.WarmUpTimeout, d.WarmUpTimeout)
+	pick(&t.Grace, d.Grace)
+	pick(&t.WaitDelay, d.WaitDelay)
+	pick(&t.Verify, d.Verify)
+	pick(&t.RestartBackoff, d.RestartBackoff)
+	pick(&t.MaxBackoff, d.MaxBackoff)
+	pick(&t.StableAfter, d.StableAfter)
+	pick(&t.StallCheck, d.StallCheck)
+	pick(&t.StallWindow, d.StallWindow)
+	if t.MemorySlack == 0 {
+		t.MemorySlack = d.MemorySlack
+	}
+	switch {
+	case t.MaxRestarts == 0:
+		t.MaxRestarts = d.MaxRestarts
+	case t.MaxRestarts < 0:
+		t.MaxRestarts = 0
+	}
+	return t
+}
+
+// backoff is the delay before restart attempt n (from 1).
+func (t Timing) backoff(n int) time.Duration {
+	d := t.RestartBackoff
+	for i := 1; i < n && d < t.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, t.MaxBackoff)
+}
+
+// Config sets up a Supervisor. Only LogDir is required for launched
+// engines; every other zero field takes a working default.
+type Config struct {
+	// Engines builds invocations; set Engines.Sim to run sim engines.
+	Engines Engines
+	// Shim is the command that runs ShimMain, e.g. [os.Executable(),
+	// "serve", "engine-shim"]. Empty starts engines directly with
+	// Pdeathsig, which does not reach their worker processes if npcorch
+	// is SIGKILLed.
+	Shim []string
+	// LogDir receives one log file per replica.
+	LogDir string
+	// Host engines listen on; 127.0.0.1 when empty (--api-key protects
+	// only /v1, so /health and /metrics stay local).
+	Host string
+	// Ports allocates engine ports; a fresh registry when nil.
+	Ports *Ports
+	// Scanner lists process-group members; /proc when nil.
+	Scanner GroupScanner
+	// Listeners proves that our child owns its port; /proc when nil.
+	Listeners ListenerCheck
+	// Memory verifies that GPU memory came back after a stop; skipped
+	// when nil (no NVML).
+	Memory MemoryProbe
+	// Rand is the source of API keys; crypto/rand when nil.
+	Rand io.Reader
+	// Now stamps events; time.Now when nil.
+	Now func() time.Time
+	// HTTP probes engines; a client without proxies when nil.
+	HTTP *http.Client
+	// Timing holds the lifecycle's delays.
+	Timing Timing
+}
+
+func (c Config) withDefaults() Config {
+	if c.Ports == nil {
+		c.Ports = &Ports{}
+	}
+	if c.Scanner == nil {
+		c.Scanner = ProcScanner{}
+	}
+	if c.Listeners == nil {
+		c.Listeners = ProcScanner{}
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Reader
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.HTTP == nil {
+		c.HTTP = &http.Client{Transport: &http.Transport{
+			Proxy:               nil, // engines are local: never go through HTTP_PROXY
+			MaxIdleConnsPerHost: 4,
+			IdleConnTimeout:     30 * time.Second,
+		}}
+	}
+	if c.Host == "" {
+		c.Host = "127.0.0.1"
+	}
+	c.Timing = c.Timing.withDefaults()
+	return c
+}
+
+// newAPIKey returns a random 128-bit key in hex, prefixed so that it is
+// recognisable in a leak report.
+func newAPIKey(r io.Reader) (string, error) {
+	b := make([]byte, 16)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return "", fmt.Errorf("generate an API key: %w", err)
+	}
+	return "npc-" + hex.EncodeToString(b), nil
+}

@@ -1,0 +1,197 @@
+package launcher
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/npcorch/npcorch/configs"
+)
+
+// ImageLimits is the real image count and size of the prepared requests a
+// model will receive; vLLM profiles memory for the declared worst case.
+type ImageLimits struct {
+	Count  int // images per request
+	Width  int // pixels
+	Height int // pixels
+}
+
+// Launch is everything an engine needs to build one replica's invocation.
+type Launch struct {
+	Model     configs.Model
+	Replica   int      // replica number within the model, from 0
+	GPUs      []string // GPU UUIDs; they become CUDA_VISIBLE_DEVICES
+	Host      string   // listen address, normally 127.0.0.1
+	Port      int      // allocated by Ports
+	APIKey    string   // generated per replica
+	MediaRoot string   // --allowed-local-media-path (prepared-image root)
+	Images    ImageLimits
+}
+
+// Probe says how readiness is proven for one engine kind.
+type Probe struct {
+	// HealthURL must answer 200; empty skips the check.
+	HealthURL string
+	// RequireAuth demands that /v1/models reject a wrong API key, which
+	// proves the listener is our child and not a foreign server.
+	RequireAuth bool
+	// WarmUp sends a one-token chat before the replica is marked ready.
+	WarmUp bool
+	// MetricsURL serves Prometheus metrics for the stall watchdog; empty
+	// disables the watchdog.
+	MetricsURL string
+}
+
+// Invocation is what to run for one replica and how to reach it.
+type Invocation struct {
+	// Argv is the command to start; nil means nothing is launched
+	// (external endpoints).
+	Argv []string
+	// Env is added to npcorch's environment, as KEY=VALUE, sorted.
+	Env []string
+	// BaseURL is the OpenAI-compatible base URL, ending in /v1.
+	BaseURL string
+	// APIKey is the bearer token clients send; may be empty for external
+	// endpoints without a key.
+	APIKey string
+	// ServedName is the model name /v1/models must list.
+	ServedName string
+	// MaxNumSeqs is the engine's concurrency ceiling, for clients.
+	MaxNumSeqs int
+	// Probe describes readiness checks.
+	Probe Probe
+}
+
+// Engine turns a Launch into an Invocation. Implementations hold only
+// configuration; they start nothing.
+type Engine interface {
+	Invocation(l Launch) (Invocation, error)
+}
+
+// Defaults for engine flags the registry may leave unset.
+const (
+	DefaultGPUMemoryUtilization = 0.9
+	DefaultMaxNumSeqs           = 256
+)
+
+// Engines chooses the Engine for a model's engine kind.
+type Engines struct {
+	// VLLM is the default vLLM binary, ["vllm"] when nil.
+	VLLM []string
+	// SGLang is the default SGLang launcher, ["python", "-m",
+	// "sglang.launch_server"] when nil.
+	SGLang []string
+	// Sim is the simulated engine's command up to and including "serve",
+	// e.g. [os.Executable(), "sim-engine", "serve"].
+	Sim []string
+	// Getenv reads API keys of external endpoints; os.Getenv when nil.
+	Getenv func(string) string
+}
+
+// For returns the engine serving kind (one of the configs.Engine*
+// constants).
+func (e Engines) For(kind string) (Engine, error) {
+	switch kind {
+	case configs.EngineVLLM, "":
+		bin := e.VLLM
+		if len(bin) == 0 {
+			bin = []string{"vllm"}
+		}
+		return VLLM{Binary: bin}, nil
+	case configs.EngineSGLang:
+		bin := e.SGLang
+		if len(bin) == 0 {
+			bin = []string{"python", "-m", "sglang.launch_server"}
+		}
+		return SGLang{Binary: bin}, nil
+	case configs.EngineSim:
+		return Sim{Command: e.Sim}, nil
+	case configs.EngineExternal:
+		getenv := e.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		return External{Getenv: getenv}, nil
+	case configs.EngineWrapper:
+		return Wrapper{}, nil
+	}
+	return nil, fmt.Errorf("unknown engine kind %q; use one of vllm, sglang, sim, wrapper, external", kind)
+}
+
+// baseEnv is the environment every launched engine gets: its GPUs by UUID
+// and the names the gpu package uses to attribute processes.
+func baseEnv(l Launch) []string {
+	env := []string{
+		"NPCORCH_MODEL=" + l.Model.Name,
+		"NPCORCH_REPLICA=" + strconv.Itoa(l.Replica),
+	}
+	if len(l.GPUs) > 0 {
+		env = append(env, "CUDA_VISIBLE_DEVICES="+strings.Join(l.GPUs, ","))
+	}
+	for k, v := range l.Model.Engine.Env {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	return env
+}
+
+// root is the scheme://host:port of a launched engine.
+func root(l Launch) string {
+	host := l.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return "http://" + host + ":" + strconv.Itoa(l.Port)
+}
+
+func hostOf(l Launch) string {
+	if l.Host == "" {
+		return "127.0.0.1"
+	}
+	return l.Host
+}
+
+// servedName is the model name clients use.
+func servedName(m configs.Model) string { return m.Name }
+
+// weights is what the engine loads: the Hugging Face id, else the name.
+func weights(m configs.Model) string {
+	if m.HFID != "" {
+		return m.HFID
+	}
+	return m.Name
+}
+
+// tensorParallel checks the pinned TP size against the GPU set.
+func tensorParallel(l Launch) (int, error) {
+	pinned := l.Model.Engine.TensorParallel
+	n := len(l.GPUs)
+	switch {
+	case n > 0 && pinned > 0 && pinned != n:
+		return 0, fmt.Errorf("model %s pins tensor_parallel %d but replica %d was given %d GPUs (%s); give it %d GPUs or change tensor_parallel",
+			l.Model.Name, pinned, l.Replica, n, strings.Join(l.GPUs, ","), pinned)
+	case n > 0:
+		return n, nil
+	case pinned > 0:
+		return pinned, nil
+	}
+	return 1, nil
+}
+
+func maxNumSeqs(m configs.Model) int {
+	if m.Engine.MaxNumSeqs > 0 {
+		return m.Engine.MaxNumSeqs
+	}
+	return DefaultMaxNumSeqs
+}
+
+func gpuMemoryUtilization(m configs.Model) float64 {
+	if m.Engine.GPUMemoryUtilization > 0 {
+		return m.Engine.GPUMemoryUtilization
+	}
+	return DefaultGPUMemoryUtilization
+}
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -1,0 +1,177 @@
+package launcher
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/npcorch/npcorch/configs"
+)
+
+func launchFor(m configs.Model, gpus ...string) Launch {
+	return Launch{
+		Model: m, Replica: 1, GPUs: gpus, Port: 21001, APIKey: "npc-KEY",
+		MediaRoot: "/data/prepared", Images: ImageLimits{Count: 80, Width: 512, Height: 1644},
+	}
+}
+
+func internVL() configs.Model {
+	return configs.Model{
+		Name: "InternVL3.5-38B", HFID: "OpenGVLab/InternVL3_5-38B", ContextLength: 65536,
+		MMProcessorKwargs: map[string]any{"max_dynamic_patch": 1},
+		Engine: configs.Engine{
+			Kind: configs.EngineVLLM, TrustRemoteCode: true, ReasoningParser: "qwen3", MaxNumSeqs: 16,
+			GPUMemoryUtilization: 0.85, ExtraArgs: []string{"--mm-encoder-tp-mode", "data"},
+			Env: map[string]string{"VLLM_USE_V1": "1"},
+		},
+	}
+}
+
+func TestVLLMInvocationGolden(t *testing.T) {
+	inv, err := VLLM{Binary: []string{"vllm"}}.Invocation(launchFor(internVL(), "GPU-a", "GPU-b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"vllm", "serve", "OpenGVLab/InternVL3_5-38B",
+		"--host", "127.0.0.1", "--port", "21001", "--api-key", "npc-KEY",
+		"--served-model-name", "InternVL3.5-38B", "--tensor-parallel-size", "2",
+		"--gpu-memory-utilization", "0.85", "--max-model-len", "65536", "--max-num-seqs", "16",
+		"--limit-mm-per-prompt", `{"image":{"count":80,"width":512,"height":1644},"video":0}`,
+		"--allowed-local-media-path", "/data/prepared", "--generation-config", "vllm",
+		"--trust-remote-code", "--reasoning-parser", "qwen3",
+		"--mm-processor-kwargs", `{"max_dynamic_patch":1}`,
+		"--mm-encoder-tp-mode", "data"}
+	if !slices.Equal(inv.Argv, want) {
+		t.Errorf("argv\n got %q\nwant %q", inv.Argv, want)
+	}
+	wantEnv := []string{"CUDA_VISIBLE_DEVICES=GPU-a,GPU-b", "NPCORCH_MODEL=InternVL3.5-38B", "NPCORCH_REPLICA=1", "VLLM_USE_V1=1"}
+	if !slices.Equal(inv.Env, wantEnv) {
+		t.Errorf("env %q, want %q", inv.Env, wantEnv)
+	}
+	if inv.BaseURL != "http://127.0.0.1:21001/v1" || inv.MaxNumSeqs != 16 || inv.Probe.HealthURL != "http://127.0.0.1:21001/health" ||
+		!inv.Probe.RequireAuth || !inv.Probe.WarmUp || inv.Probe.MetricsURL != "http://127.0.0.1:21001/metrics" {
+		t.Errorf("invocation %+v", inv)
+	}
+}
+
+func TestVLLMDefaultsAndForkBinary(t *testing.T) {
+	m := configs.Model{Name: "Hulu-Med-7B", HFID: "ZJU-AI4H/Hulu-Med-7B", Engine: configs.Engine{Command: []string{"/opt/hulu/bin/vllm"}},
+		Tasks: map[string]configs.TaskSettings{"l3": {MaxImages: 40}, "l6": {MaxImages: 64}}}
+	l := launchFor(m, "GPU-a")
+	l.Images, l.MediaRoot = ImageLimits{}, ""
+	inv, err := VLLM{Binary: []string{"vllm"}}.Invocation(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/opt/hulu/bin/vllm", "serve", "ZJU-AI4H/Hulu-Med-7B",
+		"--host", "127.0.0.1", "--port", "21001", "--api-key", "npc-KEY",
+		"--served-model-name", "Hulu-Med-7B", "--tensor-parallel-size", "1",
+		"--gpu-memory-utilization", "0.9", "--max-num-seqs", "256",
+		"--limit-mm-per-prompt", `{"image":{"count":64},"video":0}`, "--generation-config", "vllm"}
+	if !slices.Equal(inv.Argv, want) {
+		t.Errorf("argv\n got %q\nwant %q", inv.Argv, want)
+	}
+}
+
+func TestTensorParallelMustMatchGPUs(t *testing.T) {
+	m := internVL()
+	m.Engine.TensorParallel = 4
+	_, err := VLLM{Binary: []string{"vllm"}}.Invocation(launchFor(m, "GPU-a", "GPU-b"))
+	if err == nil || !strings.Contains(err.Error(), "pins tensor_parallel 4 but replica 1 was given 2 GPUs") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestSGLangInvocationGolden(t *testing.T) {
+	m := configs.Model{Name: "Lingshu-7B", HFID: "lingshu-medical-mllm/Lingshu-7B", ContextLength: 32768, Engine: configs.Engine{Kind: configs.EngineSGLang, MaxNumSeqs: 32}}
+	inv, err := SGLang{Binary: []string{"python", "-m", "sglang.launch_server"}}.Invocation(launchFor(m, "GPU-c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"python", "-m", "sglang.launch_server", "--model-path", "lingshu-medical-mllm/Lingshu-7B",
+		"--host", "127.0.0.1", "--port", "21001", "--api-key", "npc-KEY", "--served-model-name", "Lingshu-7B",
+		"--tp-size", "1", "--mem-fraction-static", "0.9", "--max-running-requests", "32", "--enable-metrics",
+		"--context-length", "32768"}
+	if !slices.Equal(inv.Argv, want) {
+		t.Errorf("argv\n got %q\nwant %q", inv.Argv, want)
+	}
+	if !slices.Contains(inv.Env, "CUDA_VISIBLE_DEVICES=GPU-c") {
+		t.Errorf("env %q", inv.Env)
+	}
+}
+
+func TestSimInvocationGolden(t *testing.T) {
+	m := configs.Model{Name: "sim-8b", Engine: configs.Engine{Kind: configs.EngineSim, Sim: []string{"--sim-load-time", "2s"}}}
+	l := launchFor(m)
+	l.MediaRoot = ""
+	inv, err := Engines{Sim: []string{"/usr/bin/npcorch", "sim-engine", "serve"}}.mustFor(t, configs.EngineSim).Invocation(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/usr/bin/npcorch", "sim-engine", "serve", "sim-8b",
+		"--host", "127.0.0.1", "--port", "21001", "--api-key", "npc-KEY",
+		"--served-model-name", "sim-8b", "--tensor-parallel-size", "1",
+		"--gpu-memory-utilization", "0.9", "--max-num-seqs", "256",
+		"--limit-mm-per-prompt", `{"image":{"count":80,"width":512,"height":1644},"video":0}`,
+		"--generation-config", "vllm", "--sim-load-time", "2s"}
+	if !slices.Equal(inv.Argv, want) {
+		t.Errorf("argv\n got %q\nwant %q", inv.Argv, want)
+	}
+	if _, err := (Sim{}).Invocation(l); err == nil {
+		t.Error("sim without a command: no error")
+	}
+}
+
+func (e Engines) mustFor(t *testing.T, kind string) Engine {
+	t.Helper()
+	eng, err := e.For(kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng
+}
+
+func TestWrapperPlaceholdersAndMissingCommand(t *testing.T) {
+	m := configs.Model{Name: "HealthGPT-Pro-8B", HFID: "lintw/HealthGPT-L14", Engine: configs.Engine{Kind: configs.EngineWrapper,
+		Command: []string{"python", "serve_healthgpt.py", "--listen={host}:{port}", "--key", "{api_key}", "--name", "{model}", "--weights", "{hf_id}"}}}
+	inv, err := Wrapper{}.Invocation(launchFor(m, "GPU-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"python", "serve_healthgpt.py", "--listen=127.0.0.1:21001", "--key", "npc-KEY", "--name", "HealthGPT-Pro-8B", "--weights", "lintw/HealthGPT-L14"}
+	if !slices.Equal(inv.Argv, want) || !inv.Probe.RequireAuth || inv.Probe.HealthURL != "" || !inv.Probe.WarmUp {
+		t.Errorf("invocation %q %+v", inv.Argv, inv.Probe)
+	}
+	m.Engine.Command = nil
+	_, err = Wrapper{}.Invocation(launchFor(m))
+	if err == nil || !strings.Contains(err.Error(), "HealthGPT-Pro-8B has no vLLM support; set engine.command to an OpenAI-compatible wrapper") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestExternalInvocation(t *testing.T) {
+	m := configs.Model{Name: "gpt-4o", Engine: configs.Engine{Kind: configs.EngineExternal, BaseURL: "https://api.example/v1/", APIKeyEnv: "EXT_KEY"}}
+	env := map[string]string{"EXT_KEY": "sk-1"}
+	eng := Engines{Getenv: func(k string) string { return env[k] }}.mustFor(t, configs.EngineExternal)
+	inv, err := eng.Invocation(Launch{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.Argv != nil || inv.BaseURL != "https://api.example/v1" || inv.APIKey != "sk-1" || inv.Probe.WarmUp || inv.Probe.HealthURL != "" {
+		t.Errorf("invocation %+v", inv)
+	}
+	delete(env, "EXT_KEY")
+	if _, err := eng.Invocation(Launch{Model: m}); err == nil || !strings.Contains(err.Error(), "EXT_KEY") {
+		t.Errorf("missing key: %v", err)
+	}
+	m.Engine.BaseURL = ""
+	if _, err := eng.Invocation(Launch{Model: m}); err == nil || !strings.Contains(err.Error(), "engine.base_url") {
+		t.Errorf("missing base url: %v", err)
+	}
+}
+
+func TestUnknownEngineKind(t *testing.T) {
+	if _, err := (Engines{}).For("tgi"); err == nil || !strings.Contains(err.Error(), `"tgi"`) {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -1,0 +1,140 @@
+package launcher
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// EventKind names a replica lifecycle event.
+type EventKind string
+
+// Event kinds, in the order a replica's life may show them.
+const (
+	EventStarting   EventKind = "starting"   // process launched (or external probed); Endpoint has the port
+	EventReady      EventKind = "ready"      // proven ready; Endpoint is usable
+	EventCrashed    EventKind = "crashed"    // lost after ready (exit or stall); Err says why; the endpoint is down
+	EventRestarting EventKind = "restarting" // a restart is scheduled after Delay; Attempt counts from 1
+	EventFailed     EventKind = "failed"     // start failed or restarts exhausted; Err says why
+	EventStopped    EventKind = "stopped"    // stopped; Err is a verification failure, if any
+)
+
+// Event is one change in a replica's life.
+type Event struct {
+	Time     time.Time
+	Kind     EventKind
+	Model    string
+	Replica  int
+	Endpoint Endpoint
+	Attempt  int
+	Delay    time.Duration
+	Err      error
+	Log      string
+}
+
+// String is a one-line description without secrets.
+func (e Event) String() string {
+	s := fmt.Sprintf("%s %s/r%d %s", e.Time.Format("15:04:05.000"), e.Model, e.Replica, e.Kind)
+	switch e.Kind {
+	case EventStarting:
+		if e.Endpoint.Port != 0 {
+			s += fmt.Sprintf(" port=%d pgid=%d", e.Endpoint.Port, e.Endpoint.PGID)
+		}
+	case EventReady:
+		s += " " + e.Endpoint.BaseURL
+	case EventRestarting:
+		s += fmt.Sprintf(" attempt=%d in %v", e.Attempt, e.Delay)
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Subscription receives events in order, without ever blocking the
+// replicas: a slow reader's events queue up in memory.
+type Subscription struct {
+	C <-chan Event
+
+	bus   *bus
+	c     chan Event
+	mu    sync.Mutex
+	queue []Event
+	kick  chan struct{}
+	stop  chan struct{}
+	once  sync.Once
+}
+
+// Close ends the subscription; C is closed.
+func (s *Subscription) Close() {
+	s.once.Do(func() {
+		s.bus.remove(s)
+		close(s.stop)
+	})
+}
+
+func (s *Subscription) push(e Event) {
+	s.mu.Lock()
+	s.queue = append(s.queue, e)
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// forward moves queued events to C in order.
+func (s *Subscription) forward() {
+	defer close(s.c)
+	for {
+		s.mu.Lock()
+		q := s.queue
+		s.queue = nil
+		s.mu.Unlock()
+		for _, e := range q {
+			select {
+			case s.c <- e:
+			case <-s.stop:
+				return
+			}
+		}
+		select {
+		case <-s.kick:
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+// bus fans events out to subscriptions.
+type bus struct {
+	mu   sync.Mutex
+	subs map[*Subscription]struct{}
+}
+
+func (b *bus) subscribe() *Subscription {
+	c := make(chan Event)
+	s := &Subscription{C: c, c: c, bus: b, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	b.mu.Lock()
+	if b.subs == nil {
+		b.subs = map[*Subscription]struct{}{}
+	}
+	b.subs[s] = struct{}{}
+	b.mu.Unlock()
+	go s.forward()
+	return s
+}
+
+func (b *bus) remove(s *Subscription) {
+	b.mu.Lock()
+	delete(b.subs, s)
+	b.mu.Unlock()
+}
+
+func (b *bus) publish(e Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.subs {
+		s.push(e)
+	}
+}

@@ -1,0 +1,136 @@
+package launcher
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// FailureKind names why an engine failed, so reports and the scheduler
+// can tell a user what to change.
+type FailureKind string
+
+// Failure kinds. The first five are read from the engine's log.
+const (
+	FailureOOM         FailureKind = "cuda-out-of-memory"
+	FailureTPHeads     FailureKind = "tp-does-not-divide-heads"
+	FailureUnsupported FailureKind = "unsupported-architecture"
+	FailurePortInUse   FailureKind = "port-in-use"
+	FailureNotFound    FailureKind = "binary-not-found"
+	FailureExited      FailureKind = "exited"
+	FailureNoProgress  FailureKind = "no-progress"
+	FailureHardCap     FailureKind = "start-timeout"
+	FailureForeign     FailureKind = "foreign-listener"
+	FailureRejected    FailureKind = "rejected"
+	FailureStalled     FailureKind = "stalled"
+	FailureConfig      FailureKind = "config"
+	FailureStopped     FailureKind = "stopped"
+)
+
+// ErrPortInUse is wrapped by errors about a port another process holds.
+var ErrPortInUse = errors.New("port in use")
+
+// EngineError describes an engine that failed to start, crashed, stalled
+// or could not be verified gone. Its message names the model, replica,
+// what happened, what to do, and carries the log tail.
+type EngineError struct {
+	Model   string
+	Replica int
+	Kind    FailureKind
+	// Detail is what was observed ("exit status 1", "no new log line
+	// for 20m0s").
+	Detail string
+	// Hint is what the user can do.
+	Hint string
+	// Log is the replica's log file; Tail its last error-looking lines.
+	Log  string
+	Tail []string
+	Err  error
+}
+
+// Error implements error.
+func (e *EngineError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "model %s replica %d: %s", e.Model, e.Replica, e.Kind)
+	if e.Detail != "" {
+		b.WriteString(": " + e.Detail)
+	}
+	if e.Err != nil && !strings.Contains(e.Detail, e.Err.Error()) {
+		b.WriteString(": " + e.Err.Error())
+	}
+	if e.Hint != "" {
+		b.WriteString("; " + e.Hint)
+	}
+	if len(e.Tail) > 0 {
+		b.WriteString("\n  last log lines")
+		if e.Log != "" {
+			b.WriteString(" of " + e.Log)
+		}
+		b.WriteString(":")
+		for _, l := range e.Tail {
+			b.WriteString("\n    " + l)
+		}
+	} else if e.Log != "" {
+		b.WriteString(" (log: " + e.Log + ")")
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying error.
+func (e *EngineError) Unwrap() error { return e.Err }
+
+type logPattern struct {
+	kind FailureKind
+	re   *regexp.Regexp
+	hint string
+}
+
+// logPatterns are checked in order; the first that matches any tail line
+// names the failure.
+var logPatterns = []logPattern{
+	{FailureOOM, regexp.MustCompile(`(?i)out of memory|OutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|No available memory for the cache blocks|less than desired GPU memory utili[sz]ation|insufficient (GPU )?memory`),
+		"lower engine.gpu_memory_utilization, context_length or max_num_seqs, give the model more GPUs (tensor_parallel), or free the GPUs (nvidia-smi shows who holds memory)"},
+	{FailureTPHeads, regexp.MustCompile(`(?i)(is not|must be) divisible by|not divisible by|is not a multiple of`),
+		"choose a tensor_parallel size that divides the model's attention heads, vision heads and vocabulary"},
+	{FailureUnsupported, regexp.MustCompile(`(?i)architectures? .*(are|is) not supported|not supported for now|unrecognized configuration class|does not recognize this architecture|model type .* (is )?not (recognized|supported)|failed to be inspected`),
+		"this engine build does not support the model: point engine.command at a build that does (e.g. the authors' vLLM fork) or serve it through a wrapper engine"},
+	{FailurePortInUse, regexp.MustCompile(`(?i)address already in use|errno 98`),
+		"another process took the port; find it with `ss -ltnp` — npcorch allocates a fresh port on the next start"},
+	{FailureNotFound, regexp.MustCompile(`(?i)executable file not found|no such file or directory|command not found`),
+		"install the engine or set engine.command to its full path (e.g. a virtual environment's bin/vllm)"},
+}
+
+// classify names a failure from the log tail; fallback is used when no
+// pattern matches.
+func classify(lines []string, fallback FailureKind) (FailureKind, string) {
+	for _, p := range logPatterns {
+		for _, l := range lines {
+			if p.re.MatchString(l) {
+				return p.kind, p.hint
+			}
+		}
+	}
+	return fallback, hintFor(fallback)
+}
+
+func hintFor(k FailureKind) string {
+	for _, p := range logPatterns {
+		if p.kind == k {
+			return p.hint
+		}
+	}
+	switch k {
+	case FailureNoProgress:
+		return "the engine printed nothing and changed no state for the whole no-progress window; read its log, or raise the start-up timeout if loading is just slow"
+	case FailureHardCap:
+		return "the engine kept working but never became ready within the hard cap; read its log, or raise the cap for very large models"
+	case FailureForeign:
+		return "another server answers on this port; stop it (`ss -ltnp` names it) — npcorch will allocate another port"
+	case FailureStalled:
+		return "requests were running but no token was generated for the stall window; the engine was restarted"
+	case FailureExited:
+		return "read the engine log for the cause"
+	}
+	return ""
+}

@@ -1,0 +1,194 @@
+package launcher
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLogSinkRedactsSplitsAndKeepsErrorTail(t *testing.T) {
+	var out bytes.Buffer
+	lines := 0
+	s := newLogSink(&out, []string{"npc-SECRET"}, func() { lines++ })
+	s.Write([]byte("INFO args api_key=npc-SECRET\nLoading 10%\rLoading 20%\r"))
+	s.Write([]byte("Traceback (most recent call last):\n  File x\nValueError: bad va"))
+	s.Write([]byte("lue\nINFO:     127.0.0.1:52364 - \"GET /health HTTP/1.1\" 503 Service Unavailable\nunterminated"))
+	s.flush()
+	if strings.Contains(out.String(), "npc-SECRET") {
+		t.Errorf("secret written:\n%s", out.String())
+	}
+	if lines != 7 { // the probe's access line is logged but is no progress
+		t.Errorf("%d lines seen, want 7:\n%s", lines, out.String())
+	}
+	tail := s.tail()
+	want := []string{"Traceback (most recent call last):", "ValueError: bad value"}
+	if !slices.Equal(tail, want) {
+		t.Errorf("tail %q, want %q", tail, want)
+	}
+}
+
+func TestLogSinkTailFallsBackToLastLinesAndIsBounded(t *testing.T) {
+	s := newLogSink(nil, nil, nil)
+	for i := range 100 {
+		s.Write([]byte("line " + strconv.Itoa(i) + "\n"))
+	}
+	tail := s.tail()
+	if len(tail) != tailLastLines || tail[len(tail)-1] != "line 99" {
+		t.Errorf("tail %q", tail)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want FailureKind
+	}{
+		{"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate", FailureOOM},
+		{"ValueError: Free memory on device (30.1/79.3 GiB) on startup is less than desired GPU memory utilization (0.9, 71.4 GiB)", FailureOOM},
+		{"ValueError: Total number of attention heads (28) must be divisible by tensor parallel size (3).", FailureTPHeads},
+		{"ValueError: Model architectures ['HealthGPTForCausalLM'] are not supported for now.", FailureUnsupported},
+		{"OSError: [Errno 98] Address already in use", FailurePortInUse},
+		{"npcorch engine shim: start vllm: exec: \"vllm\": executable file not found in $PATH", FailureNotFound},
+		{"something else happened", FailureExited},
+	} {
+		got, hint := classify([]string{"INFO start", tc.line}, FailureExited)
+		if got != tc.want || hint == "" {
+			t.Errorf("classify(%q) = %s %q, want %s", tc.line, got, hint, tc.want)
+		}
+	}
+}
+
+func TestStallWatch(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	w := stallWatch{window: 10 * time.Second}
+	steps := []struct {
+		at      time.Duration
+		l       load
+		stalled bool
+	}{
+		{0, load{running: 2, tokens: 5}, false},
+		{8 * time.Second, load{running: 2, tokens: 5}, false},
+		{9 * time.Second, load{running: 2, tokens: 9}, false}, // progress
+		{18 * time.Second, load{running: 2, tokens: 9}, false},
+		{19 * time.Second, load{running: 2, tokens: 9}, true},
+		{20 * time.Second, load{running: 0, tokens: 9}, false}, // idle is not a stall
+		{40 * time.Second, load{running: 0, tokens: 9}, false},
+	}
+	for i, s := range steps {
+		if got := w.observe(s.l, t0.Add(s.at)); got != s.stalled {
+			t.Errorf("step %d: stalled %v, want %v", i, got, s.stalled)
+		}
+	}
+}
+
+func TestParseLoad(t *testing.T) {
+	body := `# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 3.0
+vllm:num_requests_running{engine="1",model_name="m"} 1.0
+# TYPE vllm:generation_tokens_total counter
+vllm:generation_tokens_total{engine="0",model_name="m"} 1200.0
+`
+	l, err := parseLoad([]byte(body))
+	if err != nil || l.running != 4 || l.tokens != 1200 {
+		t.Errorf("parseLoad = %+v, %v", l, err)
+	}
+	sg := "sglang:num_running_reqs{model_name=\"m\"} 2\nsglang:generation_tokens_total{model_name=\"m\"} 7\n"
+	if l, err := parseLoad([]byte(sg)); err != nil || l.running != 2 || l.tokens != 7 {
+		t.Errorf("sglang parseLoad = %+v, %v", l, err)
+	}
+	if _, err := parseLoad([]byte("up 1\n")); err == nil {
+		t.Error("metrics without counters: no error")
+	}
+}
+
+func TestBackoffDoublesToCap(t *testing.T) {
+	tm := DefaultTiming
+	var got []time.Duration
+	for n := 1; n <= 7; n++ {
+		got = append(got, tm.backoff(n))
+	}
+	want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second, 300 * time.Second, 300 * time.Second}
+	if !slices.Equal(got, want) {
+		t.Errorf("backoff %v, want %v", got, want)
+	}
+}
+
+func TestTimingDefaultsAndNoRestart(t *testing.T) {
+	tm := Timing{Grace: time.Second, MaxRestarts: -1}.withDefaults()
+	if tm.Grace != time.Second || tm.NoProgress != 20*time.Minute || tm.MaxRestarts != 0 || tm.ProbeInterval != 50*time.Millisecond {
+		t.Errorf("%+v", tm)
+	}
+}
+
+func TestPortsSkipTakenPortsAndRelease(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	taken := ln.Addr().(*net.TCPAddr).Port
+	p := &Ports{First: taken, Last: taken + 2}
+	a, err := p.Allocate("m/r0")
+	if err != nil || a == taken {
+		t.Fatalf("Allocate = %d, %v; port %d is taken", a, err, taken)
+	}
+	b, err := p.Allocate("m/r1")
+	if err != nil || b == a || b == taken {
+		t.Fatalf("second Allocate = %d, %v", b, err)
+	}
+	if _, err := p.Allocate("m/r2"); !errors.Is(err, ErrNoPort) {
+		t.Fatalf("third Allocate: %v, want ErrNoPort", err)
+	}
+	if owner, ok := p.Owner(a); !ok || owner != "m/r0" {
+		t.Errorf("Owner(%d) = %q %v", a, owner, ok)
+	}
+	p.Release(a)
+	if c, err := p.Allocate("m/r3"); err != nil || c != a {
+		t.Errorf("after Release: %d, %v, want %d", c, err, a)
+	}
+	if err := p.Check(taken); !errors.Is(err, ErrPortInUse) {
+		t.Errorf("Check(taken) = %v", err)
+	}
+}
+
+func TestProcScannerReadsStatWithOddNames(t *testing.T) {
+	root := t.TempDir()
+	write := func(pid, stat string) {
+		os.MkdirAll(filepath.Join(root, pid), 0o755)
+		os.WriteFile(filepath.Join(root, pid, "stat"), []byte(stat), 0o644)
+	}
+	write("10", "10 (VLLM::Worker) TP0) S 1 42 42 0 -1")
+	write("11", "11 (python) S 10 42 42 0 -1")
+	write("12", "12 (zombie) Z 10 42 42 0 -1")
+	write("13", "13 (other) S 1 7 7 0 -1")
+	pids, err := ProcScanner{Root: root}.Members(42)
+	if err != nil || !slices.Equal(pids, []int{10, 11}) {
+		t.Errorf("Members = %v, %v", pids, err)
+	}
+}
+
+func TestAPIKeysAreRandomAndWellFormed(t *testing.T) {
+	a, err := newAPIKey(bytes.NewReader(bytes.Repeat([]byte{0xab}, 16)))
+	if err != nil || a != "npc-abababababababababababababababab" {
+		t.Errorf("key %q, %v", a, err)
+	}
+	if _, err := newAPIKey(bytes.NewReader(nil)); err == nil {
+		t.Error("short random source: no error")
+	}
+}
+
+func TestEngineErrorMessage(t *testing.T) {
+	e := &EngineError{Model: "m", Replica: 2, Kind: FailureOOM, Detail: "exited during start-up: exit status 1", Hint: "lower it", Log: "/l/m.r2.log", Tail: []string{"a", "b"}}
+	want := "model m replica 2: cuda-out-of-memory: exited during start-up: exit status 1; lower it\n  last log lines of /l/m.r2.log:\n    a\n    b"
+	if e.Error() != want {
+		t.Errorf("got\n%s\nwant\n%s", e.Error(), want)
+	}
+}

@@ -1,17 +1,58 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/npcorch/npcorch/tasks/synth"
 )
 
 func newSynthCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "synth",
-		Short: "(synth is being built)",
+	opt := synth.DefaultOptions("")
+	cmd := &cobra.Command{
+		Use:   "synth --out DIR [--seed N] [--patients N] [--carepath N]",
+		Short: "Write a small deterministic synthetic NPCBench-shaped dataset",
+		Long: `synth writes a synthetic dataset in npcorch's raw format: for every patient
+seven MRI series (PNG slices with series.json sidecars), structure boxes and
+invasion labels, T and N stages, a pathology slide, and for CarePath patients
+an episode of clinical context and care questions with reference answers.
+Everything is drawn from --seed: the same flags give byte-identical files.
+No real patient data is involved.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("synth: not built yet")
+			start := time.Now()
+			// Resolve --out first: replacing a dataset replaces its folder.
+			out, err := filepath.Abs(opt.Out)
+			if err != nil {
+				return err
+			}
+			opt.Out = out
+			raw, err := synth.Generate(cmd.Context(), opt)
+			if err != nil {
+				return err
+			}
+			st, err := synth.Measure(out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "synth: %d patients, %d images, %.1f MB in %s (seed %d, %s)\n",
+				len(raw.Patients), st.Images, float64(st.Bytes)/1e6, opt.Out, opt.Seed, time.Since(start).Round(10*time.Millisecond))
+			return nil
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&opt.Out, "out", "", "folder to write the dataset to (created; must be new or empty)")
+	f.Int64Var(&opt.Seed, "seed", opt.Seed, "seed of every label and pixel")
+	f.IntVar(&opt.Patients, "patients", opt.Patients, "number of L3 patients (P01..)")
+	f.IntVar(&opt.CarePath, "carepath", opt.CarePath, "number of CarePath patients (C01..)")
+	f.IntVar(&opt.ImageSize, "image-size", opt.ImageSize, "MRI slice width and height in pixels")
+	f.IntVar(&opt.SlideWidth, "slide-width", opt.SlideWidth, "pathology slide width in pixels")
+	f.IntVar(&opt.SlideHeight, "slide-height", opt.SlideHeight, "pathology slide height in pixels")
+	f.IntVar(&opt.Workers, "workers", 0, "images drawn at once (default: number of CPUs)")
+	f.BoolVar(&opt.Overwrite, "force", false, "replace an existing dataset in --out")
+	_ = cmd.MarkFlagRequired("out")
+	return cmd
 }

@@ -1,10 +1,27 @@
 // Package imaging owns every pixel npcorch sends to a model: reading MRI
-// series (DICOM, or PNG/JPEG folders with a series.json sidecar) and
-// whole-slide pathology images, the pure transforms that build NPCBench's
-// inputs (plane groups, sequence panels, structure cards, CarePath pages,
-// pathology overviews), and lossless PNG output.
+// series (DICOM through github.com/suyashkumar/dicom with dcmtk as the
+// fallback for compressed transfer syntaxes, or PNG/JPEG folders with a
+// series.json sidecar) and pathology slides (OpenSlide behind the build
+// tag openslide, or plain PNG/JPEG/TIFF), the pure transforms that build
+// NPCBench's inputs, and lossless PNG output.
 //
-// Transforms are pure and deterministic: the same input gives the same bytes.
-// The batch driver (worker pool, cache, manifest) lives in imaging/prep. This
-// package knows nothing of models, requests or scores.
+// Geometry: slices are ordered along the slice normal (row × column of
+// the orientation, dot the position; ties by instance) and matched across
+// series only within one frame of reference and with parallel normals,
+// nearest along the reference normal, rejected beyond half the partner's
+// slice thickness (SortSlices, MatchSlices, PlanGroups).
+//
+// Images: plane groups (512-px tiles under 36-px caption bands: axial
+// 512×1644, coronal 512×1096), sub-sampling to K groups (SampleGroups),
+// 3×3 sequence panels without text, 4×3 structure cards with a yellow box
+// (*image.Paletted, or RGB when every gray level is used), ten 4×3
+// CarePath pages, and pathology overviews with openslide-python's
+// get_thumbnail logic. Resampling reproduces Pillow's Lanczos bit for bit,
+// so outputs equal those of a Pillow pipeline (scripts/bench).
+//
+// Transforms are pure and deterministic: the same input gives the same
+// bytes. Readers refuse oversized images from their headers and never
+// panic on hostile input. The batch driver (worker pool, cache, manifest)
+// lives in imaging/prep. This package knows nothing of models, requests,
+// scores or the output folder layout, and never writes into a dataset.
 package imaging

@@ -1,17 +1,58 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/npcorch/npcorch/imaging"
+	"github.com/npcorch/npcorch/imaging/prep"
 )
 
 func newPrepCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "prep",
-		Short: "(prep is being built)",
+	var (
+		opt      prep.Options
+		overview int
+	)
+	cmd := &cobra.Command{
+		Use:   "prep --data DIR --out DIR",
+		Short: "Prepare the benchmark images (plane groups, panels, cards, pages, overviews)",
+		Long: `prep reads a raw dataset (DIR/dataset.json, MRI series folders, pathology
+slides) and writes every image the NPCBench tasks send, as lossless PNG, with
+OUT/manifest.json listing each file's sha256. Work is cached by content: a
+rerun skips finished images and an interrupted run resumes.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("prep: not built yet")
+			opt.Params = imaging.DefaultParams()
+			opt.Params.Overview = overview
+			opt.Progress = cmd.ErrOrStderr()
+			_, rep, err := prep.Run(cmd.Context(), opt)
+			if rep != nil {
+				for _, w := range rep.Warnings {
+					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+				}
+				for _, e := range rep.Errors {
+					fmt.Fprintln(cmd.ErrOrStderr(), "error:", e)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "prep: %d images in %s/%s (%d written, %d cached, %d failed)\n",
+				rep.Outputs, opt.Out, prep.ManifestName, rep.Written, rep.Cached, len(rep.Errors))
+			if len(rep.Errors) > 0 {
+				return fmt.Errorf("%d images could not be made; see the errors above", len(rep.Errors))
+			}
+			return nil
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&opt.Dataset, "data", "", "raw dataset folder holding dataset.json (required)")
+	f.StringVar(&opt.Out, "out", "", "output folder for the PNGs and manifest.json (required)")
+	f.IntVar(&opt.Workers, "workers", 0, "concurrent renders (0 = all cores)")
+	f.BoolVar(&opt.Strict, "strict", false, "stop at the first image that cannot be made")
+	f.IntVar(&overview, "overview-size", imaging.DefaultParams().Overview, "longest side of pathology overviews, px")
+	_ = cmd.MarkFlagRequired("data")
+	_ = cmd.MarkFlagRequired("out")
+	return cmd
 }

@@ -1,0 +1,15 @@
+package imaging
+
+import "image"
+
+// SlideImageForTest draws a smooth RGB test slide.
+func SlideImageForTest(w, h int) *image.RGBA {
+	m := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			i := m.PixOffset(x, y)
+			m.Pix[i], m.Pix[i+1], m.Pix[i+2], m.Pix[i+3] = uint8(150+x*100/w), uint8(80+y*120/h), uint8(200-(x+y)*60/(w+h)), 255
+		}
+	}
+	return m
+}

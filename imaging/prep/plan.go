@@ -1,0 +1,236 @@
+package prep
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"slices"
+	"strings"
+
+	"github.com/npcorch/npcorch/imaging"
+	"github.com/npcorch/npcorch/tasks/dataset"
+)
+
+// patientSeries reads a patient's series once, keeping each read error.
+type patientSeries struct {
+	bySeq map[string]*imaging.Series
+	errs  map[string]error
+	order []*imaging.Series // dataset order, nil where unreadable
+	oerrs []error           // the read error of each nil in order
+}
+
+func (r *runner) readSeries(p *dataset.Patient) *patientSeries {
+	ps := &patientSeries{bySeq: map[string]*imaging.Series{}, errs: map[string]error{}}
+	for _, ref := range p.Series {
+		s, err := imaging.ReadSeries(r.fsys, ref.Dir, ref.Sequence, r.readOpt)
+		ps.order = append(ps.order, s)
+		ps.oerrs = append(ps.oerrs, err)
+		if err != nil {
+			if _, seen := ps.errs[ref.Sequence]; !seen {
+				ps.errs[ref.Sequence] = err
+			}
+			continue
+		}
+		if _, dup := ps.bySeq[ref.Sequence]; dup {
+			r.warn(fmt.Sprintf("patient %s: more than one %s series; using the first", p.ID, ref.Sequence))
+			continue
+		}
+		ps.bySeq[ref.Sequence] = s
+	}
+	return ps
+}
+
+// need returns the series for the sequences, or the first reason one is
+// missing.
+func (ps *patientSeries) need(seqs ...string) ([]*imaging.Series, error) {
+	out := make([]*imaging.Series, len(seqs))
+	for i, q := range seqs {
+		if err := ps.errs[q]; err != nil {
+			return nil, err
+		}
+		s := ps.bySeq[q]
+		if s == nil {
+			return nil, fmt.Errorf("the patient has no %s series", q)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func hasCohort(p *dataset.Patient, c string) bool { return slices.Contains(p.Cohorts, c) }
+
+// plan lists the outputs of one patient, in manifest order, and makes the
+// manifest slots they fill.
+func (r *runner) plan(p *dataset.Patient, mp *dataset.PreparedPatient, limits imaging.Limits) []*unit {
+	mp.ID = p.ID
+	if !safeID.MatchString(p.ID) || p.ID == "." || p.ID == ".." {
+		return []*unit{{patient: p.ID, rel: p.ID, planErr: fmt.Errorf("patient id %q cannot name an output folder (use letters, digits, '.', '_' or '-')", p.ID)}}
+	}
+	var units []*unit
+	params := r.params
+	if p.Pathology != nil {
+		file := p.Pathology.File
+		units = append(units, &unit{
+			patient: p.ID, rel: outPath(p.ID, "overview.png"),
+			desc:   fmt.Sprintf("overview %s %d", file, params.Overview),
+			inputs: []string{file},
+			render: func(context.Context) (image.Image, error) {
+				s, err := imaging.ReadSlide(r.fsys, r.opt.Dataset, file, limits)
+				if err != nil {
+					return nil, err
+				}
+				defer s.Close()
+				return imaging.Overview(s, params.Overview)
+			},
+			place: func(img dataset.Image) { mp.Overview = &img },
+		})
+	}
+	needSeries := hasCohort(p, dataset.CohortSequence) || hasCohort(p, dataset.CohortCards) ||
+		hasCohort(p, dataset.CohortTGroups) || hasCohort(p, dataset.CohortNGroups) || hasCohort(p, dataset.CohortCarePath)
+	if !needSeries {
+		return units
+	}
+	ps := r.readSeries(p)
+
+	if hasCohort(p, dataset.CohortSequence) {
+		mp.Panels = make([]dataset.Panel, len(p.Series))
+		for i, ref := range p.Series {
+			u := &unit{patient: p.ID, rel: outPath(p.ID, fmt.Sprintf("panel_%02d.png", i+1))}
+			s := ps.order[i]
+			if s == nil {
+				u.planErr = ps.oerrs[i]
+			} else {
+				cells := imaging.PanelCells(params, s)
+				r.gridUnit(u, "panel", params.PanelGrid, cells)
+			}
+			slot, seq := &mp.Panels[i], ref.Sequence
+			u.place = func(img dataset.Image) { *slot = dataset.Panel{Image: img, Sequence: seq} }
+			units = append(units, u)
+		}
+	}
+	if hasCohort(p, dataset.CohortCards) {
+		mp.Cards = make([]dataset.Card, len(p.Structures))
+		for i, f := range p.Structures {
+			u := &unit{patient: p.ID, rel: outPath(p.ID, fmt.Sprintf("card_%02d.png", i+1))}
+			if _, err := ps.need(params.CardRows...); err != nil {
+				u.planErr = fmt.Errorf("card %s: %w", f.Structure, err)
+			} else if cells, err := imaging.CardCells(params, f, ps.bySeq); err != nil {
+				u.planErr = err
+			} else {
+				r.gridUnit(u, "card", 3, cells)
+			}
+			slot, f := &mp.Cards[i], f
+			u.place = func(img dataset.Image) { *slot = dataset.Card{Image: img, Structure: f.Structure, Side: f.Side} }
+			units = append(units, u)
+		}
+	}
+	for _, g := range []struct {
+		cohort, prefix string
+		rng            dataset.Range
+		dst            *[]dataset.PlaneGroup
+	}{
+		{dataset.CohortTGroups, "t", p.Coverage.T, &mp.TGroups},
+		{dataset.CohortNGroups, "n", p.Coverage.N, &mp.NGroups},
+	} {
+		if hasCohort(p, g.cohort) {
+			units = append(units, r.groupUnits(p, ps, g.prefix, g.rng, g.dst)...)
+		}
+	}
+	if hasCohort(p, dataset.CohortCarePath) {
+		mp.Pages = make([]dataset.Image, params.Pages)
+		for page := 0; page < params.Pages; page++ {
+			u := &unit{patient: p.ID, rel: outPath(p.ID, fmt.Sprintf("page_%02d.png", page+1))}
+			if _, err := ps.need(params.PageRows...); err != nil {
+				u.planErr = fmt.Errorf("carepath page %d: %w", page+1, err)
+			} else if cells, err := imaging.PageCells(params, page, ps.bySeq); err != nil {
+				u.planErr = err
+			} else {
+				r.gridUnit(u, "page", params.PageColumns, cells)
+			}
+			slot := &mp.Pages[page]
+			u.place = func(img dataset.Image) { *slot = img }
+			units = append(units, u)
+		}
+	}
+	return units
+}
+
+// gridUnit fills a unit that renders cells as a grid.
+func (r *runner) gridUnit(u *unit, kind string, cols int, cells []imaging.Cell) {
+	var d strings.Builder
+	fmt.Fprintf(&d, "%s cols=%d\n", kind, cols)
+	seen := map[string]bool{}
+	for _, c := range cells {
+		fmt.Fprintf(&d, "%s %v %v\n", c.Series.Files[c.Index], c.Series.Meta.PixelSpacing, c.Boxes)
+		u.inputs = appendOnce(u.inputs, seen, c.Series.Sidecar, c.Series.Files[c.Index])
+	}
+	u.desc = d.String()
+	params := r.params
+	u.render = func(ctx context.Context) (image.Image, error) { return imaging.RenderGrid(ctx, params, cols, cells) }
+}
+
+func appendOnce(list []string, seen map[string]bool, names ...string) []string {
+	for _, n := range names {
+		if n != "" && !seen[n] {
+			seen[n] = true
+			list = append(list, n)
+		}
+	}
+	return list
+}
+
+// groupUnits plans a patient's axial then coronal plane groups in the
+// range (axial only; a coronal plane spans the whole axial range, so all
+// coronal planes are kept).
+func (r *runner) groupUnits(p *dataset.Patient, ps *patientSeries, prefix string, rng dataset.Range, dst *[]dataset.PlaneGroup) []*unit {
+	var specs []imaging.GroupSpec
+	failed := func(err error) []*unit {
+		return []*unit{{patient: p.ID, rel: outPath(p.ID, prefix+"_groups"), planErr: err, place: func(dataset.Image) {}}}
+	}
+	ax, err := ps.need(imaging.AxialGroupSequences...)
+	if err != nil {
+		return failed(fmt.Errorf("axial groups: %w", err))
+	}
+	gs, rej, err := imaging.PlanGroups(imaging.PlaneAxial, ax, imaging.InRange(rng))
+	if err != nil {
+		return failed(fmt.Errorf("axial groups: %w", err))
+	}
+	specs = append(specs, gs...)
+	for _, x := range rej {
+		r.warn(fmt.Sprintf("patient %s: %s groups: %s", p.ID, prefix, x))
+	}
+	co, err := ps.need(imaging.CoronalGroupSequences...)
+	if err != nil {
+		return failed(fmt.Errorf("coronal groups: %w", err))
+	}
+	gs, rej, err = imaging.PlanGroups(imaging.PlaneCoronal, co, nil)
+	if err != nil {
+		return failed(fmt.Errorf("coronal groups: %w", err))
+	}
+	specs = append(specs, gs...)
+	for _, x := range rej {
+		r.warn(fmt.Sprintf("patient %s: %s groups: %s", p.ID, prefix, x))
+	}
+	if len(specs) == 0 {
+		return failed(fmt.Errorf("no plane group in the %s range [%g, %g] mm", prefix, rng.From, rng.To))
+	}
+	*dst = make([]dataset.PlaneGroup, len(specs))
+	units := make([]*unit, len(specs))
+	params := r.params
+	for i, g := range specs {
+		u := &unit{patient: p.ID, rel: outPath(p.ID, fmt.Sprintf("%s_%03d.png", prefix, i+1))}
+		var d strings.Builder
+		fmt.Fprintf(&d, "group %s %.6f\n", g.Plane, g.Position)
+		seen := map[string]bool{}
+		for _, row := range g.Rows {
+			fmt.Fprintf(&d, "%s %v %q\n", row.Series.Files[row.Index], row.Series.Meta.PixelSpacing, imaging.GroupCaption(row.Series.Meta.Sequence, row.Position))
+			u.inputs = appendOnce(u.inputs, seen, row.Series.Sidecar, row.Series.Files[row.Index])
+		}
+		u.desc = d.String()
+		u.render = func(ctx context.Context) (image.Image, error) { return imaging.RenderPlaneGroup(ctx, params, g) }
+		slot, plane, pos := &(*dst)[i], g.Plane, g.Position
+		u.place = func(img dataset.Image) { *slot = dataset.PlaneGroup{Image: img, Plane: plane, Position: pos} }
+		units[i] = u
+	}
+	return units
+}

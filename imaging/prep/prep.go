@@ -1,0 +1,429 @@
+package prep
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/npcorch/npcorch/imaging"
+	"github.com/npcorch/npcorch/tasks/dataset"
+)
+
+// Version is part of every cache key; bump it when rendering changes.
+const Version = "npcorch-prep/1"
+
+// ManifestName is the prepared manifest's file name inside Out.
+const ManifestName = "manifest.json"
+
+// cacheDir holds one record per finished output, named by its cache key.
+const cacheDir = ".cache"
+
+// Options configures a preparation run.
+type Options struct {
+	// Dataset is the folder holding dataset.json.
+	Dataset string
+	// Out is the output folder (created if missing).
+	Out string
+	// Workers bounds concurrent renders; 0 means all cores.
+	Workers int
+	// Strict stops at the first per-file error instead of reporting it.
+	Strict bool
+	// Progress receives a progress bar when it is a terminal, plain lines
+	// otherwise; nil is silent.
+	Progress io.Writer
+	// Params are the image parameters; the zero value means
+	// imaging.DefaultParams().
+	Params imaging.Params
+	// Limits bound input images; the zero value means imaging.DefaultLimits.
+	Limits imaging.Limits
+	// External decodes DICOM the Go reader cannot; nil looks for dcmtk on
+	// PATH (imaging.FindDCMTK).
+	External imaging.ExternalDecoder
+}
+
+// Report tells what a run did.
+type Report struct {
+	// Outputs is the number of images in the manifest.
+	Outputs int
+	// Written were rendered in this run; Cached were already done.
+	Written, Cached int
+	// Errors are the outputs that failed, with path and reason.
+	Errors []FileError
+	// Warnings are non-fatal findings, such as plane groups dropped because
+	// a sequence had no slice close enough.
+	Warnings []string
+}
+
+// FileError is one output that could not be made.
+type FileError struct {
+	// Patient and Output name the image (Output relative to Out).
+	Patient, Output string
+	Err             error
+}
+
+// Error names the patient, the output and the reason.
+func (e FileError) Error() string {
+	return fmt.Sprintf("patient %s: %s: %v", e.Patient, e.Output, e.Err)
+}
+
+// Unwrap returns the reason.
+func (e FileError) Unwrap() error { return e.Err }
+
+var safeID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// unit is one output image to make.
+type unit struct {
+	patient string
+	rel     string // output path relative to Out
+	desc    string // what the image is: part of the cache key
+	inputs  []string
+	render  func(ctx context.Context) (image.Image, error)
+	place   func(img dataset.Image) // stores the result in the manifest
+	planErr error
+}
+
+// cacheRecord is what a finished output leaves under .cache.
+type cacheRecord struct {
+	Key   string        `json:"key"`
+	Image dataset.Image `json:"image"`
+}
+
+// Run prepares every image of the dataset in opt.Dataset into opt.Out and
+// writes Out/manifest.json. Per-file failures are collected in the report
+// (the manifest then lacks those images) unless opt.Strict, where the
+// first one ends the run with an error and no manifest. A cancelled
+// context stops the run; finished outputs stay cached for the next run.
+func Run(ctx context.Context, opt Options) (*dataset.Prepared, *Report, error) {
+	params := opt.Params
+	if params.Tile == 0 {
+		params = imaging.DefaultParams()
+	}
+	if err := params.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("prep: parameters: %w", err)
+	}
+	limits := opt.Limits
+	if limits == (imaging.Limits{}) {
+		limits = imaging.DefaultLimits
+	}
+	ext := opt.External
+	if ext == nil {
+		ext = imaging.FindDCMTK()
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if opt.Dataset == "" || opt.Out == "" {
+		return nil, nil, errors.New("prep: both the dataset folder and the output folder are required")
+	}
+	root, err := os.OpenRoot(opt.Dataset)
+	if err != nil {
+		return nil, nil, fmt.Errorf("prep: open dataset folder: %w", err)
+	}
+	defer root.Close()
+	fsys := root.FS()
+	rawBytes, err := fs.ReadFile(fsys, "dataset.json")
+	if err != nil {
+		return nil, nil, fmt.Errorf("prep: %w (the dataset folder must hold dataset.json; make one with `npcorch synth`)", err)
+	}
+	var raw dataset.Raw
+	if err := json.Unmarshal(rawBytes, &raw); err != nil {
+		return nil, nil, fmt.Errorf("prep: %s: %w", filepath.Join(opt.Dataset, "dataset.json"), err)
+	}
+	if raw.Format != dataset.RawFormat {
+		return nil, nil, fmt.Errorf("prep: %s: format %q, want %q", filepath.Join(opt.Dataset, "dataset.json"), raw.Format, dataset.RawFormat)
+	}
+	if err := os.MkdirAll(filepath.Join(opt.Out, cacheDir), 0o755); err != nil {
+		return nil, nil, fmt.Errorf("prep: output folder: %w", err)
+	}
+	paramsJSON, _ := json.Marshal(struct {
+		Version string
+		Params  imaging.Params
+		Limits  imaging.Limits
+		PNG     int
+	}{Version, params, limits, imaging.PNGLevel})
+	dsum := sha256.Sum256(rawBytes)
+	psum := sha256.Sum256(paramsJSON)
+	man := &dataset.Prepared{
+		Format: dataset.PreparedFormat, Dataset: raw.Name,
+		DatasetSHA256: hex.EncodeToString(dsum[:]), ParamsSHA256: hex.EncodeToString(psum[:]),
+		Patients: make([]dataset.PreparedPatient, len(raw.Patients)),
+	}
+	r := &runner{
+		opt: opt, params: params, paramsJSON: paramsJSON, fsys: fsys,
+		readOpt: imaging.ReadOptions{Limits: limits, External: ext},
+		report:  &Report{}, hashes: map[string]string{},
+		progress: newProgress(opt.Progress),
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	// Patients are planned one by one as the pool drains, so only the
+	// patients in flight hold decoded slices.
+	for i := range raw.Patients {
+		if gctx.Err() != nil {
+			break
+		}
+		units := r.plan(&raw.Patients[i], &man.Patients[i], limits)
+		r.progress.add(len(units))
+		for _, u := range units {
+			if gctx.Err() != nil {
+				break
+			}
+			g.Go(func() error { return r.do(gctx, u) })
+		}
+	}
+	werr := g.Wait()
+	r.progress.done()
+	slices.SortStableFunc(r.report.Errors, func(a, b FileError) int { return cmpStr(a.Output, b.Output) })
+	if werr != nil {
+		return nil, r.report, fmt.Errorf("prep: %w", werr)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, r.report, fmt.Errorf("prep: interrupted (finished images are cached; run again to resume): %w", err)
+	}
+	for i := range man.Patients {
+		compact(&man.Patients[i])
+		r.report.Outputs += count(man.Patients[i])
+	}
+	if err := writeManifest(opt.Out, man); err != nil {
+		return nil, r.report, err
+	}
+	return man, r.report, nil
+}
+
+func cmpStr(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// compact drops the slots of outputs that failed (reported in Errors), so
+// the manifest lists only files that exist.
+func compact(p *dataset.PreparedPatient) {
+	p.Panels = slices.DeleteFunc(p.Panels, func(x dataset.Panel) bool { return x.Path == "" })
+	p.Cards = slices.DeleteFunc(p.Cards, func(x dataset.Card) bool { return x.Path == "" })
+	p.TGroups = slices.DeleteFunc(p.TGroups, func(x dataset.PlaneGroup) bool { return x.Path == "" })
+	p.NGroups = slices.DeleteFunc(p.NGroups, func(x dataset.PlaneGroup) bool { return x.Path == "" })
+	p.Pages = slices.DeleteFunc(p.Pages, func(x dataset.Image) bool { return x.Path == "" })
+}
+
+func count(p dataset.PreparedPatient) int {
+	n := len(p.Panels) + len(p.Cards) + len(p.TGroups) + len(p.NGroups) + len(p.Pages)
+	if p.Overview != nil {
+		n++
+	}
+	return n
+}
+
+func writeManifest(out string, man *dataset.Prepared) error {
+	data, err := json.MarshalIndent(man, "", "  ")
+	if err != nil {
+		return fmt.Errorf("prep: manifest: %w", err)
+	}
+	data = append(data, '\n')
+	name := filepath.Join(out, ManifestName)
+	if old, err := os.ReadFile(name); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	if err := writeAtomic(name, data); err != nil {
+		return fmt.Errorf("prep: manifest: %w", err)
+	}
+	return nil
+}
+
+// writeAtomic writes data to name through a temporary file and a rename,
+// so an interrupted run never leaves a half-written file under name.
+func writeAtomic(name string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(name), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), name); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+type runner struct {
+	opt        Options
+	params     imaging.Params
+	paramsJSON []byte
+	fsys       fs.FS
+	readOpt    imaging.ReadOptions
+	progress   *progress
+
+	mu     sync.Mutex
+	report *Report
+	hashes map[string]string
+	manMu  sync.Mutex
+}
+
+func (r *runner) fail(u *unit, err error) error {
+	fe := FileError{Patient: u.patient, Output: u.rel, Err: err}
+	r.mu.Lock()
+	r.report.Errors = append(r.report.Errors, fe)
+	r.mu.Unlock()
+	r.progress.step(false, true)
+	if r.opt.Strict {
+		return fe
+	}
+	return nil
+}
+
+// do makes one output: cache lookup, render, encode, write, record.
+func (r *runner) do(ctx context.Context, u *unit) error {
+	if u.planErr != nil {
+		return r.fail(u, u.planErr)
+	}
+	key, err := r.key(u)
+	if err != nil {
+		return r.fail(u, err)
+	}
+	if img, ok := r.cached(u, key); ok {
+		r.place(u, img)
+		r.mu.Lock()
+		r.report.Cached++
+		r.mu.Unlock()
+		r.progress.step(true, false)
+		return nil
+	}
+	m, err := u.render(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return r.fail(u, err)
+	}
+	var buf bytes.Buffer
+	if err := imaging.EncodePNG(&buf, m); err != nil {
+		return r.fail(u, err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	img := dataset.Image{Path: u.rel, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(buf.Len()),
+		Width: m.Bounds().Dx(), Height: m.Bounds().Dy()}
+	if err := writeAtomic(filepath.Join(r.opt.Out, filepath.FromSlash(u.rel)), buf.Bytes()); err != nil {
+		return r.fail(u, fmt.Errorf("write: %w", err))
+	}
+	rec, _ := json.Marshal(cacheRecord{Key: key, Image: img})
+	if err := writeAtomic(r.recordPath(key), rec); err != nil {
+		return r.fail(u, fmt.Errorf("write cache record: %w", err))
+	}
+	r.place(u, img)
+	r.mu.Lock()
+	r.report.Written++
+	r.mu.Unlock()
+	r.progress.step(false, false)
+	return nil
+}
+
+func (r *runner) place(u *unit, img dataset.Image) {
+	r.manMu.Lock()
+	u.place(img)
+	r.manMu.Unlock()
+}
+
+func (r *runner) recordPath(key string) string {
+	return filepath.Join(r.opt.Out, cacheDir, key[:2], key+".json")
+}
+
+// cached returns the recorded image when the record exists and the file
+// under Out still has the recorded size and sha256.
+func (r *runner) cached(u *unit, key string) (dataset.Image, bool) {
+	data, err := os.ReadFile(r.recordPath(key))
+	if err != nil {
+		return dataset.Image{}, false
+	}
+	var rec cacheRecord
+	if json.Unmarshal(data, &rec) != nil || rec.Key != key || rec.Image.Path != u.rel {
+		return dataset.Image{}, false
+	}
+	out, err := os.ReadFile(filepath.Join(r.opt.Out, filepath.FromSlash(u.rel)))
+	if err != nil || int64(len(out)) != rec.Image.Bytes {
+		return dataset.Image{}, false
+	}
+	sum := sha256.Sum256(out)
+	if hex.EncodeToString(sum[:]) != rec.Image.SHA256 {
+		return dataset.Image{}, false
+	}
+	return rec.Image, true
+}
+
+// key hashes the version, parameters, output path, description and the
+// bytes of every input file.
+func (r *runner) key(u *unit) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n%s\n%s\n", Version, r.paramsJSON, u.rel, u.desc)
+	for _, in := range u.inputs {
+		sum, err := r.fileHash(in)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %s\n", in, sum)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func (r *runner) fileHash(name string) (string, error) {
+	r.mu.Lock()
+	sum, ok := r.hashes[name]
+	r.mu.Unlock()
+	if ok {
+		return sum, nil
+	}
+	f, err := r.fsys.Open(name)
+	if err != nil {
+		return "", fmt.Errorf("input %s: %w", name, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("input %s: %w", name, err)
+	}
+	sum = hex.EncodeToString(h.Sum(nil))
+	r.mu.Lock()
+	r.hashes[name] = sum
+	r.mu.Unlock()
+	return sum, nil
+}
+
+func (r *runner) warn(msg string) {
+	r.mu.Lock()
+	r.report.Warnings = append(r.report.Warnings, msg)
+	r.mu.Unlock()
+}
+
+// outPath joins a patient folder and a file name.
+func outPath(pid, name string) string { return path.Join(pid, name) }

@@ -31,6 +31,7 @@ type Replica struct {
 	ceiling  int
 	inflight int
 	downTill time.Time
+	removed  bool
 }
 
 // NewPool makes a pool over the endpoints. concurrency caps in-flight
@@ -51,8 +52,46 @@ func NewPool(eps []Endpoint, concurrency int) *Pool {
 	return p
 }
 
+// Upsert adds a replica, or replaces the endpoint of the replica of the
+// same name (a restart may move it to another port) and marks it up.
+func (p *Pool) Upsert(ep Endpoint, concurrency int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.replicas {
+		if r.Endpoint.Name == ep.Name {
+			r.Endpoint, r.downTill, r.removed = ep, time.Time{}, false
+			p.wakeLocked()
+			return
+		}
+	}
+	ceil := ep.MaxNumSeqs
+	if concurrency > 0 && (ceil == 0 || concurrency < ceil) {
+		ceil = concurrency
+	}
+	ceil = max(ceil, 1)
+	p.replicas = append(p.replicas, &Replica{Endpoint: ep, ceiling: ceil, limit: max(1, float64(ceil)/2)})
+	p.wakeLocked()
+}
+
+// SetDown takes a replica out of rotation until Upsert brings it back
+// (its engine crashed and is restarting).
+func (p *Pool) SetDown(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.replicas {
+		if r.Endpoint.Name == name {
+			r.removed = true
+		}
+	}
+}
+
+// Remove takes a replica out for good (stopped or failed).
+func (p *Pool) Remove(name string) { p.SetDown(name) }
+
 // Capacity is the most requests the pool can ever run at once.
 func (p *Pool) Capacity() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	n := 0
 	for _, r := range p.replicas {
 		n += r.ceiling
@@ -102,6 +141,9 @@ func (p *Pool) pickLocked() (*Replica, time.Duration) {
 	var best *Replica
 	var wake time.Duration
 	for _, r := range p.replicas {
+		if r.removed {
+			continue
+		}
 		if now.Before(r.downTill) {
 			if w := r.downTill.Sub(now); wake == 0 || w < wake {
 				wake = w
@@ -165,18 +207,15 @@ func (p *Pool) Limit(r *Replica) float64 {
 }
 
 // Replicas returns the pool's replicas.
-func (p *Pool) Replicas() []*Replica { return p.replicas }
+func (p *Pool) Replicas() []*Replica {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]*Replica(nil), p.replicas...)
+}
 
 // WatchMetrics scrapes each replica's /metrics every interval and adapts its
 // limit, until ctx ends. Replicas without a metrics URL keep their ceiling.
 func (p *Pool) WatchMetrics(ctx context.Context, hc *http.Client, interval time.Duration) {
-	for _, r := range p.replicas {
-		if r.Endpoint.MetricsURL == "" {
-			p.mu.Lock()
-			r.limit = float64(r.ceiling)
-			p.mu.Unlock()
-		}
-	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -185,11 +224,17 @@ func (p *Pool) WatchMetrics(ctx context.Context, hc *http.Client, interval time.
 			return
 		case <-t.C:
 		}
-		for _, r := range p.replicas {
-			if r.Endpoint.MetricsURL == "" {
+		for _, r := range p.Replicas() {
+			p.mu.Lock()
+			url := r.Endpoint.MetricsURL
+			if url == "" {
+				r.limit = float64(r.ceiling)
+			}
+			p.mu.Unlock()
+			if url == "" {
 				continue
 			}
-			if l, err := ScrapeLoad(ctx, hc, r.Endpoint.MetricsURL); err == nil {
+			if l, err := ScrapeLoad(ctx, hc, url); err == nil {
 				p.Adapt(r, l)
 			}
 		}

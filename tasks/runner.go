@@ -55,6 +55,9 @@ type ModelRun struct {
 	Pool    *Pool
 	Items   []Item
 	Repeats int
+	// Workers is how many requests may be in flight at once across the
+	// pool, now and after replicas are added (0 = the pool's capacity).
+	Workers int
 }
 
 // Summary counts a model's run.
@@ -145,7 +148,7 @@ func (r *Runner) runPhase(ctx context.Context, mr ModelRun, items []Item, s *Sum
 	}
 	var mu sync.Mutex // guards s
 	g, ctx := errgroup.WithContext(ctx)
-	reqs := make(chan *Request, 2*mr.Pool.Capacity())
+	reqs := make(chan *Request, 2*max(mr.Workers, mr.Pool.Capacity(), 1))
 	g.Go(func() error {
 		defer close(reqs)
 		for _, it := range items {
@@ -172,7 +175,11 @@ func (r *Runner) runPhase(ctx context.Context, mr ModelRun, items []Item, s *Sum
 		}
 		return nil
 	})
-	for i := 0; i < mr.Pool.Capacity(); i++ {
+	workers := mr.Workers
+	if workers <= 0 {
+		workers = mr.Pool.Capacity()
+	}
+	for i := 0; i < workers; i++ {
 		g.Go(func() error {
 			for req := range reqs {
 				rec, fails, err := r.send(ctx, mr, req)

@@ -1,0 +1,86 @@
+package campaign
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/npcorch/npcorch/gpu"
+	"github.com/npcorch/npcorch/launcher/placement"
+)
+
+// NodeFromGPU turns an NVML inventory and topology into the placement's
+// view of the node. A GPU whose memory or UUID NVML could not read is left
+// out, with the reason in the returned notes: placing work on a GPU we
+// cannot measure would be a guess.
+func NodeFromGPU(inv gpu.Inventory, topo gpu.Topology) (placement.Node, []string) {
+	n := placement.Node{Name: inv.Node}
+	var notes []string
+	for _, g := range inv.GPUs {
+		if g.UUID == nil || g.MemoryTotalBytes == nil || g.MemoryFreeBytes == nil {
+			notes = append(notes, fmt.Sprintf("GPU %d: NVML did not report its UUID or memory; it is left out of the plan", g.Index))
+			continue
+		}
+		pg := placement.GPU{Index: g.Index, UUID: *g.UUID, MemTotal: *g.MemoryTotalBytes, MemFree: *g.MemoryFreeBytes, NUMA: -1}
+		if g.Name != nil {
+			pg.Name = *g.Name
+		}
+		if g.NUMANode != nil {
+			pg.NUMA = *g.NUMANode
+		}
+		n.GPUs = append(n.GPUs, pg)
+	}
+	n.Link = func(a, b int) placement.LinkClass { return linkClass(topo.Between(a, b).Class) }
+	if len(n.GPUs) > 0 {
+		n.Speed = speedOf(n.GPUs[0].Name)
+	}
+	return n, notes
+}
+
+// linkClass maps NVML's link classes onto the placement's.
+func linkClass(c gpu.LinkClass) placement.LinkClass {
+	switch c {
+	case gpu.LinkNVLink:
+		return placement.LinkNVLink
+	case gpu.LinkPCIeSwitch:
+		return placement.LinkPCIeSwitch
+	case gpu.LinkHostBridge:
+		return placement.LinkHostBridge
+	case gpu.LinkNUMANode:
+		return placement.LinkSameNUMA
+	default:
+		return placement.LinkCrossSocket
+	}
+}
+
+// speedOf is a GPU's throughput relative to an A800, from its product name.
+func speedOf(name string) float64 {
+	n := strings.ToUpper(name)
+	switch {
+	case strings.Contains(n, "H200"):
+		return 2.3
+	case strings.Contains(n, "H100"), strings.Contains(n, "H800"):
+		return 2
+	default:
+		return 1
+	}
+}
+
+// memoryProbe lets the launcher check that an engine's GPU memory came back.
+type memoryProbe struct{ src gpu.Source }
+
+func (m memoryProbe) FreeBytes(uuid string) (uint64, error) {
+	inv, err := m.src.Inventory(context.Background())
+	if err != nil {
+		return 0, err
+	}
+	for _, g := range inv.GPUs {
+		if g.UUID != nil && *g.UUID == uuid {
+			if g.MemoryFreeBytes == nil {
+				return 0, fmt.Errorf("GPU %s: NVML did not report free memory", uuid)
+			}
+			return *g.MemoryFreeBytes, nil
+		}
+	}
+	return 0, fmt.Errorf("GPU %s is not on this node", uuid)
+}

@@ -247,6 +247,15 @@ func (c *Campaign) resolveModels(loc locator, reg *Registry) error {
 			m = reg.withDefaults(Model{Name: name})
 		}
 		if node.Kind == yaml.MappingNode {
+			var probe Model
+			if err := node.Decode(&probe); err != nil {
+				return loc.errorf(path, "%v", err)
+			}
+			if probe.Engine.Kind != "" && probe.Engine.Kind != m.Engine.Kind {
+				// Another engine kind: the registry's command, extra
+				// arguments and endpoint belong to the old one.
+				m.Engine = Engine{}
+			}
 			if err := node.Decode(&m); err != nil {
 				return loc.errorf(path, "%v", err)
 			}

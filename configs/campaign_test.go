@@ -40,8 +40,12 @@ func TestParseCampaign(t *testing.T) {
 	if q.Tasks[TaskTGroups].MaxImages != 40 || q.Tasks[TaskTGroups].MaxTokens != 8192 {
 		t.Errorf("t_groups settings = %+v, want 40 images and the default 8192 tokens", q.Tasks[TaskTGroups])
 	}
-	if q.Engine.ExtraArgs == nil || q.ChatTemplateKwargs != nil {
-		t.Errorf("registry extras lost: %+v", q.Engine.ExtraArgs)
+	if q.Engine.ExtraArgs != nil || q.HFID == "" || q.Engine.MaxNumSeqs != 16 {
+		t.Errorf("a new engine kind must drop the registry's engine arguments but keep the model and defaults: %+v", q.Engine)
+	}
+	l, _ := c.Model("Lingshu-7B")
+	if l.Engine.Kind != EngineVLLM || l.Engine.GPUMemoryUtilization != 0.9 {
+		t.Errorf("plain registry entry changed: %+v", l.Engine)
 	}
 	if got := strings.Join(c.TaskList(), ","); got != "pathology,cp_pathology,cp_mri,cp_care" {
 		t.Errorf("TaskList = %s", got)

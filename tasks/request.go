@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/imaging"
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
@@ -106,7 +106,7 @@ func (b RequestBuilder) Images(it Item) ([]dataset.Image, error) {
 		return nil, fmt.Errorf("item %s: %d images exceed model %s's limit of %d for task %s, and they are not plane groups that can be sub-sampled; raise tasks.%s.max_images",
 			it.ID, len(it.Images), b.Model.Name, limit, it.Task, it.Task)
 	}
-	return pick(it.Images, SubsampleGroups(it.Planes, limit)), nil
+	return pick(it.Images, imaging.SampleGroups(it.Planes, limit)), nil
 }
 
 // imageURL returns the image as a file:// URL or a base64 data URL of the
@@ -212,96 +212,6 @@ func pick(images []dataset.Image, idx []int) []dataset.Image {
 	out := make([]dataset.Image, len(idx))
 	for i, j := range idx {
 		out[i] = images[j]
-	}
-	return out
-}
-
-// SubsampleGroups chooses k of the plane groups whose planes are given, as
-// the paper does for small-context models: the k slots are shared between
-// axial and coronal groups in proportion to their counts, and each plane's
-// picks are spread uniformly with both of its endpoints kept. It returns
-// indices in the original order.
-func SubsampleGroups(planes []string, k int) []int {
-	if k >= len(planes) {
-		idx := make([]int, len(planes))
-		for i := range idx {
-			idx[i] = i
-		}
-		return idx
-	}
-	if k <= 0 {
-		return nil
-	}
-	var order []string
-	byPlane := map[string][]int{}
-	for i, p := range planes {
-		if _, ok := byPlane[p]; !ok {
-			order = append(order, p)
-		}
-		byPlane[p] = append(byPlane[p], i)
-	}
-	// Largest-remainder apportionment, at least min(2, n) per plane when k allows.
-	quota := make([]int, len(order))
-	rem := make([]float64, len(order))
-	given := 0
-	for i, p := range order {
-		exact := float64(k) * float64(len(byPlane[p])) / float64(len(planes))
-		quota[i] = int(exact)
-		rem[i] = exact - float64(quota[i])
-		given += quota[i]
-	}
-	for given < k {
-		best := -1
-		for i := range order {
-			if quota[i] < len(byPlane[order[i]]) && (best < 0 || rem[i] > rem[best]) {
-				best = i
-			}
-		}
-		quota[best]++
-		rem[best] = -1
-		given++
-	}
-	for i, p := range order {
-		need := min(2, len(byPlane[p]))
-		for quota[i] < need {
-			// Take a slot from the plane with the most to spare.
-			donor := -1
-			for j := range order {
-				if j != i && quota[j] > min(2, len(byPlane[order[j]])) && (donor < 0 || quota[j] > quota[donor]) {
-					donor = j
-				}
-			}
-			if donor < 0 {
-				break
-			}
-			quota[donor]--
-			quota[i]++
-		}
-	}
-	var out []int
-	for i, p := range order {
-		out = append(out, spread(byPlane[p], quota[i])...)
-	}
-	// Restore the original order.
-	slices.Sort(out)
-	return out
-}
-
-// spread picks q of idx uniformly, keeping both endpoints when q ≥ 2.
-func spread(idx []int, q int) []int {
-	n := len(idx)
-	switch {
-	case q <= 0:
-		return nil
-	case q >= n:
-		return append([]int(nil), idx...)
-	case q == 1:
-		return []int{idx[0]}
-	}
-	out := make([]int, q)
-	for i := 0; i < q; i++ {
-		// Rounded positions 0, ..., n-1 spread evenly.
-		out[i] = idx[(i*(n-1)*2+(q-1))/((q-1)*2)]
 	}
 	return out
 }

@@ -1,63 +1,48 @@
 package tasks
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
+
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks/dataset"
 	"testing"
 )
 
-func TestSubsampleGroups(t *testing.T) {
-	planes := func(ax, co int) []string {
-		var p []string
-		for i := 0; i < ax; i++ {
-			p = append(p, "axial")
-		}
-		for i := 0; i < co; i++ {
-			p = append(p, "coronal")
-		}
-		return p
+func TestBuildSubsamplesPlaneGroupsToTheModelsLimit(t *testing.T) {
+	root := t.TempDir()
+	var imgs []dataset.Image
+	var planes []string
+	for i := 0; i < 12; i++ {
+		imgs = append(imgs, writeImage(t, root, fmt.Sprintf("g%02d.png", i), []byte(fmt.Sprintf("group %d", i))))
+		planes = append(planes, map[bool]string{true: "axial", false: "coronal"}[i < 8])
 	}
-	cases := []struct {
-		ax, co, k int
-		want      []int
-	}{
-		{4, 2, 10, []int{0, 1, 2, 3, 4, 5}},
-		{6, 3, 6, []int{0, 2, 3, 5, 6, 8}},
-		{10, 0, 4, []int{0, 3, 6, 9}},
-		{60, 19, 35, nil}, // checked by properties below
+	reg, _ := configs.DefaultRegistry()
+	model, _ := reg.Get("InternVL3.5-38B")
+	model.Tasks[configs.TaskTGroups] = configs.TaskSettings{MaxTokens: 10, MaxImages: 6}
+	prompts, _ := LoadPrompts(configs.Defaults, "prompts", configs.DefaultStructures())
+	it := Item{ID: "t_groups/P1", Task: configs.TaskTGroups, Images: imgs, Planes: planes}
+	req, err := RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root}.Build(prompts, it, 0, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range cases {
-		got := SubsampleGroups(planes(c.ax, c.co), c.k)
-		if c.want != nil && !reflect.DeepEqual(got, c.want) {
-			t.Errorf("SubsampleGroups(%d axial, %d coronal, %d) = %v, want %v", c.ax, c.co, c.k, got, c.want)
-		}
-		wantLen := min(c.k, c.ax+c.co)
-		if len(got) != wantLen {
-			t.Errorf("%d axial, %d coronal, k=%d: got %d picks", c.ax, c.co, c.k, len(got))
-		}
-		// Endpoints of each plane are kept, order is preserved, no repeats.
-		seen := map[int]bool{}
-		for i, v := range got {
-			if seen[v] || (i > 0 && got[i-1] >= v) {
-				t.Errorf("picks %v not strictly increasing", got)
-			}
-			seen[v] = true
-		}
-		for _, end := range []int{0, c.ax - 1, c.ax, c.ax + c.co - 1} {
-			if end >= 0 && end < c.ax+c.co && c.k >= 4 && !seen[end] {
-				t.Errorf("%d axial, %d coronal, k=%d: endpoint %d dropped: %v", c.ax, c.co, c.k, end, got)
-			}
-		}
+	var got []string
+	for _, img := range req.Images {
+		got = append(got, img.Path)
 	}
-	// Proportional: 60 axial and 19 coronal into 35 gives 27 and 8 (largest remainder 26.58→27, 8.42→8).
-	got := SubsampleGroups(planes(60, 19), 35)
-	ax := 0
-	for _, v := range got {
-		if v < 60 {
-			ax++
-		}
+	// 8 axial and 4 coronal into 6: 4 + 2, both ends of each plane kept.
+	want := []string{"g00.png", "g02.png", "g05.png", "g07.png", "g08.png", "g11.png"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("sent %v, want %v", got, want)
 	}
-	if ax != 27 {
-		t.Errorf("axial share = %d, want 27", ax)
+	if n := len(req.Body.Messages[0].MultiContent); n != 7 {
+		t.Errorf("%d message parts, want the prompt and 6 images", n)
+	}
+	it.Planes = nil
+	if _, err := (RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root}).Build(prompts, it, 0, nil); err == nil ||
+		!strings.Contains(err.Error(), "raise tasks.t_groups.max_images") {
+		t.Errorf("too many non-group images: err = %v", err)
 	}
 }
 

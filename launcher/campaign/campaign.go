@@ -410,10 +410,32 @@ func (d *driver) run(ctx context.Context) error {
 			for _, f := range d.plan.Failures {
 				fmt.Fprintf(d.opt.Log, "engine failure: %s replica %d on GPUs %v: %s\n", f.Model, f.Replica, f.GPUs, f.Err)
 			}
+			schedErr = errors.Join(schedErr, modelsNotRun(d.plan))
 		}
 	}
 	extWG.Wait()
 	return errors.Join(schedErr, extErr)
+}
+
+// modelsNotRun names every model the campaign could not serve, with the
+// reason: the run goes on without them, but must not look complete.
+func modelsNotRun(p *schedule.Plan) error {
+	var errs []error
+	for _, m := range p.Models {
+		switch m.Status {
+		case schedule.StatusFailed:
+			last := ""
+			for _, f := range p.Failures {
+				if f.Model == m.Model {
+					last = f.Err
+				}
+			}
+			errs = append(errs, fmt.Errorf("model %s did not run: its engine failed to start (%s); see the engine log under engines/", m.Model, last))
+		case schedule.StatusUnplaceable:
+			errs = append(errs, fmt.Errorf("model %s did not run: %s", m.Model, m.Note))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // workload estimates a model's work from its items: about 1,000 tokens an

@@ -1,0 +1,261 @@
+package campaign
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/imaging/prep"
+	"github.com/npcorch/npcorch/launcher"
+	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/synth"
+)
+
+// fixture is a small synthetic dataset, generated and prepared once.
+func fixture(t *testing.T) (data, prepDir string) {
+	t.Helper()
+	dir := t.TempDir()
+	data, prepDir = filepath.Join(dir, "data"), filepath.Join(dir, "prep")
+	opt := synth.DefaultOptions(data)
+	opt.Patients, opt.CarePath, opt.Seed = 4, 2, 7
+	if _, err := synth.Generate(context.Background(), opt); err != nil {
+		t.Fatal(err)
+	}
+	if _, rep, err := prep.Run(context.Background(), prep.Options{Dataset: data, Out: prepDir}); err != nil || len(rep.Errors) > 0 {
+		t.Fatalf("prep: %v %v", err, rep)
+	}
+	return data, prepDir
+}
+
+const testCampaign = `
+name: e2e
+node: fake:a800-sxm-8
+output: run
+seed: 11
+dataset: {raw: %q, prepared: %q}
+client: {connect_timeout: 2s, first_token_timeout: 20s, chunk_timeout: 10s, total_timeout: 1m, backoff: 50ms}
+models:
+  - name: Qwen3-VL-8B-Instruct
+    engine: {kind: sim, replicas: 2, sim: [--sim-policy, oracle, --sim-load-time, 200ms]}
+  - name: Lingshu-7B
+    engine: {kind: sim, replicas: 1, sim: [--sim-policy, "right=0.5"]}
+  - name: Hulu-Med-4B
+    engine: {kind: sim, replicas: 1, sim: [--sim-policy, constant]}
+`
+
+func testTiming() launcher.Timing {
+	return launcher.Timing{NoProgress: 30 * time.Second, HardCap: time.Minute, Grace: 3 * time.Second,
+		RestartBackoff: 100 * time.Millisecond, StallCheck: time.Second, StallWindow: 20 * time.Second}
+}
+
+// decide is the simulated engine's documented policy, written out again
+// here so that the expected scores do not come from the code under test:
+// right when the top 53 bits of sha256("seed|model|item") fall below P;
+// otherwise wrong answer number (next 8 bytes mod the number of wrong ones).
+func decide(seed int64, model, item string, p float64, nWrong int) (bool, int) {
+	h := sha256.Sum256([]byte(strconv.FormatInt(seed, 10) + "|" + model + "|" + item))
+	u := float64(binary.BigEndian.Uint64(h[:8])>>11) / (1 << 53)
+	return u < p, int(binary.BigEndian.Uint64(h[8:16]) % uint64(max(nWrong, 1)))
+}
+
+// expected derives a model's Table 1 figures from the gold labels and the
+// policy alone.
+type expected struct{ path, t, n, seq, care, strict float64 }
+
+func expect(raw *dataset.Raw, seed int64, model, policy string) expected {
+	var pathOK, pathN, tOK, tN, nOK, nN, seqOK, seqN, careOK, careN, strictOK, strictN int
+	right := func(item string, nWrong int) (bool, int) {
+		switch policy {
+		case "oracle":
+			return true, 0
+		case "half":
+			return decide(seed, model, item, 0.5, nWrong)
+		}
+		return false, -1 // constant: handled per task
+	}
+	for _, p := range raw.Patients {
+		has := func(c string) bool { return strings.Contains(strings.Join(p.Cohorts, ","), c) }
+		if has(dataset.CohortPathology) {
+			ok, _ := right("pathology/"+p.ID, 1)
+			if policy == "constant" {
+				ok = p.Pathology.Label == 1
+			}
+			pathN++
+			if ok {
+				pathOK++
+			}
+		}
+		if has(dataset.CohortSequence) {
+			for _, s := range p.Series {
+				ok, _ := right("sequence/"+p.ID+"/"+s.Sequence, 6)
+				if policy == "constant" {
+					ok = s.Sequence == "T1_Ax"
+				}
+				seqN++
+				if ok {
+					seqOK++
+				}
+			}
+		}
+		for _, task := range []string{"t_cards", "t_groups"} {
+			if (task == "t_cards" && has(dataset.CohortCards)) || (task == "t_groups" && has(dataset.CohortTGroups)) {
+				ok, w := right(task+"/"+p.ID, 2)
+				ok = ok || w == 1 // wrong answer 1 keeps the stage, flips one structure
+				if policy == "constant" {
+					ok = p.TStage == "T3"
+				}
+				tN++
+				if ok {
+					tOK++
+				}
+			}
+		}
+		if has(dataset.CohortNGroups) {
+			ok, _ := right("n_groups/"+p.ID, 3)
+			if policy == "constant" {
+				ok = p.NStage == "N1"
+			}
+			nN++
+			if ok {
+				nOK++
+			}
+		}
+		if p.Episode != nil {
+			pOK, _ := right("cp_pathology/"+p.ID, 1)
+			tOK2, w := right("cp_mri/"+p.ID, 2)
+			tOK2 = tOK2 || w == 1
+			if policy == "constant" {
+				pOK, tOK2 = p.Pathology.Label == 1, p.TStage == "T3"
+			}
+			all := pOK && tOK2
+			for _, q := range p.Episode.Questions {
+				if q.Excluded {
+					continue
+				}
+				ok, _ := right("cp_care/"+p.ID+"/"+q.ID, len(q.Options)-1)
+				if policy == "constant" {
+					ok = q.Answer == q.Options[0].Letter
+				}
+				careN++
+				if ok {
+					careOK++
+				}
+				all = all && ok
+			}
+			strictN++
+			if all {
+				strictOK++
+			}
+		}
+	}
+	pct := func(a, b int) float64 { return 100 * float64(a) / float64(b) }
+	return expected{pct(pathOK, pathN), pct(tOK, tN), pct(nOK, nN), pct(seqOK, seqN), pct(careOK, careN), pct(strictOK, strictN)}
+}
+
+func TestCampaignEndToEndScoresFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real engine processes")
+	}
+	data, prepDir := fixture(t)
+	dir := t.TempDir()
+	c, err := configs.ParseCampaign("e2e.yaml", dir, []byte(fmt.Sprintf(testCampaign, data, prepDir)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	var log bytes.Buffer
+	o, err := Run(context.Background(), Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: testTiming()})
+	if err != nil {
+		t.Fatalf("campaign: %v\n%s", err, log.String())
+	}
+	raw, err := dataset.LoadRaw(data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policies := map[string]string{"Qwen3-VL-8B-Instruct": "oracle", "Lingshu-7B": "half", "Hulu-Med-4B": "constant"}
+	for _, m := range o.Results.Models {
+		want := expect(raw, 11, m.Model, policies[m.Model])
+		got := map[string]float64{}
+		for _, col := range tasks.Table1 {
+			s, complete := col.Pick(m)
+			if s == nil || !complete {
+				t.Fatalf("%s %s: no complete score", m.Model, col.Name)
+			}
+			got[col.Name] = s.Percent
+		}
+		for name, w := range map[string]float64{"Path.": want.path, "T-Stg.": want.t, "N-Stg.": want.n, "Seq.": want.seq, "Care": want.care, "Strict": want.strict} {
+			if math.Abs(got[name]-w) > 1e-9 {
+				t.Errorf("%s (%s) %s = %.4f, want %.4f from the answer key and policy", m.Model, policies[m.Model], name, got[name], w)
+			}
+		}
+		if m.NotRun != 0 || m.Missing != 0 {
+			t.Errorf("%s: %d not run, %d missing", m.Model, m.NotRun, m.Missing)
+		}
+	}
+	// Every (model, item) is in the journal exactly once.
+	st, err := tasks.ReadJournal(o.RunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Duplicates != 0 || st.Torn != 0 {
+		t.Errorf("journal: %d duplicates, %d torn lines", st.Duplicates, st.Torn)
+	}
+	// Re-scoring from the journal alone gives the same bytes.
+	before, _ := os.ReadFile(filepath.Join(o.RunDir, "scores.json"))
+	if _, err := ScoreDir(o.RunDir); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(filepath.Join(o.RunDir, "scores.json"))
+	if !bytes.Equal(before, after) {
+		t.Error("npcorch score did not reproduce scores.json byte for byte")
+	}
+	// No engine process of the run is left.
+	if left := processesMentioning(o.RunDir); len(left) > 0 {
+		t.Errorf("processes left after the run: %v", left)
+	}
+	// Resuming a finished campaign sends nothing.
+	o2, err := Run(context.Background(), Options{Campaign: c, Self: []string{exe}, Resume: true, Out: io.Discard, Log: io.Discard, Timing: testTiming()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range o2.Summaries {
+		if s.Answered != 0 || s.Skipped != s.Requests {
+			t.Errorf("resume of a finished run: %+v", s)
+		}
+	}
+}
+
+// processesMentioning lists live processes whose command line contains s.
+func processesMentioning(s string) []string {
+	var out []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if bytes.Contains(stat, []byte(") Z ")) {
+			continue // a zombie holds nothing
+		}
+		if bytes.Contains(cmd, []byte(s)) {
+			out = append(out, d.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
+	}
+	return out
+}

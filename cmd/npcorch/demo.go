@@ -15,6 +15,7 @@ import (
 	"github.com/npcorch/npcorch/imaging/prep"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/campaign"
+	"github.com/npcorch/npcorch/tasks/report"
 	"github.com/npcorch/npcorch/tasks/synth"
 )
 
@@ -97,7 +98,10 @@ func runDemo(ctx context.Context, out string, seed int64, resume bool, stdout, s
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	fmt.Fprintf(stdout, "\nrun directory: %s (scores.md, scores.csv, scores.json, journal/, engines/) — %.1fs in all\n",
+	if err := report.Write(o.RunDir, nil, ""); err != nil {
+		return fmt.Errorf("demo: report: %w", err)
+	}
+	fmt.Fprintf(stdout, "\nrun directory: %s (scores.md/.csv/.json, report/report.html, journal/, engines/) — %.1fs in all\n",
 		o.RunDir, time.Since(start).Seconds())
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,17 +11,19 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/gpu/nvml"
+	"github.com/npcorch/npcorch/launcher/campaign"
 	"github.com/npcorch/npcorch/launcher/placement"
 	"github.com/npcorch/npcorch/launcher/schedule"
 )
 
 func newPlanCmd() *cobra.Command {
 	var (
-		campaign   string
-		node       string
-		simulate   bool
-		asJSON     bool
-		paperScale bool
+		campaignFile string
+		node         string
+		simulate     bool
+		asJSON       bool
+		paperScale   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "plan [-c CAMPAIGN] [--node fake:NAME] [--simulate] [--json]",
@@ -33,15 +36,13 @@ waves, the estimated makespan, the lower bound, and two baselines: one model
 at a time with one engine each (naive), and one model at a time at its best
 TP × replicas (sequential). --simulate also prints every simulated event.
 
-Work is counted at the NPCBench paper's scale (--paper-scale) for the
-campaign's tasks. Nodes: fake:a800-sxm-8, fake:a800-pcie-8, fake:h100-sxm-4,
-fake:h200-1.`,
+Work is counted at the NPCBench paper's scale (--paper-scale, the default)
+for the campaign's tasks, or in the campaign's prepared dataset
+(--paper-scale=false). Nodes: this machine's GPUs (nvml, auto), or
+fake:a800-sxm-8, fake:a800-pcie-8, fake:h100-sxm-4, fake:h200-1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !paperScale {
-				return errors.New("plan: counting requests from a prepared dataset is not built yet; use --paper-scale")
-			}
-			cfg, err := planConfig(campaign, node, cmd.ErrOrStderr())
+			cfg, err := planConfig(cmd.Context(), campaignFile, node, paperScale, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -65,21 +66,23 @@ fake:h200-1.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&campaign, "campaign", "c", "", "campaign file (default: every model of the registry, every task)")
-	f.StringVar(&node, "node", "", "node to plan for: fake:NAME ("+strings.Join(placement.ShapeNames(), ", ")+"); default: the campaign's node, else fake:a800-sxm-8")
+	f.StringVarP(&campaignFile, "campaign", "c", "", "campaign file (default: every model of the registry, every task)")
+	f.StringVar(&node, "node", "", "node to plan for: nvml, auto or fake:NAME ("+strings.Join(placement.ShapeNames(), ", ")+"); default: the campaign's node, else fake:a800-sxm-8")
 	f.BoolVar(&simulate, "simulate", false, "also print every event of the simulated campaign")
 	f.BoolVar(&asJSON, "json", false, "print the plan as JSON")
 	f.BoolVar(&paperScale, "paper-scale", true, "count requests at the NPCBench paper's scale (L3 + L6)")
 	return cmd
 }
 
-// planConfig gathers the models, node and workloads a plan needs.
-func planConfig(campaignPath, nodeFlag string, notes io.Writer) (schedule.Config, error) {
+// planConfig gathers the models, node and workloads a plan needs: work at
+// the paper's scale, or counted in the campaign's prepared dataset.
+func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale bool, notes io.Writer) (schedule.Config, error) {
 	var models []configs.Model
 	var tasks []string
-	nodeName := nodeFlag
+	var c *configs.Campaign
 	if campaignPath != "" {
-		c, err := configs.LoadCampaign(campaignPath, nil)
+		var err error
+		c, err = configs.LoadCampaign(campaignPath, nil)
 		if err != nil {
 			return schedule.Config{}, err
 		}
@@ -88,6 +91,9 @@ func planConfig(campaignPath, nodeFlag string, notes io.Writer) (schedule.Config
 			nodeName = c.Node
 		}
 	} else {
+		if !paperScale {
+			return schedule.Config{}, errors.New("plan: counting work from a dataset needs a campaign (-c); without one, use --paper-scale")
+		}
 		reg, err := configs.DefaultRegistry()
 		if err != nil {
 			return schedule.Config{}, err
@@ -101,15 +107,24 @@ func planConfig(campaignPath, nodeFlag string, notes io.Writer) (schedule.Config
 		nodeName = "fake:" + placement.ShapeA800SXM8
 		fmt.Fprintf(notes, "plan: no node given; planning for %s\n", nodeName)
 	}
-	if !strings.HasPrefix(nodeName, "fake:") {
-		return schedule.Config{}, fmt.Errorf("plan: node %q: planning on this machine's GPUs is not wired yet; use --node fake:NAME (%s)",
-			nodeName, strings.Join(placement.ShapeNames(), ", "))
+	src, err := nvml.Open(nodeName)
+	if err != nil {
+		return schedule.Config{}, fmt.Errorf("plan: node %s: %w", nodeName, err)
 	}
-	n, err := placement.FakeNode(nodeName)
+	defer src.Close()
+	n, nodeNotes, err := campaign.PlanNode(ctx, nodeName, src)
 	if err != nil {
 		return schedule.Config{}, fmt.Errorf("plan: %w", err)
 	}
-	wls, err := schedule.PaperScaleAll(models, tasks)
+	for _, note := range nodeNotes {
+		fmt.Fprintln(notes, "plan:", note)
+	}
+	var wls []schedule.Workload
+	if paperScale {
+		wls, err = schedule.PaperScaleAll(models, tasks)
+	} else {
+		wls, err = campaign.DatasetWorkloads(c)
+	}
 	if err != nil {
 		return schedule.Config{}, fmt.Errorf("plan: %w", err)
 	}

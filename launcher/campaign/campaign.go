@@ -238,25 +238,13 @@ func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *con
 		return nil, fmt.Errorf("campaign %s: node %s: %w", c.Name, c.Node, err)
 	}
 	d.gpuSrc = src
-	if strings.HasPrefix(c.Node, "fake:") {
-		d.node, err = placement.FakeNode(c.Node)
-		if err != nil {
-			return nil, err
-		}
-	} else {
-		inv, err := src.Inventory(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("campaign %s: reading the GPUs: %w", c.Name, err)
-		}
-		topo, err := src.Topology(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("campaign %s: reading the GPU topology: %w", c.Name, err)
-		}
-		var notes []string
-		d.node, notes = NodeFromGPU(inv, topo)
-		for _, n := range notes {
-			fmt.Fprintln(opt.Log, n)
-		}
+	var notes []string
+	d.node, notes, err = PlanNode(ctx, c.Node, src)
+	if err != nil {
+		return nil, fmt.Errorf("campaign %s: %w", c.Name, err)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(opt.Log, n)
 	}
 
 	if err := os.MkdirAll(filepath.Join(runDir, "simkeys"), 0o755); err != nil {
@@ -436,6 +424,29 @@ func modelsNotRun(p *schedule.Plan) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// DatasetWorkloads counts each local model's work in the campaign's
+// prepared dataset, for `npcorch plan` without a run.
+func DatasetWorkloads(c *configs.Campaign) ([]schedule.Workload, error) {
+	st := configs.DefaultStructures()
+	raw, err := dataset.LoadRaw(c.Path(c.Dataset.Raw), st.IDs())
+	var problems dataset.Problems
+	if err != nil && !errors.As(err, &problems) {
+		return nil, err
+	}
+	prep, err := dataset.LoadPrepared(c.Path(c.Dataset.Prepared))
+	if err != nil {
+		return nil, err
+	}
+	items, _ := tasks.BuildItems(raw, prep, st, c.TaskList())
+	var out []schedule.Workload
+	for _, m := range c.Resolved {
+		if m.Engine.Kind != configs.EngineExternal {
+			out = append(out, workload(m, itemsFor(items, m), c.Repeat))
+		}
+	}
+	return out, nil
 }
 
 // workload estimates a model's work from its items: about 1,000 tokens an

@@ -37,6 +37,29 @@ func NodeFromGPU(inv gpu.Inventory, topo gpu.Topology) (placement.Node, []string
 	return n, notes
 }
 
+// PlanNode returns the node a campaign plans on: a fake node by name
+// ("fake:a800-sxm-8"), or the GPUs NVML finds ("nvml", "auto"), with notes
+// on GPUs left out. A machine without GPUs is an error that says why.
+func PlanNode(ctx context.Context, spec string, src gpu.Source) (placement.Node, []string, error) {
+	if strings.HasPrefix(spec, "fake:") {
+		n, err := placement.FakeNode(spec)
+		return n, nil, err
+	}
+	inv, err := src.Inventory(ctx)
+	if err != nil {
+		return placement.Node{}, nil, fmt.Errorf("reading the GPUs: %w", err)
+	}
+	if len(inv.GPUs) == 0 {
+		return placement.Node{}, nil, fmt.Errorf("node %s has no GPU to plan on: %s; plan for a fake node with --node fake:NAME", spec, inv.Reason)
+	}
+	topo, err := src.Topology(ctx)
+	if err != nil {
+		return placement.Node{}, nil, fmt.Errorf("reading the GPU topology: %w", err)
+	}
+	n, notes := NodeFromGPU(inv, topo)
+	return n, notes, nil
+}
+
 // linkClass maps NVML's link classes onto the placement's.
 func linkClass(c gpu.LinkClass) placement.LinkClass {
 	switch c {

@@ -1,0 +1,85 @@
+package tasks
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/score"
+)
+
+func answered(model, item, task, patient string, repeat int, content string) Record {
+	return Record{Key: model + item + string(rune('0'+repeat)), Model: model, Item: item, Task: task, Patient: patient,
+		Repeat: repeat, Status: StatusAnswered, Answer: &Answer{Content: content}}
+}
+
+func TestScoreRunCountsFailuresWrongAndKeepsNotRunApart(t *testing.T) {
+	st := configs.DefaultStructures()
+	raw := &dataset.Raw{Patients: []dataset.Patient{{ID: "P1"}, {ID: "P2"}, {ID: "P3"}, {ID: "P4"}}}
+	var items []Item
+	for i, gold := range []string{"1", "0", "1", "1"} {
+		id := raw.Patients[i].ID
+		items = append(items, Item{ID: "pathology/" + id, Task: configs.TaskPathology, Patient: id, Gold: Gold{Label: gold}})
+	}
+	j := &JournalState{Records: map[string]Record{}}
+	for _, r := range []Record{
+		answered("M", "pathology/P1", "pathology", "P1", 0, "1"),                     // right
+		answered("M", "pathology/P2", "pathology", "P2", 0, "The slide is unclear."), // unparseable: wrong, kept
+		{Key: "x", Model: "M", Item: "pathology/P3", Task: "pathology", Patient: "P3", Status: StatusNotRun},
+		// P4 never attempted.
+	} {
+		j.Records[r.Key] = r
+	}
+	res, err := ScoreRun("c", raw, items, st, j, []string{"M"}, 1, score.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Models[0]
+	if m.Answered != 2 || m.NotRun != 1 || m.Missing != 1 {
+		t.Fatalf("answered/not run/missing = %d/%d/%d, want 2/1/1", m.Answered, m.NotRun, m.Missing)
+	}
+	acc := m.Tasks[0].Score.Accuracy
+	// The unparseable answer stays in the denominator; the two without an
+	// answer are left out and the score is marked incomplete.
+	if acc.Numerator != 1 || acc.Denominator != 2 || m.Tasks[0].Score.Complete {
+		t.Fatalf("accuracy %v/%d complete=%v, want 1/2, incomplete", acc.Numerator, acc.Denominator, m.Tasks[0].Score.Complete)
+	}
+	var md bytes.Buffer
+	res.WriteMarkdown(&md)
+	if !bytes.Contains(md.Bytes(), []byte("50.0 [")) || !bytes.Contains(md.Bytes(), []byte("]*")) {
+		t.Errorf("Table 1 should show 50.0 with an interval, marked provisional:\n%s", md.String())
+	}
+}
+
+func TestScoreRunRepeatedReliability(t *testing.T) {
+	st := configs.DefaultStructures()
+	raw := &dataset.Raw{Patients: []dataset.Patient{{ID: "P1"}, {ID: "P2"}}}
+	items := []Item{
+		{ID: "pathology/P1", Task: configs.TaskPathology, Patient: "P1", Gold: Gold{Label: "1"}},
+		{ID: "pathology/P2", Task: configs.TaskPathology, Patient: "P2", Gold: Gold{Label: "0"}},
+	}
+	j := &JournalState{Records: map[string]Record{}}
+	// P1 right in all 3 attempts; P2 right once (attempt 1).
+	for rep, p2 := range []string{"1", "0", "1"} {
+		for _, r := range []Record{answered("M", "pathology/P1", "pathology", "P1", rep, "1"),
+			answered("M", "pathology/P2", "pathology", "P2", rep, p2)} {
+			j.Records[r.Key] = r
+		}
+	}
+	res, err := ScoreRun("c", raw, items, st, j, []string{"M"}, 3, score.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Models[0].Reliability) != 1 {
+		t.Fatalf("reliability for %d tasks", len(res.Models[0].Reliability))
+	}
+	rel := res.Models[0].Reliability[0].Reliability
+	if rel.K != 3 || rel.PassHatK.Percent != 50 || rel.PassAtK.Percent != 100 {
+		t.Fatalf("k=%d pass^k=%v pass@k=%v, want 3, 50, 100", rel.K, rel.PassHatK.Percent, rel.PassAtK.Percent)
+	}
+	// avg@k = (3 + 1) / 6.
+	if got := rel.AvgAtK.Percent; got < 66.66 || got > 66.67 {
+		t.Fatalf("avg@k = %v, want 66.67", got)
+	}
+}

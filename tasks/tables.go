@@ -55,17 +55,26 @@ var Table1 = []Column{
 }
 
 func taskAccuracy(m ModelResults, task string) (*score.Score, bool) {
-	for _, t := range m.Tasks {
-		if t.Task == task {
-			return t.Score.Accuracy, t.Score.Complete
-		}
+	if ts := m.Task(task); ts != nil {
+		return ts.Accuracy, ts.Complete
 	}
 	return nil, true
 }
 
-// interval returns the interval reports show: exact when the score has one
-// (patient counts), else the patient-cluster bootstrap.
-func interval(s *score.Score) *score.Interval {
+// Task returns the model's score of a closed-answer L3 task, nil when the
+// task did not run.
+func (m ModelResults) Task(task string) *score.TaskScore {
+	for i := range m.Tasks {
+		if m.Tasks[i].Task == task {
+			return &m.Tasks[i].Score
+		}
+	}
+	return nil
+}
+
+// ShownInterval returns the interval reports show: exact when the score has
+// one (patient counts), else the patient-cluster bootstrap.
+func ShownInterval(s *score.Score) *score.Interval {
 	if s.Exact != nil {
 		return s.Exact
 	}
@@ -77,7 +86,7 @@ func cell(s *score.Score, complete bool) string {
 		return "–"
 	}
 	out := strconv.FormatFloat(s.Percent, 'f', 1, 64)
-	if iv := interval(s); iv != nil {
+	if iv := ShownInterval(s); iv != nil {
 		out += fmt.Sprintf(" [%.1f–%.1f]", iv.Lower, iv.Upper)
 	}
 	if !complete {
@@ -123,29 +132,30 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 }
 
 func (r *Results) majority(column string) string {
-	for _, m := range r.Models {
-		var ts *score.TaskScore
-		switch column {
-		case "Path.":
-			ts = findTask(m, configs.TaskPathology)
-		case "T-Stg.":
-			ts = m.TStage
-		case "N-Stg.":
-			ts = findTask(m, configs.TaskNGroups)
-		case "Seq.":
-			ts = findTask(m, configs.TaskSequence)
-		}
-		if ts != nil && ts.Majority != nil {
-			return fmt.Sprintf("%.1f (%s)", ts.Majority.Percent, ts.Majority.Class)
-		}
+	if b := r.Baseline(column); b != nil {
+		return fmt.Sprintf("%.1f (%s)", b.Percent, b.Class)
 	}
 	return ""
 }
 
-func findTask(m ModelResults, task string) *score.TaskScore {
-	for i := range m.Tasks {
-		if m.Tasks[i].Task == task {
-			return &m.Tasks[i].Score
+// Baseline is the cohort's majority-class baseline beside a Table 1 column
+// (nil for columns without one). Every model of a run shares the cohort, so
+// the first model that ran the column's task carries it.
+func (r *Results) Baseline(column string) *score.Baseline {
+	for _, m := range r.Models {
+		var ts *score.TaskScore
+		switch column {
+		case "Path.":
+			ts = m.Task(configs.TaskPathology)
+		case "T-Stg.":
+			ts = m.TStage
+		case "N-Stg.":
+			ts = m.Task(configs.TaskNGroups)
+		case "Seq.":
+			ts = m.Task(configs.TaskSequence)
+		}
+		if ts != nil && ts.Majority != nil {
+			return ts.Majority
 		}
 	}
 	return nil
@@ -176,7 +186,7 @@ func (r *Results) WriteCSV(w io.Writer) error {
 				continue
 			}
 			row := []string{m.Model, c.Level, c.Name, f(s.Percent), f(s.Numerator), strconv.Itoa(s.Denominator), "", "", "", strconv.FormatBool(complete)}
-			if iv := interval(s); iv != nil {
+			if iv := ShownInterval(s); iv != nil {
 				row[6], row[7], row[8] = f(iv.Lower), f(iv.Upper), iv.Method
 			}
 			cw.Write(row)

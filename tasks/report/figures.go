@@ -7,6 +7,7 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/gpu"
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -131,7 +132,7 @@ func (r *Report) carePathPlot() (figure, bool, error) {
 		for g, sc := range scores {
 			if v := sc[k]; v != nil {
 				s.Values[g] = &v.Percent
-				if iv := shownInterval(v); iv != nil {
+				if iv := tasks.ShownInterval(v); iv != nil {
 					s.Lower[g], s.Upper[g] = &iv.Lower, &iv.Upper
 				}
 			}

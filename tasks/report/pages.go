@@ -227,7 +227,7 @@ func scoreOf(s *score.Score, provisional bool) gridCell {
 	if s == nil {
 		return scoreCell(nil, nil, false)
 	}
-	return scoreCell(s, shownInterval(s), provisional)
+	return scoreCell(s, tasks.ShownInterval(s), provisional)
 }
 
 func taskTable(p *page, m *tasks.ModelResults) {

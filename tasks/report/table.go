@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/score"
 )
@@ -101,7 +100,7 @@ func buildTable(runs []*Run) Table {
 		}
 	}
 	for _, c := range tasks.Table1 {
-		t.Baselines = append(t.Baselines, columnBaseline(runs[0].Results, c.Name))
+		t.Baselines = append(t.Baselines, runs[0].Results.Baseline(c.Name))
 	}
 	return t
 }
@@ -110,7 +109,7 @@ func newCell(c tasks.Column, m tasks.ModelResults) TableCell {
 	s, complete := c.Pick(m)
 	cell := TableCell{Column: c.Name, Score: s}
 	if s != nil {
-		cell.Interval = shownInterval(s)
+		cell.Interval = tasks.ShownInterval(s)
 		cell.Provisional = !complete
 	}
 	return cell
@@ -127,47 +126,6 @@ func compareCell(cell *TableCell, base TableCell) {
 	if a, b := cell.Interval, base.Interval; a != nil && b != nil {
 		cell.Disjoint = a.Lower > b.Upper || b.Lower > a.Upper
 	}
-}
-
-// shownInterval is the interval tables print: exact when the score has
-// one, else the bootstrap.
-func shownInterval(s *score.Score) *score.Interval {
-	if s.Exact != nil {
-		return s.Exact
-	}
-	return s.Bootstrap
-}
-
-// columnBaseline is the majority-class baseline beside a Table 1 column:
-// the first model with the column's task carries the cohort's baseline
-// (every model of a run shares the cohort).
-func columnBaseline(res *tasks.Results, column string) *score.Baseline {
-	for _, m := range res.Models {
-		var ts *score.TaskScore
-		switch column {
-		case "Path.":
-			ts = findTask(m, configs.TaskPathology)
-		case "T-Stg.":
-			ts = m.TStage
-		case "N-Stg.":
-			ts = findTask(m, configs.TaskNGroups)
-		case "Seq.":
-			ts = findTask(m, configs.TaskSequence)
-		}
-		if ts != nil && ts.Majority != nil {
-			return ts.Majority
-		}
-	}
-	return nil
-}
-
-func findTask(m tasks.ModelResults, task string) *score.TaskScore {
-	for i := range m.Tasks {
-		if m.Tasks[i].Task == task {
-			return &m.Tasks[i].Score
-		}
-	}
-	return nil
 }
 
 // scoreCell prints a score as the tables do: "62.5 [51.2–71.8]", with "*"

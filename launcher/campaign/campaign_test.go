@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,20 +24,36 @@ import (
 	"github.com/npcorch/npcorch/tasks/synth"
 )
 
-// fixture is a small synthetic dataset, generated and prepared once.
+var (
+	fixtureOnce sync.Once
+	fixtureDir  string
+	fixtureErr  error
+)
+
+// fixture is a small synthetic dataset, generated and prepared once for the
+// package's tests (TestMain removes it). Tests must not modify it.
 func fixture(t *testing.T) (data, prepDir string) {
 	t.Helper()
-	dir := t.TempDir()
-	data, prepDir = filepath.Join(dir, "data"), filepath.Join(dir, "prep")
-	opt := synth.DefaultOptions(data)
-	opt.Patients, opt.CarePath, opt.Seed = 4, 2, 7
-	if _, err := synth.Generate(context.Background(), opt); err != nil {
-		t.Fatal(err)
+	fixtureOnce.Do(func() {
+		fixtureDir, fixtureErr = os.MkdirTemp("", "npcorch-campaign-fixture-")
+		if fixtureErr != nil {
+			return
+		}
+		opt := synth.DefaultOptions(filepath.Join(fixtureDir, "data"))
+		opt.Patients, opt.CarePath, opt.Seed = 4, 2, 7
+		if _, fixtureErr = synth.Generate(context.Background(), opt); fixtureErr != nil {
+			return
+		}
+		var rep *prep.Report
+		_, rep, fixtureErr = prep.Run(context.Background(), prep.Options{Dataset: opt.Out, Out: filepath.Join(fixtureDir, "prep")})
+		if fixtureErr == nil && len(rep.Errors) > 0 {
+			fixtureErr = fmt.Errorf("prep: %v", rep.Errors)
+		}
+	})
+	if fixtureErr != nil {
+		t.Fatal(fixtureErr)
 	}
-	if _, rep, err := prep.Run(context.Background(), prep.Options{Dataset: data, Out: prepDir}); err != nil || len(rep.Errors) > 0 {
-		t.Fatalf("prep: %v %v", err, rep)
-	}
-	return data, prepDir
+	return filepath.Join(fixtureDir, "data"), filepath.Join(fixtureDir, "prep")
 }
 
 const testCampaign = `
@@ -258,4 +275,55 @@ func processesMentioning(s string) []string {
 		}
 	}
 	return out
+}
+
+func TestCampaignGoesOnWithoutAModelWhoseEngineCannotStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real engine processes")
+	}
+	data, prepDir := fixture(t)
+	src := fmt.Sprintf(`
+name: broken
+node: fake:h100-sxm-4
+output: run
+dataset: {raw: %q, prepared: %q}
+tasks: [pathology, sequence]
+client: {connect_timeout: 2s, first_token_timeout: 20s, chunk_timeout: 10s, total_timeout: 1m, backoff: 50ms}
+models:
+  - name: Lingshu-7B
+    engine: {kind: sim, replicas: 1, sim: [--sim-policy, oracle]}
+  - name: Qwen3-VL-8B-Instruct
+    engine: {kind: sim, replicas: 1, sim: [--sim-fault, exit-during-load, --sim-load-time, 100ms]}
+`, data, prepDir)
+	c, err := configs.ParseCampaign("broken.yaml", t.TempDir(), []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	tm := testTiming()
+	tm.MaxRestarts = -1
+	var log bytes.Buffer
+	o, err := Run(context.Background(), Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: tm})
+	t.Log(log.String())
+	if err == nil || !strings.Contains(err.Error(), "model Qwen3-VL-8B-Instruct did not run") || !strings.Contains(err.Error(), "out of memory") {
+		t.Fatalf("err = %v; want it to name the model that did not run and why", err)
+	}
+	if o == nil || o.Results == nil {
+		t.Fatal("no results for the model that ran")
+	}
+	for _, m := range o.Results.Models {
+		switch m.Model {
+		case "Lingshu-7B":
+			if m.Answered == 0 || m.Missing != 0 || m.Tasks[0].Score.Accuracy.Percent != 100 {
+				t.Errorf("Lingshu-7B: %d answered, %d missing", m.Answered, m.Missing)
+			}
+		case "Qwen3-VL-8B-Instruct":
+			if m.Answered != 0 || m.Missing == 0 {
+				t.Errorf("the model that never started has %d answers and %d missing items", m.Answered, m.Missing)
+			}
+		}
+	}
+	if left := processesMentioning(o.RunDir); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
 }

@@ -30,7 +30,11 @@ func TestMain(m *testing.M) {
 	}
 	self, _ := json.Marshal([]string{exe, "sim-engine"})
 	os.Setenv(simengine.SelfEnv, string(self))
-	os.Exit(m.Run())
+	code := m.Run()
+	if fixtureDir != "" {
+		os.RemoveAll(fixtureDir)
+	}
+	os.Exit(code)
 }
 
 func runChild(role string, args []string) int {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"path"
 	"strings"
 	"text/template"
 
@@ -33,13 +34,14 @@ type PromptData struct {
 	Question     string
 }
 
-// LoadPrompts parses TASK.tmpl for every task from fsys (configs.Defaults
-// holds them under "prompts").
+// LoadPrompts parses TASK.tmpl for every task from the folder dir of fsys
+// (configs.Defaults holds them under "prompts"; a campaign's own folder is
+// os.DirFS(folder) with dir ".").
 func LoadPrompts(fsys fs.FS, dir string, st *configs.Structures) (*Prompts, error) {
 	p := &Prompts{tmpl: map[string]*template.Template{}, structures: st.IDs()}
 	funcs := template.FuncMap{"join": strings.Join}
 	for _, task := range configs.TaskKeys {
-		name := dir + "/" + task + ".tmpl"
+		name := path.Join(dir, task+".tmpl")
 		src, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return nil, fmt.Errorf("prompt for task %s: %w", task, err)

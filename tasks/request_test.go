@@ -2,6 +2,8 @@ package tasks
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -83,5 +85,24 @@ func TestRequestKeyChangesWithWhatDecidesTheAnswer(t *testing.T) {
 		if k == k0 {
 			t.Errorf("variant %d has the same key", i)
 		}
+	}
+}
+
+func TestLoadPromptsFromAUserFolder(t *testing.T) {
+	dir := t.TempDir()
+	for _, task := range configs.TaskKeys {
+		os.WriteFile(filepath.Join(dir, task+".tmpl"), []byte("custom "+task+" with {{len .Structures}} structures"), 0o644)
+	}
+	p, err := LoadPrompts(os.DirFS(dir), ".", configs.DefaultStructures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Render(Item{ID: "card/P1", Task: configs.TaskCard}, nil)
+	if err != nil || got != "custom card with 18 structures" {
+		t.Fatalf("Render = %q, %v", got, err)
+	}
+	os.Remove(filepath.Join(dir, "cp_care.tmpl"))
+	if _, err := LoadPrompts(os.DirFS(dir), ".", configs.DefaultStructures()); err == nil || !strings.Contains(err.Error(), "prompt for task cp_care") {
+		t.Fatalf("missing template: err = %v", err)
 	}
 }

@@ -45,6 +45,11 @@ type Model struct {
 	// SpeedTokensPerS is a rough prefill throughput estimate on one A800,
 	// used only to order models in the campaign plan.
 	SpeedTokensPerS float64 `yaml:"speed_tokens_per_s,omitempty" json:"speed_tokens_per_s,omitempty"`
+	// PreprocessImagesPerS is how many 512×1644 images one API server
+	// process of the engine decodes, resizes and patchifies per second
+	// (larger images cost in proportion to their pixels); 0 uses the
+	// planner's default (package launcher/placement explains it).
+	PreprocessImagesPerS float64 `yaml:"preprocess_images_per_s,omitempty" json:"preprocess_images_per_s,omitempty"`
 	// Notes is free text shown by `npcorch plan` (support caveats).
 	Notes string `yaml:"notes,omitempty" json:"notes,omitempty"`
 }

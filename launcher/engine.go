@@ -28,6 +28,8 @@ type Launch struct {
 	APIKey    string   // generated per replica
 	MediaRoot string   // --allowed-local-media-path (prepared-image root)
 	Images    ImageLimits
+	// APIServers > 1 becomes --api-server-count (vLLM and sim engines).
+	APIServers int
 }
 
 // Probe says how readiness is proven for one engine kind.

@@ -59,6 +59,9 @@ func vllmFlags(l Launch) ([]string, error) {
 		args = append(args, "--allowed-local-media-path", l.MediaRoot)
 	}
 	args = append(args, "--generation-config", "vllm")
+	if l.APIServers > 1 {
+		args = append(args, "--api-server-count", strconv.Itoa(l.APIServers))
+	}
 	if m.Engine.TrustRemoteCode {
 		args = append(args, "--trust-remote-code")
 	}

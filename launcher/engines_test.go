@@ -120,6 +120,14 @@ func TestSimInvocationGolden(t *testing.T) {
 	if _, err := (Sim{}).Invocation(l); err == nil {
 		t.Error("sim without a command: no error")
 	}
+	l.APIServers = 3
+	inv, err = Engines{Sim: []string{"npcorch", "sim-engine", "serve"}}.mustFor(t, configs.EngineSim).Invocation(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.Index(inv.Argv, "--api-server-count"); i < 0 || inv.Argv[i+1] != "3" {
+		t.Errorf("APIServers 3 should pass --api-server-count 3: %q", inv.Argv)
+	}
 }
 
 func (e Engines) mustFor(t *testing.T, kind string) Engine {

@@ -45,7 +45,7 @@ func (r *Replica) launch() {
 	r.inv, err = eng.Invocation(Launch{
 		Model: r.spec.Model, Replica: r.spec.Replica, GPUs: r.spec.GPUs,
 		Host: r.cfg.Host, Port: r.port, APIKey: r.key,
-		MediaRoot: r.spec.MediaRoot, Images: r.spec.Images,
+		MediaRoot: r.spec.MediaRoot, Images: r.spec.Images, APIServers: r.spec.APIServers,
 	})
 	if err != nil {
 		r.failNow(FailureConfig, err.Error(), err)

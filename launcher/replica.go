@@ -18,6 +18,9 @@ type ReplicaSpec struct {
 	GPUs      []string // GPU UUIDs (empty for external and CPU sim engines)
 	MediaRoot string   // prepared-image root for --allowed-local-media-path
 	Images    ImageLimits
+	// APIServers is vLLM's --api-server-count: API processes that decode
+	// and preprocess images in parallel (0 or 1: vLLM's single one).
+	APIServers int
 }
 
 func (s ReplicaSpec) name() string { return fmt.Sprintf("%s/r%d", s.Model.Name, s.Replica) }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/shirou/gopsutil/v4/cpu"
+
 	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/launcher/placement"
 )
@@ -31,6 +33,10 @@ func NodeFromGPU(inv gpu.Inventory, topo gpu.Topology) (placement.Node, []string
 		n.GPUs = append(n.GPUs, pg)
 	}
 	n.Link = func(a, b int) placement.LinkClass { return linkClass(topo.Between(a, b).Class) }
+	// Physical cores bound how many API servers engines can be given.
+	if cores, err := cpu.Counts(false); err == nil {
+		n.CPUs = cores
+	}
 	if len(n.GPUs) > 0 {
 		n.Speed = speedOf(n.GPUs[0].Name)
 	}

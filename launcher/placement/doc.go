@@ -47,4 +47,35 @@
 // per-GPU budget leaves less than a quarter for the KV cache (long
 // multimodal requests need it to batch). Replicas add linearly. These are
 // planning estimates, not measurements; they only have to rank choices.
+//
+// # Image preprocessing
+//
+// Before an image reaches the GPU, the engine's API server process decodes,
+// resizes, normalises and patchifies it, on one core (the GIL; vLLM's
+// multimodal executor has one worker), and nothing of it shows in
+// num_requests_waiting. Each replica therefore has a preprocessing ceiling,
+// Placement.ImagesPerS = APIServers × PreprocessRate, in 512×1644 images per
+// second (larger images cost in proportion to their pixels). A larger TP
+// does not raise it; more replicas or more API servers do. Package schedule
+// combines it with the work's images to get a replica's real rate.
+//
+// PreprocessRate is the registry's preprocess_images_per_s, or 20: 512×1644
+// plane groups through the Qwen2-VL processor's steps (decode, RGB,
+// bicubic resize to multiples of 28, normalise, patchify) took 46–60 ms of
+// CPU per image in Pillow + numpy (testdata/preprocess_proxy.py) and 58–62
+// ms in the Go proxy (BenchmarkPreprocessProxy) on this project's 2-core
+// EPYC VM; vLLM issue #58266 measured 14 images/s of 1275×1650 (2.5× the
+// pixels) through a whole vLLM API server. vLLM's own overhead around the
+// processor is not in the proxies.
+//
+// APIServers is a choice placement makes per TP size: vLLM's
+// --api-server-count N runs N API server processes that share one engine,
+// each with its own preprocessing. An engine gets the node's CPU cores
+// (Node.CPUs) in proportion to its GPUs, less one core per TP worker and
+// one for the engine core, one core per API server, at most
+// Constraints.MaxAPIServers (default DefaultMaxAPIServers, 4: beyond it the
+// engine core's single input thread, which copies every image's pixel
+// tensor, is the next limit, and it is not modelled). Only upstream vLLM
+// and the simulated engine take the flag (ScalesAPIServers); forks,
+// SGLang and wrappers keep one. Unknown cores mean one.
 package placement

@@ -119,10 +119,13 @@ func bestSubset(n Node, numa map[int]int, pool []int, t int, avoid map[string]bo
 	var best candidate
 	found := false
 	consider := func(gpus []int) {
-		if avoid[groupKey(gpus)] {
+		if len(gpus) != t || avoid[groupKey(gpus)] {
 			return
 		}
 		c := rank(n, numa, gpus, pool)
+		if c.worst < LinkCrossSocket {
+			return // GPUs on separate machines never form one TP group
+		}
 		if !found || c.better(best) {
 			best, found = c, true
 		}

@@ -24,10 +24,17 @@ const (
 	LinkNVLink
 )
 
+// LinkSeparate joins GPUs of different machines (cluster nodes): they are
+// never put in one TP group. It is below every class a node reports.
+const LinkSeparate LinkClass = -1
+
 var linkNames = [...]string{"cross-socket", "same-numa", "host-bridge", "pcie-switch", "nvlink"}
 
 // String returns the class's short name, e.g. "nvlink".
 func (c LinkClass) String() string {
+	if c == LinkSeparate {
+		return "separate-nodes"
+	}
 	if c < 0 || int(c) >= len(linkNames) {
 		return fmt.Sprintf("link(%d)", int(c))
 	}
@@ -39,6 +46,10 @@ func (c LinkClass) MarshalText() ([]byte, error) { return []byte(c.String()), ni
 
 // UnmarshalText reads a short name written by MarshalText.
 func (c *LinkClass) UnmarshalText(b []byte) error {
+	if string(b) == LinkSeparate.String() {
+		*c = LinkSeparate
+		return nil
+	}
 	for i, n := range linkNames {
 		if n == string(b) {
 			*c = LinkClass(i)
@@ -75,6 +86,10 @@ type Node struct {
 	// Speed is one GPU's throughput relative to an A800 (H100 ≈ 2). Zero
 	// means 1.
 	Speed float64 `json:"speed,omitempty"`
+	// CPUs is the host's physical CPU cores for engine processes; it sizes
+	// each engine's API servers (see APIServers). Zero means unknown: one
+	// API server per engine, vLLM's default.
+	CPUs int `json:"cpus,omitempty"`
 }
 
 // link returns the class between a and b, tolerating a nil Link.

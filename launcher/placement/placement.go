@@ -60,6 +60,13 @@ type Placement struct {
 	Footprint uint64 `json:"footprint_bytes"`
 	// Throughput is the sum of the groups' throughputs, in A800-equivalents.
 	Throughput float64 `json:"throughput"`
+	// APIServers is each replica's API server processes (vLLM's
+	// --api-server-count; pass the flag only when above 1).
+	APIServers int `json:"api_servers"`
+	// ImagesPerS is each replica's image-preprocessing ceiling: 512×1644
+	// images per second, APIServers × PreprocessRate. Throughput ignores it;
+	// the work a replica is given decides which of the two binds.
+	ImagesPerS float64 `json:"images_per_s"`
 }
 
 // GPUCount returns how many GPUs the placement occupies.
@@ -101,6 +108,9 @@ type Constraints struct {
 	Exclude []int
 	// Avoid lists TP groups (GPU sets) that failed to start for this model.
 	Avoid [][]int
+	// MaxAPIServers caps each engine's API server processes
+	// (0 = DefaultMaxAPIServers; 1 = vLLM's default of one).
+	MaxAPIServers int
 }
 
 // Result is the outcome of Evaluate for one model.
@@ -247,17 +257,18 @@ func Evaluate(m configs.Model, n Node, c Constraints) Result {
 			groups[i].Throughput = GroupThroughput(n, m, t, groups[i].Link, minBudget(n, groups[i].GPUs, u))
 		}
 		maxR := min(len(groups), limit/t)
+		api := APIServers(m, n, t, c.MaxAPIServers)
 		if r := m.Engine.Replicas; r > 0 {
 			if r > maxR {
 				reject(ReasonPinnedReplicas, t, eligible, "%s pins %d replicas of TP %d (%d GPUs); only %d such group%s fit%s on %s",
 					m.Name, r, t, r*t, maxR, plural(maxR), verbS(maxR), GPUList(eligible))
 				continue
 			}
-			res.Options = append(res.Options, option(m, t, u, need, groups[:r]))
+			res.Options = append(res.Options, option(m, t, u, need, api, groups[:r]))
 			continue
 		}
 		for r := 1; r <= maxR; r++ {
-			res.Options = append(res.Options, option(m, t, u, need, groups[:r]))
+			res.Options = append(res.Options, option(m, t, u, need, api, groups[:r]))
 		}
 	}
 	slices.SortStableFunc(res.Options, func(a, b Placement) int {
@@ -275,8 +286,11 @@ func Evaluate(m configs.Model, n Node, c Constraints) Result {
 	return res
 }
 
-func option(m configs.Model, t int, u float64, need uint64, groups []Group) Placement {
-	p := Placement{Model: m.Name, TP: t, Replicas: len(groups), Groups: slices.Clone(groups), Utilization: u, Footprint: need}
+func option(m configs.Model, t int, u float64, need uint64, api int, groups []Group) Placement {
+	p := Placement{
+		Model: m.Name, TP: t, Replicas: len(groups), Groups: slices.Clone(groups), Utilization: u, Footprint: need,
+		APIServers: api, ImagesPerS: float64(api) * PreprocessRate(m),
+	}
 	for _, g := range groups {
 		p.Throughput += g.Throughput
 	}

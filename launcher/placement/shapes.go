@@ -68,19 +68,22 @@ func uniformGPUs(tag, product string, n int, total uint64, numa func(i int) int)
 func allNVLink(a, b int) LinkClass { return LinkNVLink }
 
 // A800SXM8 is an idle 8×A800-SXM4-80GB node: every pair on one NVSwitch
-// fabric, GPUs 0-3 on NUMA node 0 and 4-7 on NUMA node 1.
+// fabric, GPUs 0-3 on NUMA node 0 and 4-7 on NUMA node 1, and 64 CPU cores
+// (two 32-core Xeons, as in common HGX A800 servers).
 func A800SXM8() Node {
 	return Node{
 		Name:  "fake:" + ShapeA800SXM8,
 		GPUs:  uniformGPUs("a800sxm", "NVIDIA A800-SXM4-80GB", 8, 80*gib, func(i int) int { return i / 4 }),
 		Link:  allNVLink,
 		Speed: 1,
+		CPUs:  64,
 	}
 }
 
 // A800PCIe8 is an idle 8×A800-80GB PCIe node: NVLink bridges join the pairs
 // 0-1, 2-3, 4-5 and 6-7; GPUs 0-3 sit under socket 0 (NUMA 0) and 4-7 under
 // socket 1, so other pairs go through the CPU, or across the sockets.
+// 64 CPU cores.
 func A800PCIe8() Node {
 	return Node{
 		Name: "fake:" + ShapeA800PCIe8,
@@ -95,27 +98,31 @@ func A800PCIe8() Node {
 			return LinkCrossSocket
 		},
 		Speed: 1,
+		CPUs:  64,
 	}
 }
 
 // H100SXM4 is an idle 4×H100-80GB SXM node: all NVLink, GPUs 0-1 on NUMA
-// node 0 and 2-3 on NUMA node 1. Speed 2 (about twice an A800 in serving).
+// node 0 and 2-3 on NUMA node 1. Speed 2 (about twice an A800 in serving);
+// 64 CPU cores.
 func H100SXM4() Node {
 	return Node{
 		Name:  "fake:" + ShapeH100SXM4,
 		GPUs:  uniformGPUs("h100sxm", "NVIDIA H100 80GB HBM3", 4, 81559*mib, func(i int) int { return i / 2 }),
 		Link:  allNVLink,
 		Speed: 2,
+		CPUs:  64,
 	}
 }
 
-// H200x1 is an idle single H200-141GB. Speed 2.3 (more memory bandwidth
-// than an H100).
+// H200x1 is an idle single H200-141GB with 16 CPU cores. Speed 2.3 (more
+// memory bandwidth than an H100).
 func H200x1() Node {
 	return Node{
 		Name:  "fake:" + ShapeH200x1,
 		GPUs:  uniformGPUs("h200", "NVIDIA H200", 1, 143771*mib, func(int) int { return 0 }),
 		Link:  allNVLink,
 		Speed: 2.3,
+		CPUs:  16,
 	}
 }

@@ -26,17 +26,26 @@
 // configs.Model.SpeedTokensPerS × its placement throughput token equivalents
 // per second, where throughput is in A800-equivalents (see package
 // placement: TP efficiency by link class, KV-cache headroom, GPU speed).
-// Replicas add linearly; an engine that shares a GPU with k ready engines
-// gets 1/k of it. Work is treated as a fluid: requests spread over all
-// replicas of a model, and all of them finish together. Start-up takes
+// That is the GPUs' rate; a replica's API servers also cap it: they
+// preprocess placement.Placement.ImagesPerS 512×1644 images per second (see
+// package placement), and a workload carries its images (Workload.Images,
+// ImagePixels). A model's workloads may come one per task; as the runner
+// sends tasks one after the other, a replica's rate is the model's work
+// divided by Σ over tasks of max(task work / GPU rate, task images /
+// preprocessing rate). Rankings, first waves, scale-out and the bounds all
+// use that rate. Replicas add linearly; an engine that shares a GPU with k
+// ready engines gets 1/k of its rate (of the GPU part only, strictly; the
+// estimate shares both). Work is treated as a fluid: requests spread over
+// all replicas of a model, and all of them finish together; the task mix
+// is taken as the same throughout a model's run. Start-up takes
 // 90 s + 2 s per GiB of weights on each GPU; stopping and verifying 15 s.
 //
 // # Policy
 //
 // Models are taken longest-first by GPU-time at their most efficient
 // placement (LPT). A model's first wave gets the fewest GPUs that would
-// finish it within half the lower bound, at the highest-throughput
-// placement that keeps at least 80 % of its best per-GPU efficiency. When
+// finish it within half the lower bound, at the highest-rate placement
+// (preprocessing ceiling included) that keeps at least 80 % of its best per-GPU efficiency. When
 // no waiting model can use free GPUs, they go one replica at a time to the
 // running model with the most remaining time, if that finishes it sooner
 // despite the start-up. A start failure records the model's GPU set as
@@ -50,5 +59,7 @@
 // placement), without start-up. The naive baseline runs one model at a time
 // with one engine (its best single-engine TP), as the shell scripts do; the
 // sequential baseline runs one model at a time at its best TP × replicas.
-// Both baselines pay each engine's start-up and stop.
+// Both baselines pay each engine's start-up and stop, and use the same API
+// servers per engine as the plan (Policy.MaxAPIServers 1 gives vLLM's
+// default of one, as the shell scripts run it).
 package schedule

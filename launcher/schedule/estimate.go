@@ -17,6 +17,10 @@ type Estimator struct {
 	Startup func(m configs.Model, tp int) time.Duration
 	// Stop is the time to stop an engine and verify its GPUs (0 = 15 s).
 	Stop time.Duration
+	// NoPreprocessCeiling ignores the image-preprocessing ceiling: engines
+	// run at their GPUs' rate whatever their images (the model before it
+	// existed; for comparison).
+	NoPreprocessCeiling bool
 }
 
 // Work returns w's token equivalents: prompt + DecodeCost × output.

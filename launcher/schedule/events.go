@@ -22,7 +22,11 @@ type Replica struct {
 	UUIDs []string `json:"uuids"`
 	// Utilization is the engine's --gpu-memory-utilization.
 	Utilization float64 `json:"utilization"`
-	// Rate is the estimated token equivalents per second on GPUs of its own.
+	// APIServers is the engine's API server processes: pass
+	// --api-server-count APIServers when it is above 1.
+	APIServers int `json:"api_servers"`
+	// Rate is the estimated token equivalents per second on GPUs of its
+	// own, image preprocessing included.
 	Rate float64 `json:"rate"`
 }
 

@@ -50,13 +50,16 @@ type Wave struct {
 	Kind     WaveKind `json:"kind"`
 	TP       int      `json:"tp"`
 	Replicas int      `json:"replicas"`
-	GPUs     [][]int  `json:"gpus"`
+	// APIServers is each replica's API server processes.
+	APIServers int     `json:"api_servers"`
+	GPUs       [][]int `json:"gpus"`
 	// Start is when the engines were asked to start, Ready when the last of
 	// them was ready, End when the last was stopped (GPUs free again).
 	Start Seconds `json:"start_s"`
 	Ready Seconds `json:"ready_s,omitempty"`
 	End   Seconds `json:"end_s,omitempty"`
-	// Throughput is in A800-equivalents; TokensPerS the estimated rate.
+	// Throughput is the GPUs' in A800-equivalents; TokensPerS the
+	// estimated rate, image preprocessing included.
 	Throughput float64 `json:"throughput"`
 	TokensPerS float64 `json:"tokens_per_s"`
 	// Failed counts replicas of the wave that failed.
@@ -82,6 +85,7 @@ type ModelPlan struct {
 	Requests     int         `json:"requests"`
 	PromptTokens int64       `json:"prompt_tokens"`
 	OutputTokens int64       `json:"output_tokens"`
+	Images       int64       `json:"images"`
 	// Work is in token equivalents (prompt + DecodeCost × output).
 	Work float64 `json:"work"`
 	// Best is the highest-throughput placement on the idle node, e.g.
@@ -132,7 +136,7 @@ func (s *Scheduler) Plan() *Plan {
 	for _, ms := range s.models {
 		mp := ModelPlan{
 			Model: ms.m.Name, Status: ms.status, Requests: ms.w.Requests,
-			PromptTokens: ms.w.PromptTokens, OutputTokens: ms.w.OutputTokens, Work: ms.work, Note: ms.note,
+			PromptTokens: ms.w.PromptTokens, OutputTokens: ms.w.OutputTokens, Images: ms.w.Images, Work: ms.work, Note: ms.note,
 		}
 		if ms.best.Replicas > 0 {
 			mp.Best = fmt.Sprintf("TP%d×%d", ms.best.TP, ms.best.Replicas)
@@ -170,7 +174,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(ew, "node %s, %d %s\n\n", p.Node, p.GPUs, unit)
 	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WAVE\tMODEL\tKIND\tPLACEMENT\tGPUS\tSTART\tREADY\tEND\tTOK/S")
+	fmt.Fprintln(tw, "WAVE\tMODEL\tKIND\tPLACEMENT\tAPI\tGPUS\tSTART\tREADY\tEND\tTOK/S")
 	for _, wv := range p.Waves {
 		groups := make([]string, len(wv.GPUs))
 		for i, g := range wv.GPUs {
@@ -187,19 +191,19 @@ func (p *Plan) WriteText(w io.Writer) error {
 		if wv.Failed > 0 {
 			kind += fmt.Sprintf(" (%d failed)", wv.Failed)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\tTP%d×%d\t%s\t%s\t%s\t%s\t%.0f\n", wv.ID, wv.Model, kind, wv.TP, wv.Replicas,
-			strings.Join(groups, " "), wv.Start, ready, end, wv.TokensPerS)
+		fmt.Fprintf(tw, "%d\t%s\t%s\tTP%d×%d\t%d\t%s\t%s\t%s\t%s\t%.0f\n", wv.ID, wv.Model, kind, wv.TP, wv.Replicas,
+			max(wv.APIServers, 1), strings.Join(groups, " "), wv.Start, ready, end, wv.TokensPerS)
 	}
 	tw.Flush()
 	fmt.Fprintln(ew)
 	tw = tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tSTATUS\tREQUESTS\tPROMPT TOK\tOUTPUT TOK\tBEST\tSINGLE\tSTART\tEND")
+	fmt.Fprintln(tw, "MODEL\tSTATUS\tREQUESTS\tIMAGES\tPROMPT TOK\tOUTPUT TOK\tBEST\tSINGLE\tSTART\tEND")
 	for _, m := range p.Models {
 		start, end := "-", "-"
 		if m.End > 0 {
 			start, end = m.Start.String(), m.End.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", m.Model, m.Status, m.Requests, m.PromptTokens,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", m.Model, m.Status, m.Requests, m.Images, m.PromptTokens,
 			m.OutputTokens, dash(m.Best), dash(m.Single), start, end)
 	}
 	tw.Flush()

@@ -20,6 +20,11 @@ type Policy struct {
 	MaxStartFailures int
 	// NoScaleOut disables adding replicas to running models.
 	NoScaleOut bool
+	// MaxAPIServers caps each engine's API server processes, which
+	// placement sizes from the node's CPU cores (0 =
+	// placement.DefaultMaxAPIServers; 1 = one, vLLM's default, no
+	// --api-server-count).
+	MaxAPIServers int
 }
 
 func (p Policy) targetShare() float64   { return orDefault(p.TargetShare, 0.5) }
@@ -57,10 +62,10 @@ func (s *Scheduler) computeBounds() Bounds {
 			continue
 		}
 		total = addSat(total, ms.gpuTime)
-		longest = max(longest, seconds(ms.work, ms.speed*ms.best.Throughput))
+		longest = max(longest, seconds(ms.work, ms.bestRate))
 		stop := s.cfg.Estimator.StopTime()
-		b.Naive = addSat(b.Naive, s.cfg.Estimator.StartupTime(ms.m, ms.single.TP), seconds(ms.work, ms.speed*ms.single.Throughput), stop)
-		b.Sequential = addSat(b.Sequential, s.cfg.Estimator.StartupTime(ms.m, ms.best.TP), seconds(ms.work, ms.speed*ms.best.Throughput), stop)
+		b.Naive = addSat(b.Naive, s.cfg.Estimator.StartupTime(ms.m, ms.single.TP), seconds(ms.work, ms.singleRate), stop)
+		b.Sequential = addSat(b.Sequential, s.cfg.Estimator.StartupTime(ms.m, ms.best.TP), seconds(ms.work, ms.bestRate), stop)
 	}
 	b.LowerBound = max(total/time.Duration(len(s.gpus)), longest)
 	return b
@@ -80,26 +85,30 @@ func addSat(d time.Duration, more ...time.Duration) time.Duration {
 // firstWaveSize returns the fewest GPUs that finish ms within TargetShare ×
 // the lower bound at an efficient placement, or the node size.
 func (s *Scheduler) firstWaveSize(ms *modelState) int {
-	res := placement.Evaluate(ms.m, s.cfg.Node, placement.Constraints{})
+	res := placement.Evaluate(ms.m, s.cfg.Node, s.constraints(placement.Constraints{}))
 	goal := time.Duration(s.cfg.Policy.targetShare() * float64(s.bounds.LowerBound))
 	for g := 1; g <= len(s.gpus); g++ {
 		p, ok := s.pick(ms, res, g, false)
-		if ok && seconds(ms.work, ms.speed*p.Throughput) <= goal {
+		if ok && seconds(ms.work, s.rateOf(ms, p)) <= goal {
 			return g
 		}
 	}
 	return len(s.gpus)
 }
 
-// pick returns the highest-throughput option of at most limit GPUs that
-// keeps MinEfficiency of the model's best per-GPU throughput (any option
-// when relax is set).
+// pick returns the highest-rate option of at most limit GPUs that keeps
+// MinEfficiency of the model's best rate per GPU (any option when relax is
+// set). Rates include the image-preprocessing ceiling.
 func (s *Scheduler) pick(ms *modelState, res placement.Result, limit int, relax bool) (placement.Placement, bool) {
-	floor := s.cfg.Policy.minEfficiency() * ms.efficient.Efficiency()
-	for _, p := range res.Options {
-		if p.GPUCount() <= limit && (relax || p.Efficiency() >= floor*(1-1e-9)) {
-			return p, true
-		}
-	}
-	return placement.Placement{}, false
+	floor := s.cfg.Policy.minEfficiency() * ms.effRate
+	p, _, ok := s.ranked(ms, res.Options, func(p placement.Placement, rate float64) bool {
+		return p.GPUCount() <= limit && (relax || rate/float64(p.GPUCount()) >= floor*(1-1e-9))
+	})
+	return p, ok
+}
+
+// constraints adds the policy's API-server cap to c.
+func (s *Scheduler) constraints(c placement.Constraints) placement.Constraints {
+	c.MaxAPIServers = s.cfg.Policy.MaxAPIServers
+	return c
 }

@@ -67,21 +67,25 @@ type liveReplica struct {
 type modelState struct {
 	m      configs.Model
 	w      Workload
+	parts  []Workload
+	mix    mix
 	work   float64
 	speed  float64
 	status ModelStatus
 	// best, efficient and single are placements on the idle node: highest
-	// throughput, highest throughput per GPU, best single engine.
-	best, efficient, single placement.Placement
-	gpuTime                 time.Duration
-	target                  int
-	avoid                   [][]int
-	failures                int
-	live                    []ReplicaID
-	started                 bool
-	start, workEnd, end     time.Duration
-	note                    string
-	rejections              []placement.Rejection
+	// rate, highest rate per GPU, best single engine; bestRate, effRate
+	// (per GPU) and singleRate their rates in token equivalents per second.
+	best, efficient, single       placement.Placement
+	bestRate, effRate, singleRate float64
+	gpuTime                       time.Duration
+	target                        int
+	avoid                         [][]int
+	failures                      int
+	live                          []ReplicaID
+	started                       bool
+	start, workEnd, end           time.Duration
+	note                          string
+	rejections                    []placement.Rejection
 }
 
 type gpuState struct {
@@ -143,10 +147,12 @@ func New(cfg Config, fx Effects) (*Scheduler, error) {
 			return nil, fmt.Errorf("schedule: workload names model %q, which the campaign does not list", w.Model)
 		}
 		ms.w = ms.w.Add(w)
+		ms.parts = append(ms.parts, w)
 	}
 	idle := cfg.Node
 	for _, ms := range s.models {
 		ms.work = cfg.Estimator.Work(ms.w)
+		ms.mix = newMix(cfg.Estimator, ms.parts)
 		s.fluid.remaining[ms.m.Name] = ms.work
 		switch {
 		case ms.m.Engine.Kind == configs.EngineExternal:
@@ -156,21 +162,23 @@ func New(cfg Config, fx Effects) (*Scheduler, error) {
 			ms.status, ms.note = StatusNoWork, "no requests"
 			continue
 		}
-		res := placement.Evaluate(ms.m, idle, placement.Constraints{})
+		res := placement.Evaluate(ms.m, idle, s.constraints(placement.Constraints{}))
 		ms.rejections = res.Rejections
-		best, ok := res.Best()
+		anyOption := func(placement.Placement, float64) bool { return true }
+		best, bestRate, ok := s.ranked(ms, res.Options, anyOption)
 		if !ok {
 			ms.status, ms.note = StatusUnplaceable, rejectionSummary(res.Rejections)
 			continue
 		}
 		ms.status = StatusPending
-		ms.best = best
-		ms.efficient, _ = res.MostEfficient()
+		ms.best, ms.bestRate = best, bestRate
+		ms.efficient, ms.effRate, _ = s.mostEfficient(ms, res.Options)
 		var single bool
-		if ms.single, single = res.BestSingle(); !single {
-			ms.single = best // pinned replicas: the pinned engines are the baseline
+		ms.single, ms.singleRate, single = s.ranked(ms, res.Options, func(p placement.Placement, _ float64) bool { return p.Replicas == 1 })
+		if !single {
+			ms.single, ms.singleRate = best, bestRate // pinned replicas: the pinned engines are the baseline
 		}
-		ms.gpuTime = seconds(ms.work, ms.speed*ms.efficient.Efficiency())
+		ms.gpuTime = seconds(ms.work, ms.effRate)
 	}
 	s.bounds = s.computeBounds()
 	for _, ms := range s.models {
@@ -370,7 +378,7 @@ func (s *Scheduler) schedule() {
 	for _, ms := range s.models {
 		if ms.status == StatusPending {
 			// Nothing runs and it still cannot start: it never will.
-			res := placement.Evaluate(ms.m, s.view(), placement.Constraints{Avoid: ms.avoid})
+			res := placement.Evaluate(ms.m, s.view(), s.constraints(placement.Constraints{Avoid: ms.avoid}))
 			ms.status, ms.end = StatusFailed, s.now
 			ms.note = "no GPU set left to try: " + rejectionSummary(res.Rejections)
 		}
@@ -425,9 +433,9 @@ func (s *Scheduler) excluded(ms *modelState, shared bool) []int {
 // on GPUs shared with other engines where memory allows.
 func (s *Scheduler) tryStart(ms *modelState, idle bool) bool {
 	for _, shared := range []bool{false, true} {
-		res := placement.Evaluate(ms.m, s.view(), placement.Constraints{
+		res := placement.Evaluate(ms.m, s.view(), s.constraints(placement.Constraints{
 			MaxGPUs: ms.target, Exclude: s.excluded(ms, shared), Avoid: ms.avoid,
-		})
+		}))
 		if p, ok := s.pick(ms, res, ms.target, idle); ok {
 			kind := WaveStart
 			if ms.failures > 0 {
@@ -481,15 +489,15 @@ func (s *Scheduler) plannedRate(ms *modelState) float64 {
 }
 
 func (s *Scheduler) tryScaleOut(ms *modelState, left time.Duration) bool {
-	res := placement.Evaluate(ms.m, s.view(), placement.Constraints{
+	res := placement.Evaluate(ms.m, s.view(), s.constraints(placement.Constraints{
 		MaxGPUs: ms.efficient.TP, Exclude: s.excluded(ms, false), Avoid: ms.avoid,
-	})
+	}))
 	p, ok := s.pick(ms, res, ms.efficient.TP, false)
 	if !ok {
 		return false
 	}
 	planned := s.plannedRate(ms)
-	add := p.Throughput * ms.speed
+	add := s.rateOf(ms, p)
 	startup := s.cfg.Estimator.StartupTime(ms.m, p.TP)
 	rest := max(0, s.fluid.remaining[ms.m.Name]-planned*startup.Seconds())
 	after := startup + seconds(rest, planned+add)
@@ -502,15 +510,16 @@ func (s *Scheduler) tryScaleOut(ms *modelState, left time.Duration) bool {
 
 func (s *Scheduler) startWave(ms *modelState, p placement.Placement, kind WaveKind) {
 	w := Wave{
-		ID: len(s.waves) + 1, Model: ms.m.Name, Kind: kind, TP: p.TP, Replicas: p.Replicas,
-		Start: secs(s.now), Throughput: p.Throughput, TokensPerS: p.Throughput * ms.speed,
+		ID: len(s.waves) + 1, Model: ms.m.Name, Kind: kind, TP: p.TP, Replicas: p.Replicas, APIServers: p.APIServers,
+		Start: secs(s.now), Throughput: p.Throughput, TokensPerS: s.rateOf(ms, p),
 		endLeft: p.Replicas,
 	}
 	var start []Replica
 	for _, g := range p.Groups {
 		r := &liveReplica{Replica: Replica{
 			ID: ReplicaID(len(s.replicas) + 1), Model: ms.m.Name, Wave: w.ID, TP: p.TP,
-			GPUs: slices.Clone(g.GPUs), Utilization: p.Utilization, Rate: g.Throughput * ms.speed,
+			GPUs: slices.Clone(g.GPUs), Utilization: p.Utilization, APIServers: p.APIServers,
+			Rate: s.groupRate(ms, g.Throughput, p.ImagesPerS),
 		}, starting: true}
 		for _, x := range g.GPUs {
 			gs := s.gpuAt[x]

@@ -121,13 +121,19 @@ func (sim *Simulator) Next(ctx context.Context) (Event, error) {
 }
 
 // reschedule recomputes every model's finish event from the current rates.
+// A model whose work ran out but whose finish is still pending (it drains
+// at this very instant) keeps a finish event, now.
 func (sim *Simulator) reschedule() {
 	for _, name := range sim.names {
-		if seq, ok := sim.finishAt[name]; ok {
+		seq, pending := sim.finishAt[name]
+		if pending {
 			sim.q.cancel(seq)
 			delete(sim.finishAt, name)
 		}
 		if sim.f.remaining[name] <= 0 {
+			if pending {
+				sim.finishAt[name] = sim.push(sim.f.now, Event{Kind: EventFinished, Model: name})
+			}
 			continue
 		}
 		if at, ok := sim.f.eta(name); ok {

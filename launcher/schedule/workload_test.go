@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"math"
 	"testing"
 
 	"github.com/npcorch/npcorch/configs"
@@ -19,7 +20,9 @@ func TestPaperScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Workload{Model: "M", Requests: 69, PromptTokens: 69 * 1300, OutputTokens: 69 * 1024}); path != want {
+	want := Workload{Model: "M", Task: configs.TaskPathology, Requests: 69, PromptTokens: 69 * 1300, OutputTokens: 69 * 1024,
+		Images: 69, ImagePixels: 69 * 512 * 1644}
+	if path != want {
 		t.Errorf("pathology %+v, want %+v", path, want)
 	}
 	// 300 plane-group requests of 44..79 images: the counts spread evenly,
@@ -28,10 +31,19 @@ func TestPaperScale(t *testing.T) {
 	if want := int64(300*800 + 300*61.5*1000); groups.PromptTokens != want {
 		t.Errorf("t_groups prompt %d, want %d", groups.PromptTokens, want)
 	}
+	if groups.Images != 300*61.5 || groups.PlaneGroups() != 300*61.5 {
+		t.Errorf("t_groups images %d (%v plane groups), want 18450", groups.Images, groups.PlaneGroups())
+	}
+	// A structure card is 1536×2048: 3.74 plane groups to preprocess.
+	cards, _ := PaperScale(m, []string{configs.TaskTCards})
+	if cards.Images != 2700 || math.Abs(cards.PlaneGroups()-2700*1536*2048/(512*1644.0)) > 1e-6 {
+		t.Errorf("t_cards: %d images, %v plane groups", cards.Images, cards.PlaneGroups())
+	}
 	// max_images 35 caps every request (44 or more groups each).
 	m.Tasks = map[string]configs.TaskSettings{configs.TaskTGroups: {MaxTokens: 4096, MaxImages: 35}}
 	capped, _ := PaperScale(m, []string{configs.TaskTGroups})
-	if want := (Workload{Model: "M", Requests: 300, PromptTokens: 300 * (800 + 35*1000), OutputTokens: 300 * 4096}); capped != want {
+	if want := (Workload{Model: "M", Task: configs.TaskTGroups, Requests: 300, PromptTokens: 300 * (800 + 35*1000), OutputTokens: 300 * 4096,
+		Images: 300 * 35, ImagePixels: 300 * 35 * 512 * 1644}); capped != want {
 		t.Errorf("capped %+v, want %+v", capped, want)
 	}
 	// A 32,768-token context minus the 8,192 output budget bounds the prompt.
@@ -40,9 +52,28 @@ func TestPaperScale(t *testing.T) {
 	if want := int64(400 * (32768 - 8192)); short.PromptTokens != want {
 		t.Errorf("short-context prompt %d, want %d", short.PromptTokens, want)
 	}
+	// ... but every image is still sent and preprocessed.
+	if short.Images != 400*61.5 {
+		t.Errorf("short-context images %d, want 24600", short.Images)
+	}
 	cp, _ := PaperScale(configs.Model{Name: "M"}, []string{configs.TaskCarePath})
-	if cp.Requests != 417 {
-		t.Errorf("carepath requests %d, want 417", cp.Requests)
+	if cp.Requests != 417 || cp.Task != "" || cp.Images != 100+100*10 {
+		t.Errorf("carepath: %d requests, task %q, %d images; want 417, none, 1100", cp.Requests, cp.Task, cp.Images)
+	}
+	parts, err := PaperScaleTasks(configs.Model{Name: "M"}, []string{configs.TaskCarePath})
+	if err != nil || len(parts) != 3 || parts[0].Task != configs.TaskCPPathology || parts[2].Task != configs.TaskCPCare || parts[2].Images != 0 {
+		t.Errorf("carepath by task: %+v, %v", parts, err)
+	}
+	all2, err := PaperScaleAll([]configs.Model{{Name: "A"}, {Name: "B"}}, nil)
+	if err != nil || len(all2) != 2*len(PaperTasks()) || all2[0].Model != "A" || all2[len(all2)-1].Model != "B" {
+		t.Errorf("PaperScaleAll: %d workloads, %v", len(all2), err)
+	}
+	var sum Workload
+	for _, w := range all2[:len(PaperTasks())] {
+		sum = sum.Add(w)
+	}
+	if sum.Task != "" || sum.Requests != all.Requests || sum.Images != all.Images || sum.PromptTokens != all.PromptTokens {
+		t.Errorf("the tasks of A sum to %+v, PaperScale says %+v", sum, all)
 	}
 	if _, err := PaperScale(m, []string{"t_stage"}); err == nil {
 		t.Error("unknown task accepted")

@@ -1,0 +1,79 @@
+package placement
+
+import (
+	"testing"
+
+	"github.com/npcorch/npcorch/configs"
+)
+
+func TestAPIServers(t *testing.T) {
+	vllm := lingshu7B()
+	fork := lingshu7B()
+	fork.Engine.Command = []string{"/opt/fork/bin/vllm", "serve"}
+	sim := lingshu7B()
+	sim.Engine.Kind = configs.EngineSim
+	wrapper := lingshu7B()
+	wrapper.Engine.Kind = configs.EngineWrapper
+	sglang := lingshu7B()
+	sglang.Engine.Kind = configs.EngineSGLang
+
+	sxm := A800SXM8() // 64 cores, 8 per GPU
+	lean := sxm
+	lean.CPUs = 32 // 4 per GPU
+	unknown := sxm
+	unknown.CPUs = 0
+	for _, c := range []struct {
+		name  string
+		m     configs.Model
+		n     Node
+		tp    int
+		limit int
+		want  int
+	}{
+		{"8 cores, TP1: 8-2=6, capped at 4", vllm, sxm, 1, 0, DefaultMaxAPIServers},
+		{"cap raised: the cores decide", vllm, sxm, 1, 16, 6},
+		{"TP8: 64-9", vllm, sxm, 8, 64, 55},
+		{"cap 1 is vLLM's default", vllm, sxm, 4, 1, 1},
+		{"4 cores a GPU, TP1: 4-2", vllm, lean, 1, 0, 2},
+		{"4 cores a GPU, TP2: 8-3", vllm, lean, 2, 0, 4},
+		{"unknown cores", vllm, unknown, 2, 0, 1},
+		{"sim engine takes the flag", sim, sxm, 1, 0, 4},
+		{"a fork's version is unknown", fork, sxm, 1, 0, 1},
+		{"wrapper", wrapper, sxm, 1, 0, 1},
+		{"sglang", sglang, sxm, 1, 0, 1},
+		{"no TP", vllm, sxm, 0, 0, 1},
+	} {
+		if got := APIServers(c.m, c.n, c.tp, c.limit); got != c.want {
+			t.Errorf("%s: APIServers = %d, want %d", c.name, got, c.want)
+		}
+	}
+	tiny := sxm
+	tiny.CPUs = 8 // one core a GPU: nothing left for API servers, still one
+	if got := APIServers(vllm, tiny, 1, 0); got != 1 {
+		t.Errorf("starved node: %d API servers, want 1", got)
+	}
+}
+
+func TestEvaluateCarriesThePreprocessingCeiling(t *testing.T) {
+	m := lingshu7B()
+	res := Evaluate(m, A800SXM8(), Constraints{})
+	if len(res.Options) == 0 {
+		t.Fatal("no options")
+	}
+	for _, p := range res.Options {
+		want := float64(APIServers(m, A800SXM8(), p.TP, 0)) * DefaultPreprocessImagesPerS
+		if p.APIServers < 1 || p.ImagesPerS != want {
+			t.Errorf("%v: %d API servers, %v images/s; want %v", p, p.APIServers, p.ImagesPerS, want)
+		}
+	}
+	m.PreprocessImagesPerS = 7
+	one := Evaluate(m, A800SXM8(), Constraints{MaxAPIServers: 1})
+	for _, p := range one.Options {
+		if p.APIServers != 1 || p.ImagesPerS != 7 {
+			t.Errorf("cap 1, 7 images/s per server: %v has %d API servers, %v images/s", p, p.APIServers, p.ImagesPerS)
+		}
+	}
+	if got := PreprocessRate(configs.Model{}); got != DefaultPreprocessImagesPerS {
+		t.Errorf("default rate %v", got)
+	}
+}

@@ -2,6 +2,7 @@ package configs
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -39,6 +40,9 @@ type Campaign struct {
 	Tasks []string `yaml:"tasks"`
 	// Registry is a models.yaml to use instead of the embedded one.
 	Registry string `yaml:"registry"`
+	// Prompts is a folder of TASK.tmpl prompt templates to use instead of
+	// the embedded ones (configs/prompts documents what they see).
+	Prompts string `yaml:"prompts"`
 	// Media is auto, file or base64.
 	Media string `yaml:"media"`
 	// Repeat runs every request k times (repeated-run reliability).
@@ -47,6 +51,11 @@ type Campaign struct {
 	Host string `yaml:"host"`
 	// Client holds the streaming client's limits.
 	Client ClientSettings `yaml:"client"`
+	// Backend says where engines run: local (this node, the default) or
+	// slurm (one Slurm job per replica; see Slurm and docs/slurm.md).
+	Backend string `yaml:"backend"`
+	// Slurm configures the slurm backend.
+	Slurm SlurmSettings `yaml:"slurm"`
 	// Models are registry names, each optionally with overrides of any
 	// registry field; an entry not in the registry must define the model.
 	Models []yaml.Node `yaml:"models"`
@@ -84,6 +93,63 @@ type ClientSettings struct {
 	MaxRequestBytes int64 `yaml:"max_request_bytes"`
 }
 
+// Backends say where a campaign's engines run.
+const (
+	BackendLocal = "local" // child processes on this node
+	BackendSlurm = "slurm" // one Slurm batch job per replica
+)
+
+// SlurmSettings configure the slurm backend: what every replica's sbatch
+// asks for, and how npcorch follows the jobs.
+type SlurmSettings struct {
+	// Partition, Account, QOS and Constraint become sbatch's --partition,
+	// --account, --qos and --constraint; empty ones are left out.
+	Partition  string `yaml:"partition"`
+	Account    string `yaml:"account"`
+	QOS        string `yaml:"qos"`
+	Constraint string `yaml:"constraint"`
+	// TimeLimit is each job's --time (default 4h).
+	TimeLimit time.Duration `yaml:"time_limit"`
+	// GRES is the GPU resource name, optionally with a type, e.g. "gpu"
+	// (the default) or "gpu:a100"; a replica of TP n asks --gres=GRES:n.
+	GRES string `yaml:"gres"`
+	// Nodes restricts placement to these node names (default: every node
+	// of the partition with GPUs).
+	Nodes []string `yaml:"nodes"`
+	// CPUsPerGPU and MemPerGPU size each job (--cpus-per-task = n ×
+	// CPUsPerGPU; --mem = n × MemPerGPU, e.g. "64G"); zero leaves
+	// Slurm's defaults.
+	CPUsPerGPU int    `yaml:"cpus_per_gpu"`
+	MemPerGPU  string `yaml:"mem_per_gpu"`
+	// SharedFilesystem declares that the compute nodes see the prepared
+	// images at the same path: images then travel as file:// URLs,
+	// otherwise as base64. The run directory must be shared in any case.
+	SharedFilesystem bool `yaml:"shared_filesystem"`
+	// GPUMemoryGiB is each GPU's memory, which Slurm does not report
+	// (default 80); GPUSpeed its throughput relative to an A800 (default 1).
+	GPUMemoryGiB float64 `yaml:"gpu_memory_gib"`
+	GPUSpeed     float64 `yaml:"gpu_speed"`
+	// Setup lines run in the job before the engine starts (module load,
+	// source a virtual environment).
+	Setup []string `yaml:"setup"`
+	// SbatchArgs are passed to sbatch as they are.
+	SbatchArgs []string `yaml:"sbatch_args"`
+	// Poll is how often squeue is read (default 10s).
+	Poll time.Duration `yaml:"poll"`
+	// MaxResubmits bounds how often one replica is re-submitted after its
+	// job died (default 5).
+	MaxResubmits int `yaml:"max_resubmits"`
+	// PortBase and PortSpan are the engine port range on compute nodes
+	// (default 24000 and 8000: above the local launcher's ports, below
+	// Linux's ephemeral range).
+	PortBase int `yaml:"port_base"`
+	PortSpan int `yaml:"port_span"`
+	// OrphanTimeout cancels a job from inside when npcorch's heartbeat
+	// file is older than this (npcorch was killed); default 10m, negative
+	// disables.
+	OrphanTimeout time.Duration `yaml:"orphan_timeout"`
+}
+
 // DefaultClient are the client limits when a campaign sets none.
 var defaultClient = ClientSettings{
 	ConnectTimeout:    10 * time.Second,
@@ -117,7 +183,10 @@ func ParseCampaign(name, dir string, data []byte, reg *Registry) (*Campaign, err
 	loc := locator{file: name, root: root}
 	if reg == nil {
 		if c.Registry != "" {
-			reg, err = LoadRegistry(os.DirFS(dir), filepath.ToSlash(c.Registry))
+			if rel := filepath.ToSlash(filepath.Clean(c.Registry)); !filepath.IsAbs(c.Registry) && !fs.ValidPath(rel) {
+				return nil, loc.errorf("registry", "%q leaves the campaign's folder %s; give a path inside it, or an absolute path", c.Registry, dir)
+			}
+			reg, err = LoadRegistry(os.DirFS(dir), filepath.ToSlash(filepath.Clean(c.Registry)))
 			if filepath.IsAbs(c.Registry) {
 				data, rerr := os.ReadFile(c.Registry)
 				if rerr != nil {
@@ -154,6 +223,12 @@ func (c *Campaign) applyDefaults() {
 	}
 	if c.Host == "" {
 		c.Host = "127.0.0.1"
+	}
+	if c.Backend == "" {
+		c.Backend = BackendLocal
+	}
+	if c.Backend == BackendSlurm {
+		c.Slurm.applyDefaults()
 	}
 	if c.Name == "" {
 		c.Name = strings.TrimSuffix(filepath.Base(c.File), filepath.Ext(c.File))
@@ -197,6 +272,15 @@ func (c *Campaign) validate(loc locator) error {
 	}
 	if c.Repeat < 1 {
 		return loc.errorf("repeat", "repeat must be at least 1")
+	}
+	switch c.Backend {
+	case BackendLocal:
+	case BackendSlurm:
+		if err := c.Slurm.validate(loc); err != nil {
+			return err
+		}
+	default:
+		return loc.errorf("backend", "%q is not a backend; use local or slurm", c.Backend)
 	}
 	for i, t := range c.Tasks {
 		if t != TaskCarePath && !IsTask(t) {
@@ -307,4 +391,57 @@ func (c *Campaign) Model(name string) (Model, bool) {
 		}
 	}
 	return Model{}, false
+}
+
+func (s *SlurmSettings) applyDefaults() {
+	if s.TimeLimit == 0 {
+		s.TimeLimit = 4 * time.Hour
+	}
+	if s.GRES == "" {
+		s.GRES = "gpu"
+	}
+	if s.GPUMemoryGiB == 0 {
+		s.GPUMemoryGiB = 80
+	}
+	if s.GPUSpeed == 0 {
+		s.GPUSpeed = 1
+	}
+	if s.Poll == 0 {
+		s.Poll = 10 * time.Second
+	}
+	if s.MaxResubmits == 0 {
+		s.MaxResubmits = 5
+	}
+	if s.PortBase == 0 {
+		s.PortBase = 24000
+	}
+	if s.PortSpan == 0 {
+		s.PortSpan = 8000
+	}
+	if s.OrphanTimeout == 0 {
+		s.OrphanTimeout = 10 * time.Minute
+	}
+}
+
+func (s *SlurmSettings) validate(loc locator) error {
+	switch {
+	case s.TimeLimit < time.Minute:
+		return loc.errorf("slurm.time_limit", "%v is shorter than Slurm's one-minute granularity; give e.g. 4h", s.TimeLimit)
+	case s.GPUMemoryGiB < 0:
+		return loc.errorf("slurm.gpu_memory_gib", "must be positive (each GPU's memory in GiB, e.g. 80)")
+	case s.GPUSpeed < 0:
+		return loc.errorf("slurm.gpu_speed", "must be positive (1 for an A800, about 2 for an H100)")
+	case s.Poll < 0:
+		return loc.errorf("slurm.poll", "must be positive")
+	case s.MaxResubmits < 0:
+		return loc.errorf("slurm.max_resubmits", "must not be negative")
+	case s.CPUsPerGPU < 0:
+		return loc.errorf("slurm.cpus_per_gpu", "must not be negative")
+	case s.PortBase < 1024 || s.PortSpan < 1 || s.PortBase+s.PortSpan > 65536:
+		return loc.errorf("slurm.port_base", "ports %d..%d are not a usable range; keep them within 1024..65535", s.PortBase, s.PortBase+s.PortSpan-1)
+	}
+	if strings.ContainsAny(s.GRES, " ,=") || strings.Count(s.GRES, ":") > 1 {
+		return loc.errorf("slurm.gres", "%q is not a GRES name; write gpu or gpu:TYPE (npcorch adds the count)", s.GRES)
+	}
+	return nil
 }

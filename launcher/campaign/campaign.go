@@ -16,10 +16,10 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/gpu"
-	"github.com/npcorch/npcorch/gpu/nvml"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/placement"
 	"github.com/npcorch/npcorch/launcher/schedule"
+	"github.com/npcorch/npcorch/launcher/slurm"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/score"
@@ -91,7 +91,7 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 		}
 	}
 	st := configs.DefaultStructures()
-	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", st)
+	prompts, err := loadPrompts(c, st)
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +140,19 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 		res.WriteMarkdown(opt.Out)
 	}
 	return out, runErr
+}
+
+// loadPrompts reads the campaign's own prompt templates, or the embedded
+// ones.
+func loadPrompts(c *configs.Campaign, st *configs.Structures) (*tasks.Prompts, error) {
+	if c.Prompts == "" {
+		return tasks.LoadPrompts(configs.Defaults, "prompts", st)
+	}
+	p, err := tasks.LoadPrompts(os.DirFS(c.Path(c.Prompts)), ".", st)
+	if err != nil {
+		return nil, fmt.Errorf("campaign %s: prompts folder %s: %w", c.Name, c.Path(c.Prompts), err)
+	}
+	return p, nil
 }
 
 func abs(p string) string {
@@ -207,6 +220,7 @@ type driver struct {
 	node     placement.Node
 	gpuSrc   gpu.Source
 	sup      *launcher.Supervisor
+	slurm    *slurm.Backend // engines run as Slurm jobs (backend: slurm)
 	runner   *tasks.Runner
 	client   *tasks.Client
 	journal  *tasks.Journal
@@ -225,6 +239,11 @@ type driver struct {
 	allSpans []gpu.Span
 	wg       sync.WaitGroup
 	samples  *os.File
+
+	// stopAsked holds the replicas the scheduler asked to stop; a start
+	// that ends after that reports nothing (issue 7: a Failed or Ready
+	// event after Stopped ended the whole campaign).
+	stopAsked map[schedule.ReplicaID]bool
 }
 
 func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *configs.Structures, prompts *tasks.Prompts, items []tasks.Item) (*driver, error) {
@@ -233,13 +252,13 @@ func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *con
 		events: make(chan schedule.Event, 64), loopDone: make(chan struct{}), start: time.Now(), pools: map[string]*tasks.Pool{}, started: map[string]bool{},
 		sums: map[string]tasks.Summary{}, spans: map[schedule.ReplicaID]*gpu.Span{}, reps: map[schedule.ReplicaID]*launcher.Replica{}}
 
-	src, err := nvml.Open(c.Node)
+	src, err := d.gpuSource()
 	if err != nil {
-		return nil, fmt.Errorf("campaign %s: node %s: %w", c.Name, c.Node, err)
+		return nil, err
 	}
 	d.gpuSrc = src
 	var notes []string
-	d.node, notes, err = PlanNode(ctx, c.Node, src)
+	d.node, notes, err = d.planNode(ctx, src)
 	if err != nil {
 		return nil, fmt.Errorf("campaign %s: %w", c.Name, err)
 	}
@@ -307,7 +326,7 @@ func (d *driver) builder(m configs.Model) tasks.RequestBuilder {
 	media := d.opt.Campaign.Media
 	if media == configs.MediaAuto {
 		media = configs.MediaFile
-		if m.Engine.Kind == configs.EngineExternal || d.opt.Campaign.Host != "127.0.0.1" {
+		if m.Engine.Kind == configs.EngineExternal || d.opt.Campaign.Host != "127.0.0.1" || !d.sharesDisk() {
 			media = configs.MediaBase64
 		}
 	}
@@ -365,7 +384,7 @@ func (d *driver) run(ctx context.Context) error {
 			continue
 		}
 		local = append(local, m)
-		workloads = append(workloads, workload(m, itemsFor(d.items, m), c.Repeat))
+		workloads = append(workloads, workload(m, itemsFor(d.items, m), c.Repeat)...)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -443,7 +462,7 @@ func DatasetWorkloads(c *configs.Campaign) ([]schedule.Workload, error) {
 	var out []schedule.Workload
 	for _, m := range c.Resolved {
 		if m.Engine.Kind != configs.EngineExternal {
-			out = append(out, workload(m, itemsFor(items, m), c.Repeat))
+			out = append(out, workload(m, itemsFor(items, m), c.Repeat)...)
 		}
 	}
 	return out, nil
@@ -452,18 +471,37 @@ func DatasetWorkloads(c *configs.Campaign) ([]schedule.Workload, error) {
 // workload estimates a model's work from its items: about 1,000 tokens an
 // image (a 512×1644 plane group is 800–1,100 for the paper's models), the
 // prompt text at 4 characters a token, and the output budget.
-func workload(m configs.Model, items []tasks.Item, repeats int) schedule.Workload {
-	w := schedule.Workload{Model: m.Name}
+func workload(m configs.Model, items []tasks.Item, repeats int) []schedule.Workload {
+	byTask := map[string]*schedule.Workload{}
+	var order []string
 	for _, it := range items {
-		n := len(it.Images)
-		if lim := m.Tasks[it.Task].MaxImages; lim > 0 && n > lim {
-			n = lim
+		w, ok := byTask[it.Task]
+		if !ok {
+			w = &schedule.Workload{Model: m.Name, Task: it.Task}
+			byTask[it.Task] = w
+			order = append(order, it.Task)
 		}
+		imgs := it.Images
+		if lim := m.Tasks[it.Task].MaxImages; lim > 0 && len(imgs) > lim {
+			imgs = imgs[:lim] // the sub-sample's size; which ones does not matter here
+		}
+		var pixels int64
+		for _, img := range imgs {
+			pixels += int64(img.Width) * int64(img.Height)
+		}
+		r := int64(repeats)
 		w.Requests += repeats
-		w.PromptTokens += int64(repeats * (n*1000 + 500))
-		w.OutputTokens += int64(repeats * m.Tasks[it.Task].MaxTokens / 4)
+		w.Images += r * int64(len(imgs))
+		w.ImagePixels += r * pixels
+		w.PromptTokens += r * int64(len(imgs)*1000+500)
+		// The whole output budget, as the paper-scale estimate counts it.
+		w.OutputTokens += r * int64(m.Tasks[it.Task].MaxTokens)
 	}
-	return w
+	out := make([]schedule.Workload, 0, len(order))
+	for _, task := range order {
+		out = append(out, *byTask[task])
+	}
+	return out
 }
 
 // effects carries out the scheduler's decisions; neither call blocks.
@@ -489,16 +527,11 @@ func (d *driver) startReplica(ctx context.Context, r schedule.Replica) {
 	m := d.models[r.Model]
 	lim := d.imgLimit
 	lim.Count = maxImages(m, d.items)
-	spec := launcher.ReplicaSpec{Model: m, Replica: int(r.ID), GPUs: r.UUIDs, MediaRoot: abs(d.prepDir), Images: lim}
-	rep, err := d.sup.Add(spec)
-	if err != nil {
-		d.send(schedule.Event{Kind: schedule.EventFailed, Replica: r.ID, Model: r.Model, Err: err.Error()})
-		return
+	spec := launcher.ReplicaSpec{Model: m, Replica: int(r.ID), GPUs: r.UUIDs, MediaRoot: abs(d.prepDir), Images: lim, APIServers: r.APIServers}
+	ep, err := d.startEngine(ctx, r.ID, spec)
+	if d.stopWasAsked(r.ID) {
+		return // the scheduler stopped it while it started: stopReplica reports EventStopped, the only end it expects
 	}
-	d.mu.Lock()
-	d.reps[r.ID] = rep
-	d.mu.Unlock()
-	ep, err := rep.Start(ctx)
 	if err != nil {
 		d.send(schedule.Event{Kind: schedule.EventFailed, Replica: r.ID, Model: r.Model, Err: err.Error()})
 		return
@@ -515,6 +548,33 @@ func (d *driver) startReplica(ctx context.Context, r schedule.Replica) {
 		d.wg.Add(1)
 		go d.runModel(ctx, m, pool, len(d.node.GPUs))
 	}
+}
+
+// startEngine starts a replica's engine as a Slurm job or as a local
+// child, and waits until it is ready.
+func (d *driver) startEngine(ctx context.Context, id schedule.ReplicaID, spec launcher.ReplicaSpec) (launcher.Endpoint, error) {
+	if d.slurm != nil {
+		return d.startSlurmEngine(ctx, spec)
+	}
+	rep, err := d.sup.Add(spec)
+	if err != nil {
+		return launcher.Endpoint{}, err
+	}
+	d.mu.Lock()
+	d.reps[id] = rep
+	asked := d.stopAsked[id]
+	d.mu.Unlock()
+	if asked {
+		return launcher.Endpoint{}, launcher.ErrStopped
+	}
+	return rep.Start(ctx)
+}
+
+// stopWasAsked reports whether the scheduler asked to stop replica id.
+func (d *driver) stopWasAsked(id schedule.ReplicaID) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stopAsked[id]
 }
 
 func (d *driver) poolLocked(model string) *tasks.Pool {
@@ -547,6 +607,10 @@ func (d *driver) runModel(ctx context.Context, m configs.Model, pool *tasks.Pool
 
 func (d *driver) stopReplica(r schedule.Replica) {
 	d.mu.Lock()
+	if d.stopAsked == nil {
+		d.stopAsked = map[schedule.ReplicaID]bool{}
+	}
+	d.stopAsked[r.ID] = true
 	rep := d.reps[r.ID]
 	pool := d.pools[r.Model]
 	d.mu.Unlock()
@@ -558,6 +622,9 @@ func (d *driver) stopReplica(r schedule.Replica) {
 		ctx, cancel := context.WithTimeout(context.Background(), d.sup.Timing().Grace+d.sup.Timing().Verify+10*time.Second)
 		err = rep.Stop(ctx)
 		cancel()
+	}
+	if d.slurm != nil {
+		err = d.stopSlurmEngine(r)
 	}
 	d.endSpan(r.ID)
 	ev := schedule.Event{Kind: schedule.EventStopped, Replica: r.ID, Model: r.Model}
@@ -588,22 +655,28 @@ func (d *driver) watchEngines(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case ev := <-sub.C:
-			fmt.Fprintf(d.opt.Log, "engine %s\n", ev)
-			d.mu.Lock()
-			pool := d.pools[ev.Model]
-			d.mu.Unlock()
-			if pool == nil {
-				continue
-			}
-			switch ev.Kind {
-			case launcher.EventCrashed:
-				pool.SetDown(endpointName(ev.Model, ev.Replica))
-			case launcher.EventReady:
-				pool.Upsert(taskEndpoint(ev.Endpoint), d.opt.Campaign.Client.Concurrency)
-			case launcher.EventFailed, launcher.EventStopped:
-				pool.Remove(endpointName(ev.Model, ev.Replica))
-			}
+			d.onEngineEvent(ev)
 		}
+	}
+}
+
+// onEngineEvent logs an engine event and moves the replica in or out of
+// its model's pool. The Slurm backend calls it directly.
+func (d *driver) onEngineEvent(ev launcher.Event) {
+	fmt.Fprintf(d.opt.Log, "engine %s\n", ev)
+	d.mu.Lock()
+	pool := d.pools[ev.Model]
+	d.mu.Unlock()
+	if pool == nil {
+		return
+	}
+	switch ev.Kind {
+	case launcher.EventCrashed:
+		pool.SetDown(endpointName(ev.Model, ev.Replica))
+	case launcher.EventReady:
+		pool.Upsert(taskEndpoint(ev.Endpoint), d.opt.Campaign.Client.Concurrency)
+	case launcher.EventFailed, launcher.EventStopped:
+		pool.Remove(endpointName(ev.Model, ev.Replica))
 	}
 }
 
@@ -684,6 +757,9 @@ func (d *driver) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), d.sup.Timing().Grace+d.sup.Timing().Verify+30*time.Second)
 	defer cancel()
 	err := d.sup.StopAll(ctx)
+	if d.slurm != nil {
+		err = errors.Join(err, d.closeSlurm())
+	}
 	d.wg.Wait()
 	d.mu.Lock()
 	ids := make([]schedule.ReplicaID, 0, len(d.spans))

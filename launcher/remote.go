@@ -1,0 +1,55 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"net/http"
+)
+
+// ErrRemoteRejected is wrapped by ProbeRemote's error when the engine
+// answered in a way no retry can fix: it serves another model, ignores or
+// rejects our API key, or refuses the warm-up chat.
+var ErrRemoteRejected = errors.New("engine rejected")
+
+// ProbeRemote proves that an engine npcorch launched somewhere it cannot
+// watch as a child (a Slurm job on another node) is ready, by the same
+// rules as a local engine: /health answers 200, /v1/models rejects a wrong
+// API key and lists inv.ServedName under ours, and a one-token warm-up chat
+// is answered. It polls every t.ProbeInterval until then and returns nil;
+// each new stage reached ("listening", "healthy", "listed") goes to
+// progress, which may be nil. It returns ctx's error when ctx ends first,
+// and an error wrapping ErrRemoteRejected on a fatal answer. Deadlines are
+// the caller's: it knows whether the job behind the engine still runs.
+func ProbeRemote(ctx context.Context, client *http.Client, inv Invocation, t Timing, progress func(stage string)) error {
+	t = t.withDefaults()
+	if client == nil {
+		client = Config{}.withDefaults().HTTP
+	}
+	p := &prober{client: client, inv: inv, timeout: t.ProbeTimeout, warmUp: t.WarmUpTimeout, interval: t.ProbeInterval}
+	result := make(chan error, 1)
+	go p.run(ctx, nil, func(st stage, err error) {
+		switch {
+		case err != nil:
+			result <- err
+		case st == stageReady:
+			result <- nil
+		case progress != nil:
+			progress(st.String())
+		}
+	})
+	select {
+	case err := <-result:
+		var fatal *fatalProbe
+		if errors.As(err, &fatal) {
+			return &remoteError{fatal}
+		}
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// remoteError is a fatal probe answer that wraps ErrRemoteRejected.
+type remoteError struct{ *fatalProbe }
+
+func (e *remoteError) Unwrap() error { return ErrRemoteRejected }

@@ -1,0 +1,471 @@
+package slurm_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/imaging/prep"
+	"github.com/npcorch/npcorch/launcher"
+	"github.com/npcorch/npcorch/launcher/campaign"
+	"github.com/npcorch/npcorch/launcher/slurm"
+	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/synth"
+)
+
+// These tests run campaigns of simulated engines through a REAL Slurm:
+// scripts/slurm/ci-setup.sh starts one on this machine (one node, eight
+// fake GPUs). They skip, saying so, where Slurm is not installed or not
+// running.
+
+// requireSlurm skips unless sbatch works and a node with GPUs takes jobs.
+func requireSlurm(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs Slurm jobs")
+	}
+	if _, err := exec.LookPath("sbatch"); err != nil {
+		t.Skip("Slurm is not installed (no sbatch on PATH); run scripts/slurm/ci-setup.sh as root to install and start a one-node test cluster")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s := configs.SlurmSettings{GRES: "gpu"}
+	if _, err := slurm.Discover(ctx, slurm.Exec{}, s); err != nil {
+		t.Skipf("Slurm is not running or has no GPU node (%v); run scripts/slurm/ci-setup.sh as root", err)
+	}
+}
+
+var (
+	fixtureOnce          sync.Once
+	fixtureData, fixPrep string
+	fixtureErr           error
+)
+
+// fixture is a small synthetic dataset, generated and prepared once, under
+// a folder slurmd can read (the test's temporary folders are removed per
+// test, so it lives in the package's own).
+func fixture(t *testing.T) (data, prepDir string) {
+	t.Helper()
+	fixtureOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "npcorch-slurm-fixture-")
+		if err != nil {
+			fixtureErr = err
+			return
+		}
+		fixtureData, fixPrep = filepath.Join(dir, "data"), filepath.Join(dir, "prep")
+		opt := synth.DefaultOptions(fixtureData)
+		opt.Patients, opt.CarePath, opt.Seed = 4, 2, 7
+		if _, err := synth.Generate(context.Background(), opt); err != nil {
+			fixtureErr = err
+			return
+		}
+		_, rep, err := prep.Run(context.Background(), prep.Options{Dataset: fixtureData, Out: fixPrep})
+		if err == nil && len(rep.Errors) > 0 {
+			err = fmt.Errorf("prep: %v", rep.Errors)
+		}
+		fixtureErr = err
+	})
+	if fixtureErr != nil {
+		t.Fatal(fixtureErr)
+	}
+	return fixtureData, fixPrep
+}
+
+func testTiming() launcher.Timing {
+	return launcher.Timing{NoProgress: 30 * time.Second, HardCap: time.Minute, Grace: 3 * time.Second,
+		RestartBackoff: 200 * time.Millisecond, MaxBackoff: time.Second}
+}
+
+// campaignFile writes a Slurm campaign; name is unique per test so that
+// its jobs can be told apart in squeue.
+func campaignFile(t *testing.T, name, data, prepDir, slurmExtra, models string) *configs.Campaign {
+	t.Helper()
+	yml := fmt.Sprintf(`
+name: %s
+backend: slurm
+output: run
+seed: 11
+dataset: {raw: %q, prepared: %q}
+client: {connect_timeout: 2s, first_token_timeout: 20s, chunk_timeout: 10s, total_timeout: 1m, backoff: 200ms, retries: 8}
+slurm: {time_limit: 10m, poll: 300ms, orphan_timeout: 2m, max_resubmits: 3, port_base: 26000, port_span: 6000%s}
+models:
+%s`, name, data, prepDir, slurmExtra, models)
+	c, err := configs.ParseCampaign(name+".yaml", t.TempDir(), []byte(yml), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func uniqueName(prefix string) string {
+	return fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), time.Now().UnixNano()%1e6)
+}
+
+// activeJobs lists this run's jobs that squeue still shows (pending,
+// running, completing), as "ID STATE".
+func activeJobs(t *testing.T, run string) []string {
+	t.Helper()
+	out, err := exec.Command("squeue", "--noheader", "--format=%i %T %j").Output()
+	if err != nil {
+		t.Fatalf("squeue: %v", err)
+	}
+	var jobs []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if strings.Contains(l, "npcorch-"+run+"-") {
+			jobs = append(jobs, l)
+		}
+	}
+	return jobs
+}
+
+func readAttempts(t *testing.T, runDir string) []slurm.Attempt {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(runDir, "slurm", "jobs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a []slurm.Attempt
+	if err := json.Unmarshal(data, &a); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// journalLines counts the records written so far.
+func journalLines(runDir string) int {
+	n := 0
+	filepath.WalkDir(filepath.Join(runDir, "journal"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			data, _ := os.ReadFile(p)
+			n += bytes.Count(data, []byte("\n"))
+		}
+		return nil
+	})
+	return n
+}
+
+// checkComplete asserts that every item of every model was answered
+// exactly once and scored.
+func checkComplete(t *testing.T, o *campaign.Outcome) {
+	t.Helper()
+	st, err := tasks.ReadJournal(o.RunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Duplicates != 0 || st.Torn != 0 {
+		t.Errorf("journal: %d duplicate answers, %d torn lines", st.Duplicates, st.Torn)
+	}
+	if o.Results == nil || len(o.Results.Models) == 0 {
+		t.Fatal("no scores")
+	}
+	for _, m := range o.Results.Models {
+		if m.NotRun != 0 || m.Missing != 0 {
+			t.Errorf("%s: %d items not run, %d missing", m.Model, m.NotRun, m.Missing)
+		}
+	}
+	for _, s := range o.Summaries {
+		if s.Answered != s.Requests {
+			t.Errorf("%s: %d of %d requests answered", s.Model, s.Answered, s.Requests)
+		}
+	}
+}
+
+func TestSlurmCampaignEndToEnd(t *testing.T) {
+	requireSlurm(t)
+	data, prepDir := fixture(t)
+	name := uniqueName("e2e")
+	c := campaignFile(t, name, data, prepDir, ", shared_filesystem: true", `
+  - name: Qwen3-VL-8B-Instruct
+    engine: {kind: sim, replicas: 2, sim: [--sim-policy, oracle, --sim-load-time, 300ms]}
+  - name: Lingshu-7B
+    engine: {kind: sim, replicas: 1, tensor_parallel: 2, sim: [--sim-policy, constant]}
+`)
+	exe, _ := os.Executable()
+	var log bytes.Buffer
+	o, err := campaign.Run(context.Background(), campaign.Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: testTiming()})
+	if err != nil {
+		t.Fatalf("campaign: %v\n%s", err, log.String())
+	}
+	checkComplete(t, o)
+	// The oracle policy answers everything right: proof that the answers
+	// came from engines that saw the real images (file:// on a shared disk).
+	for _, m := range o.Results.Models {
+		if m.Model != "Qwen3-VL-8B-Instruct" {
+			continue
+		}
+		for _, col := range tasks.Table1 {
+			if s, _ := col.Pick(m); s != nil && s.Percent != 100 {
+				t.Errorf("oracle %s %s = %.1f%%, want 100", m.Model, col.Name, s.Percent)
+			}
+		}
+	}
+	attempts := readAttempts(t, o.RunDir)
+	perModel := map[string]int{}
+	for _, a := range attempts {
+		perModel[a.Model]++
+		if a.Ready.IsZero() || a.Started.IsZero() {
+			t.Errorf("job %s of %s/r%d never became ready: %+v", a.JobID, a.Model, a.Replica, a)
+		}
+		if a.Outcome != "stopped" {
+			t.Errorf("job %s of %s ended %q, want stopped", a.JobID, a.Model, a.Outcome)
+		}
+		if a.Node == "" || a.Port == 0 {
+			t.Errorf("job %s: no node or port recorded", a.JobID)
+		}
+		if a.Model == "Lingshu-7B" && a.GPUs != 2 {
+			t.Errorf("Lingshu-7B pins TP 2 but its job asked for %d GPUs", a.GPUs)
+		}
+		script, err := os.ReadFile(filepath.Join(filepath.Dir(a.Log), "job.sh"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every engine runs with a generated API key, bound to the node's address.
+		if !bytes.Contains(script, []byte("--api-key npc-")) || bytes.Contains(script, []byte("--host 127.0.0.1 ")) && !strings.Contains(log.String(), "(127.0.0.1)") {
+			t.Errorf("job %s: script lacks a generated key or binds to loopback:\n%s", a.JobID, script)
+		}
+	}
+	if perModel["Qwen3-VL-8B-Instruct"] != 2 || perModel["Lingshu-7B"] != 1 {
+		t.Errorf("jobs per model = %v, want 2 and 1", perModel)
+	}
+	if left := activeJobs(t, name); len(left) > 0 {
+		t.Errorf("jobs left in squeue after the campaign: %v", left)
+	}
+	if !strings.Contains(log.String(), "pending") || !strings.Contains(log.String(), "start-up") {
+		t.Errorf("the log reports no pending and start-up times:\n%s", log.String())
+	}
+}
+
+// TestSlurmJobKilledMidRunIsResubmitted cancels the only replica's job with
+// scancel while requests stream: the replica must come back in a new job
+// and every item must be scored exactly once.
+func TestSlurmJobKilledMidRunIsResubmitted(t *testing.T) {
+	requireSlurm(t)
+	data, prepDir := fixture(t)
+	name := uniqueName("kill")
+	c := campaignFile(t, name, data, prepDir, "", `
+  - name: Qwen3-VL-8B-Instruct
+    engine: {kind: sim, replicas: 1, tensor_parallel: 1, max_num_seqs: 4, sim: [--sim-policy, oracle, --sim-decode-tps, "300"]}
+`)
+	exe, _ := os.Executable()
+	var log syncBuffer
+	type result struct {
+		o   *campaign.Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		o, err := campaign.Run(context.Background(), campaign.Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: testTiming()})
+		done <- result{o, err}
+	}()
+	runDir := c.Path(c.Output)
+	killed := ""
+	deadline := time.After(90 * time.Second)
+	for killed == "" {
+		select {
+		case r := <-done:
+			t.Fatalf("the campaign ended before a job could be killed: %v\n%s", r.err, log.String())
+		case <-deadline:
+			t.Fatalf("no running job with answers after 90s\n%s", log.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if journalLines(runDir) < 3 {
+			continue
+		}
+		for _, j := range activeJobs(t, name) {
+			if f := strings.Fields(j); len(f) >= 2 && f[1] == "RUNNING" {
+				killed = f[0]
+			}
+		}
+	}
+	before := journalLines(runDir)
+	if out, err := exec.Command("scancel", killed).CombinedOutput(); err != nil {
+		t.Fatalf("scancel %s: %v %s", killed, err, out)
+	}
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the campaign did not finish after its job was killed\n%s", log.String())
+	}
+	if r.err != nil {
+		t.Fatalf("campaign: %v\n%s", r.err, log.String())
+	}
+	if testing.Verbose() {
+		t.Log(log.String())
+	}
+	checkComplete(t, r.o)
+	attempts := readAttempts(t, r.o.RunDir)
+	if len(attempts) < 2 {
+		t.Fatalf("want the killed job re-submitted; jobs: %+v\n%s", attempts, log.String())
+	}
+	first := attempts[0]
+	if first.JobID != killed || !strings.HasPrefix(first.Outcome, "resubmitted") || !strings.Contains(first.State, "CANCELLED") {
+		t.Errorf("first job %s: state %q outcome %q; want job %s CANCELLED and resubmitted", first.JobID, first.State, first.Outcome, killed)
+	}
+	last := attempts[len(attempts)-1]
+	if last.Ready.IsZero() || last.Outcome != "stopped" {
+		t.Errorf("the re-submitted job %s: ready %v, outcome %q", last.JobID, last.Ready, last.Outcome)
+	}
+	if before >= journalLines(r.o.RunDir) {
+		t.Errorf("no request was answered after the kill (%d records before, %d after)", before, journalLines(r.o.RunDir))
+	}
+	if left := activeJobs(t, name); len(left) > 0 {
+		t.Errorf("jobs left in squeue: %v", left)
+	}
+}
+
+// TestSlurmCampaignInterruptedLeavesNoJob cancels the campaign's context
+// (what npcorch does on Ctrl-C) while jobs pend and run: no job of the run
+// may be left in squeue, and no engine process on the node.
+func TestSlurmCampaignInterruptedLeavesNoJob(t *testing.T) {
+	requireSlurm(t)
+	data, prepDir := fixture(t)
+	name := uniqueName("int")
+	c := campaignFile(t, name, data, prepDir, "", `
+  - name: Qwen3-VL-8B-Instruct
+    engine: {kind: sim, replicas: 2, tensor_parallel: 1, sim: [--sim-policy, oracle, --sim-decode-tps, "20"]}
+  - name: Lingshu-7B
+    engine: {kind: sim, replicas: 1, tensor_parallel: 1, sim: [--sim-policy, oracle, --sim-load-time, 1h]}
+`)
+	exe, _ := os.Executable()
+	var log syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := campaign.Run(ctx, campaign.Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: testTiming()})
+		done <- err
+	}()
+	runDir := c.Path(c.Output)
+	deadline := time.After(90 * time.Second)
+	for journalLines(runDir) < 2 || len(activeJobs(t, name)) < 3 {
+		select {
+		case err := <-done:
+			t.Fatalf("the campaign ended before it could be interrupted: %v\n%s", err, log.String())
+		case <-deadline:
+			t.Fatalf("the campaign's three jobs were not all submitted with answers flowing after 90s: %v\n%s", activeJobs(t, name), log.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the interrupted campaign did not return\n%s", log.String())
+	}
+	if left := activeJobs(t, name); len(left) > 0 {
+		t.Errorf("jobs left in squeue after the interrupt: %v\n%s", left, log.String())
+	}
+	if left := processesMentioning(runDir); len(left) > 0 {
+		t.Errorf("engine processes left after the interrupt: %v", left)
+	}
+	for _, a := range readAttempts(t, runDir) {
+		if a.Ended.IsZero() {
+			t.Errorf("job %s of %s/r%d has no end recorded: %+v", a.JobID, a.Model, a.Replica, a)
+		}
+	}
+}
+
+// TestSlurmPendingJobIsCancelledWhenStartIsInterrupted submits a job
+// Slurm holds (pending), interrupts the start, and expects the job gone
+// from squeue, recorded as never started.
+func TestSlurmPendingJobIsCancelledWhenStartIsInterrupted(t *testing.T) {
+	requireSlurm(t)
+	reg, err := configs.DefaultRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := reg.Get("Lingshu-7B")
+	m.Engine.Kind = configs.EngineSim
+	exe, _ := os.Executable()
+	run := uniqueName("hold")
+	var log syncBuffer
+	dir := t.TempDir()
+	b, err := slurm.New(slurm.Config{
+		Settings: configs.SlurmSettings{GRES: "gpu", TimeLimit: 5 * time.Minute, Poll: 200 * time.Millisecond, MaxResubmits: 1,
+			PortBase: 26000, PortSpan: 6000, SbatchArgs: []string{"--hold"}},
+		Run: run, Dir: dir, Engines: launcher.Engines{Sim: []string{exe, "sim-engine", "serve"}}, Timing: testTiming(), Log: &log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := b.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := cl.PlacementNode(configs.SlurmSettings{GRES: "gpu", GPUMemoryGiB: 80})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for len(activeJobs(t, run)) == 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel()
+	}()
+	_, err = b.Start(ctx, launcher.ReplicaSpec{Model: m, Replica: 1, GPUs: []string{node.GPUs[0].UUID}})
+	if err != context.Canceled {
+		t.Fatalf("Start of a held job returned %v, want context.Canceled\n%s", err, log.String())
+	}
+	if left := activeJobs(t, run); len(left) > 0 {
+		t.Errorf("the held job is still in squeue after the interrupted start: %v", left)
+	}
+	if err := b.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a := b.Attempts()
+	if len(a) != 1 || !a[0].Started.IsZero() || a[0].Outcome != "stopped" || !strings.HasPrefix(a[0].State, "CANCELLED") {
+		t.Errorf("attempts %+v; want one job, never started, cancelled and stopped\n%s", a, log.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the campaign's log writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// processesMentioning lists live processes whose command line contains s.
+func processesMentioning(s string) []string {
+	var out []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if bytes.Contains(stat, []byte(") Z ")) {
+			continue
+		}
+		if bytes.Contains(cmd, []byte(s)) {
+			out = append(out, d.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
+	}
+	return out
+}

@@ -437,7 +437,7 @@ func modelsNotRun(p *schedule.Plan) error {
 					last = f.Err
 				}
 			}
-			errs = append(errs, fmt.Errorf("model %s did not run: its engine failed to start (%s); see the engine log under engines/", m.Model, last))
+			errs = append(errs, fmt.Errorf("model %s did not run: its engine failed to start (%s); the engine's log is in the run directory (engines/, or slurm/ for Slurm jobs)", m.Model, last))
 		case schedule.StatusUnplaceable:
 			errs = append(errs, fmt.Errorf("model %s did not run: %s", m.Model, m.Note))
 		}

@@ -3,13 +3,19 @@ package tasks
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -44,6 +50,8 @@ type Answer struct {
 	FinishReason string `json:"finish_reason"`
 	Usage        Usage  `json:"usage"`
 	Timing       Timing `json:"timing"`
+	// RequestBytes is the size of the request body as sent.
+	RequestBytes int64 `json:"request_bytes,omitempty"`
 }
 
 // Usage counts tokens as the engine reports them.
@@ -123,8 +131,11 @@ func NewClient(s configs.ClientSettings) *Client {
 	tr := &http.Transport{
 		DialContext:         dialer.DialContext,
 		MaxIdleConnsPerHost: 256,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
+		// Bodies of 80 base64 images are ~50 MB: write them in large
+		// pieces, not 4 KiB syscalls.
+		WriteBufferSize:    256 << 10,
+		IdleConnTimeout:    90 * time.Second,
+		DisableCompression: true,
 	}
 	return &Client{settings: s, http: &http.Client{Transport: tr}, now: time.Now}
 }
@@ -132,12 +143,25 @@ func NewClient(s configs.ClientSettings) *Client {
 // Close releases idle connections.
 func (c *Client) Close() { c.http.CloseIdleConnections() }
 
-// Stream sends one streaming request to ep and collects the answer. An error
-// is always a *Failure.
+// Send streams a prepared request to ep, its inline images read from their
+// files as the body goes out, and collects the answer. An error is always
+// a *Failure.
+func (c *Client) Send(ctx context.Context, ep Endpoint, req *Request) (*Answer, error) {
+	return c.stream(ctx, ep, req.Body, req.inline)
+}
+
+// Stream sends one streaming request body to ep and collects the answer. An
+// error is always a *Failure. The body must not hold inline placeholders
+// (use Send for a Request).
 func (c *Client) Stream(ctx context.Context, ep Endpoint, body openai.ChatCompletionRequest) (*Answer, error) {
+	return c.stream(ctx, ep, body, nil)
+}
+
+func (c *Client) stream(ctx context.Context, ep Endpoint, body openai.ChatCompletionRequest, inline []inlineImage) (*Answer, error) {
 	cfg := openai.DefaultConfig(ep.APIKey)
 	cfg.BaseURL = strings.TrimSuffix(ep.BaseURL, "/")
-	cfg.HTTPClient = zeroTemperature{c.http}
+	bw := &bodyWriter{next: c.http, inline: inline}
+	cfg.HTTPClient = bw
 	api := openai.NewClientWithConfig(cfg)
 
 	ctx, cancelTotal := context.WithTimeoutCause(ctx, c.settings.TotalTimeout, errTotal)
@@ -158,6 +182,9 @@ func (c *Client) Stream(ctx context.Context, ep Endpoint, body openai.ChatComple
 	body.Stream = true
 	stream, err := api.CreateChatCompletionStream(ctx, body)
 	if err != nil {
+		if f := bw.failure(); f != nil {
+			return nil, f
+		}
 		return nil, classify(ctx, err)
 	}
 	defer stream.Close()
@@ -178,8 +205,6 @@ func (c *Client) Stream(ctx context.Context, ep Endpoint, body openai.ChatComple
 			return nil, classify(ctx, err)
 		}
 		now := c.now()
-		streaming.Store(true)
-		watchdog.Reset(c.settings.ChunkTimeout)
 		var chunk streamChunk
 		if err := json.Unmarshal(raw, &chunk); err != nil {
 			return nil, &Failure{Kind: FailStream, Err: fmt.Errorf("malformed chunk %.200q: %w", raw, err)}
@@ -193,8 +218,15 @@ func (c *Client) Stream(ctx context.Context, ep Endpoint, body openai.ChatComple
 				ans.Usage.CachedTokens = d.CachedTokens
 			}
 		}
+		// The first-token deadline holds until the model says something: a
+		// role chunk sent before prefill ends (SGLang, some proxies) must not
+		// swap it for the shorter between-chunk timeout.
+		spoke := streaming.Load()
 		for _, ch := range chunk.Choices {
 			r := ch.Delta.Reasoning + ch.Delta.ReasoningContent
+			if ch.Delta.Content != "" || r != "" || ch.FinishReason != "" {
+				spoke = true
+			}
 			if ch.Delta.Content != "" || r != "" {
 				if first.IsZero() {
 					first = now
@@ -211,12 +243,17 @@ func (c *Client) Stream(ctx context.Context, ep Endpoint, body openai.ChatComple
 				finished = true
 			}
 		}
+		if spoke {
+			streaming.Store(true)
+			watchdog.Reset(c.settings.ChunkTimeout)
+		}
 	}
 	if !finished {
 		return nil, &Failure{Kind: FailTruncated, Err: errors.New("the stream ended without a finish reason")}
 	}
 	end := c.now()
 	ans.Content, ans.Reasoning = SplitReasoning(content.String(), reasoning.String())
+	ans.RequestBytes = bw.size
 	ans.Timing.E2Ems = ms(end.Sub(start))
 	if !first.IsZero() {
 		ans.Timing.TTFTms = ms(first.Sub(start))
@@ -292,6 +329,13 @@ func classify(ctx context.Context, err error) error {
 			return &Failure{Kind: FailConnect, Err: fmt.Errorf("cancelled: %w", cause)}
 		}
 	}
+	// An HTTP status is the surest witness: go-openai wraps an error body
+	// it cannot read as an APIError (vLLM's 401 {"error": "Unauthorized"})
+	// in a RequestError, and that inner APIError has no status.
+	var reqErr *openai.RequestError
+	if errors.As(err, &reqErr) && reqErr.HTTPStatusCode != 0 {
+		return httpFailure(reqErr.HTTPStatusCode, err)
+	}
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
 		if apiErr.HTTPStatusCode == 0 {
@@ -300,7 +344,6 @@ func classify(ctx context.Context, err error) error {
 		}
 		return httpFailure(apiErr.HTTPStatusCode, err)
 	}
-	var reqErr *openai.RequestError
 	if errors.As(err, &reqErr) {
 		return httpFailure(reqErr.HTTPStatusCode, err)
 	}
@@ -321,14 +364,22 @@ func httpFailure(status int, err error) *Failure {
 	return &Failure{Kind: FailRejected, Status: status, Err: err}
 }
 
-// zeroTemperature sends temperature 0 explicitly. go-openai drops a zero
-// temperature (omitempty), and vLLM would then apply the model's
-// generation_config defaults; npcorch always wants greedy decoding.
-type zeroTemperature struct{ next *http.Client }
+// bodyWriter is the HTTP client go-openai sends through. It rewrites the
+// chat completion body go-openai marshalled: it sends temperature 0
+// explicitly (go-openai drops a zero temperature, and vLLM would then apply
+// the model's generation_config defaults; npcorch always wants greedy
+// decoding), and it streams each inline image's file as a base64 data URL
+// in place of its placeholder, so the images are never held in memory.
+type bodyWriter struct {
+	next   *http.Client
+	inline []inlineImage
+	body   *inlineBody // the last body sent, for failure
+	size   int64       // its length
+}
 
-func (z zeroTemperature) Do(req *http.Request) (*http.Response, error) {
+func (w *bodyWriter) Do(req *http.Request) (*http.Response, error) {
 	if req.Body == nil || req.Method != http.MethodPost || !strings.HasSuffix(req.URL.Path, "/chat/completions") {
-		return z.next.Do(req)
+		return w.next.Do(req)
 	}
 	body, err := io.ReadAll(req.Body)
 	req.Body.Close()
@@ -341,10 +392,209 @@ func (z zeroTemperature) Do(req *http.Request) (*http.Response, error) {
 		patched = append(patched, body[1:]...)
 		body = patched
 	}
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	req.ContentLength = int64(len(body))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	return z.next.Do(req)
+	segs, err := splitInline(body, w.inline)
+	if err != nil {
+		return nil, &Failure{Kind: FailRejected, Err: err}
+	}
+	var size int64
+	for _, sg := range segs {
+		size += int64(len(sg.text))
+		if sg.image != nil {
+			size += sg.image.dataURLLen()
+		}
+	}
+	w.size = size
+	w.body = &inlineBody{segs: segs}
+	req.Body = w.body
+	req.ContentLength = size
+	req.GetBody = func() (io.ReadCloser, error) {
+		w.body = &inlineBody{segs: segs}
+		return w.body, nil
+	}
+	return w.next.Do(req)
+}
+
+// failure is the reason the last body could not be sent whole (an image
+// that changed since it was prepared), or nil.
+func (w *bodyWriter) failure() *Failure {
+	if w.body == nil || w.body.err == nil {
+		return nil
+	}
+	return &Failure{Kind: FailRejected, Err: w.body.err}
+}
+
+// segment is a piece of a request body: JSON text, then optionally an
+// inline image.
+type segment struct {
+	text  []byte
+	image *inlineImage
+}
+
+// splitInline cuts a marshalled body at the inline placeholders.
+func splitInline(body []byte, inline []inlineImage) ([]segment, error) {
+	if len(inline) == 0 {
+		return []segment{{text: body}}, nil
+	}
+	marker := []byte(`:"` + InlinePlaceholder)
+	var segs []segment
+	for len(body) > 0 {
+		i := bytes.Index(body, marker)
+		if i < 0 {
+			segs = append(segs, segment{text: body})
+			break
+		}
+		start := i + len(marker)
+		end := bytes.IndexByte(body[start:], '"')
+		if end < 0 {
+			return nil, errors.New("malformed inline image placeholder in the request body")
+		}
+		n, err := strconv.Atoi(string(body[start : start+end]))
+		if err != nil || n < 0 || n >= len(inline) {
+			return nil, fmt.Errorf("inline image placeholder %q names no image of the request", body[start:start+end])
+		}
+		segs = append(segs, segment{text: body[:i+2], image: &inline[n]})
+		body = body[start+end:]
+	}
+	return segs, nil
+}
+
+// inlineChunk is how much of an image file is read at once: a multiple of
+// 3, so every chunk encodes to whole base64 quanta.
+const inlineChunk = 48 << 10
+
+// inlineBody reads a request body: JSON text and, in between, image files
+// encoded to base64 as they are read, their size and sha256 checked
+// against the manifest on the way. A file that differs fails the read, so
+// the engine never receives a whole request with a changed image.
+type inlineBody struct {
+	segs []segment
+	seg  int
+	// The image being streamed.
+	text    bool // the segment's text has been read
+	textPos int
+	f       *os.File
+	hash    hash.Hash
+	read    int64
+	in      []byte
+	out     []byte
+	outPos  int
+	err     error
+}
+
+func (b *inlineBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	n := 0
+	for n < len(p) && b.seg < len(b.segs) {
+		sg := &b.segs[b.seg]
+		if !b.text {
+			k := copy(p[n:], sg.text[b.textPos:])
+			n += k
+			b.textPos += k
+			if b.textPos < len(sg.text) {
+				return n, nil
+			}
+			b.text = true
+			if sg.image != nil {
+				if err := b.open(sg.image); err != nil {
+					b.err = err
+					return n, err
+				}
+			}
+			continue
+		}
+		if sg.image == nil {
+			b.next()
+			continue
+		}
+		if b.outPos == len(b.out) {
+			done, err := b.fill(sg.image)
+			if err != nil {
+				b.err = err
+				return n, err
+			}
+			if done {
+				b.next()
+				continue
+			}
+		}
+		k := copy(p[n:], b.out[b.outPos:])
+		n += k
+		b.outPos += k
+	}
+	if n == 0 && b.seg >= len(b.segs) {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (b *inlineBody) next() {
+	b.seg++
+	b.text, b.textPos = false, 0
+}
+
+func (b *inlineBody) open(im *inlineImage) error {
+	f, err := os.Open(im.path)
+	if err != nil {
+		return fmt.Errorf("image %s: %w; run `npcorch prep` again", im.path, err)
+	}
+	b.f, b.read = f, 0
+	b.hash = sha256.New()
+	if b.in == nil {
+		b.in = make([]byte, inlineChunk)
+		b.out = make([]byte, 0, base64.StdEncoding.EncodedLen(inlineChunk)+len("data:image/webp;base64,"))
+	}
+	b.out = append(b.out[:0], "data:"+im.mime+";base64,"...)
+	b.outPos = 0
+	return nil
+}
+
+// fill encodes the next chunk of the image into out; done means the file
+// is finished and checked.
+func (b *inlineBody) fill(im *inlineImage) (done bool, err error) {
+	if b.f == nil {
+		return true, nil
+	}
+	k, rerr := io.ReadFull(b.f, b.in)
+	if k > 0 {
+		b.read += int64(k)
+		if b.read > im.size {
+			return false, b.changed(im, "grew")
+		}
+		b.hash.Write(b.in[:k])
+		b.out = b.out[:base64.StdEncoding.EncodedLen(k)]
+		base64.StdEncoding.Encode(b.out, b.in[:k])
+		b.outPos = 0
+	}
+	switch {
+	case rerr == nil:
+		return false, nil
+	case errors.Is(rerr, io.EOF), errors.Is(rerr, io.ErrUnexpectedEOF):
+	default:
+		return false, fmt.Errorf("image %s: %w", im.path, rerr)
+	}
+	b.f.Close()
+	b.f = nil
+	if b.read != im.size {
+		return false, b.changed(im, "shrank")
+	}
+	if im.sha256 != "" && hex.EncodeToString(b.hash.Sum(nil)) != im.sha256 {
+		return false, b.changed(im, "does not match the sha256 in the manifest")
+	}
+	return k == 0, nil
+}
+
+func (b *inlineBody) changed(im *inlineImage, how string) error {
+	return fmt.Errorf("image %s %s: it changed after `npcorch prep`, run prep again", im.path, how)
+}
+
+func (b *inlineBody) Close() error {
+	if b.f != nil {
+		b.f.Close()
+		b.f = nil
+	}
+	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vbauerster/mpb/v8"
@@ -16,35 +17,47 @@ import (
 // elsewhere (CI logs, files).
 func NewProgress(w io.Writer) Progress {
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		return &barProgress{p: mpb.New(mpb.WithOutput(w), mpb.WithWidth(40)), bars: map[string]*modelBar{}}
+		return &barProgress{w: w, bars: map[string]*modelBar{}}
 	}
 	return &lineProgress{w: w, every: 10 * time.Second, state: map[string]*lineState{}, now: time.Now}
 }
 
 type modelBar struct {
-	bar    *mpb.Bar
-	errors int
+	bar *mpb.Bar
+	// errors is read by mpb's render goroutine.
+	errors atomic.Int64
 }
 
+// barProgress draws one bar per model. Its mpb container lives while any
+// model runs: when the last running model finishes, the container is
+// waited for (so its final frame is drawn) and the next Start opens a new
+// one.
 type barProgress struct {
-	mu   sync.Mutex
-	p    *mpb.Progress
-	bars map[string]*modelBar
+	mu     sync.Mutex
+	w      io.Writer
+	p      *mpb.Progress
+	active int
+	bars   map[string]*modelBar
 }
 
 func (b *barProgress) Start(model string, total int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.p == nil {
+		b.p = mpb.New(mpb.WithOutput(b.w), mpb.WithWidth(40))
+	}
+	b.active++
 	mb := &modelBar{}
 	mb.bar = b.p.AddBar(int64(total),
 		mpb.PrependDecorators(decor.Name(model, decor.WCSyncSpaceR), decor.CountersNoUnit("%d/%d", decor.WCSyncSpace)),
 		mpb.AppendDecorators(decor.AverageSpeed(0, "%.1f/s", decor.WCSyncSpace),
 			decor.AverageETA(decor.ET_STYLE_GO, decor.WCSyncSpace),
 			decor.Any(func(decor.Statistics) string {
-				if mb.errors == 0 {
+				n := mb.errors.Load()
+				if n == 0 {
 					return ""
 				}
-				return fmt.Sprintf(" %d not run", mb.errors)
+				return fmt.Sprintf(" %d not run", n)
 			})))
 	b.bars[model] = mb
 }
@@ -54,17 +67,31 @@ func (b *barProgress) Record(rec Record) {
 	defer b.mu.Unlock()
 	if mb, ok := b.bars[rec.Model]; ok {
 		if rec.Status == StatusNotRun {
-			mb.errors++
+			mb.errors.Add(1)
 		}
 		mb.bar.Increment()
 	}
 }
 
+// Finish completes a model's bar; after the last running model it waits
+// until the bars are drawn for good.
 func (b *barProgress) Finish(model string, s Summary) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if mb, ok := b.bars[model]; ok {
-		mb.bar.SetTotal(mb.bar.Current(), true)
+	mb, ok := b.bars[model]
+	if !ok {
+		b.mu.Unlock()
+		return
+	}
+	delete(b.bars, model)
+	mb.bar.SetTotal(mb.bar.Current(), true)
+	b.active--
+	var done *mpb.Progress
+	if b.active == 0 {
+		done, b.p = b.p, nil
+	}
+	b.mu.Unlock()
+	if done != nil {
+		done.Wait()
 	}
 }
 
@@ -104,7 +131,7 @@ func (l *lineProgress) Record(rec Record) {
 	if now := l.now(); now.Sub(s.last) >= l.every {
 		s.last = now
 		rate := float64(s.done) / now.Sub(s.start).Seconds()
-		eta := time.Duration(float64(s.total-s.done)/rate) * time.Second
+		eta := time.Duration(float64(s.total-s.done) / rate * float64(time.Second))
 		fmt.Fprintf(l.w, "%s: %d/%d done, %.1f/s, ETA %s, %d not run\n", rec.Model, s.done, s.total, rate, eta.Round(time.Second), s.notRun)
 	}
 }

@@ -5,9 +5,12 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/sashabaranov/go-openai"
@@ -19,6 +22,12 @@ import (
 
 // Request is one prepared request: the item, the exact images sent, the
 // prompt, and the key that identifies it in the journal.
+//
+// With base64 media the image URLs in Body are placeholders
+// (InlinePlaceholder followed by the image's index): Client.Send streams
+// each file's own bytes, base64-encoded, in their place, so no request ever
+// holds its images in memory. Send a Request with Client.Send, not its
+// Body with Client.Stream.
 type Request struct {
 	Item   Item
 	Repeat int
@@ -32,6 +41,25 @@ type Request struct {
 	Body   openai.ChatCompletionRequest
 	// Bytes is the size of the images as sent (base64 or URL text).
 	Bytes int64
+
+	inline []inlineImage
+}
+
+// InlinePlaceholder starts the image URLs that Client.Send replaces with
+// the base64 data URL of a file.
+const InlinePlaceholder = "npcorch-inline:"
+
+// inlineImage is an image file streamed as a base64 data URL.
+type inlineImage struct {
+	path   string
+	mime   string
+	size   int64
+	sha256 string // hex; "" when the manifest has none
+}
+
+// dataURLLen is the length of the data URL of an inline image.
+func (im inlineImage) dataURLLen() int64 {
+	return int64(len("data:"+im.mime+";base64,")) + int64(base64.StdEncoding.EncodedLen(int(im.size)))
 }
 
 // RequestBuilder turns items into requests for one model.
@@ -61,11 +89,20 @@ func (b RequestBuilder) Build(prompts *Prompts, it Item, repeat int, prior []str
 	}
 	parts := []openai.ChatMessagePart{{Type: openai.ChatMessagePartTypeText, Text: prompt}}
 	var total int64
+	var inline []inlineImage
 	h := sha256.New()
+	res, err := newResolver(b.Root)
+	if err != nil {
+		return nil, fmt.Errorf("item %s: %w", it.ID, err)
+	}
 	for _, img := range images {
-		url, n, err := b.imageURL(it, img)
+		url, n, im, err := b.imageURL(res, it, img)
 		if err != nil {
 			return nil, err
+		}
+		if im != nil {
+			url = InlinePlaceholder + strconv.Itoa(len(inline))
+			inline = append(inline, *im)
 		}
 		total += n
 		if b.MaxBytes > 0 && total > b.MaxBytes {
@@ -92,7 +129,8 @@ func (b RequestBuilder) Build(prompts *Prompts, it Item, repeat int, prior []str
 	if err != nil {
 		return nil, err
 	}
-	return &Request{Item: it, Repeat: repeat, Key: key, Prompt: prompt, Prior: prior, Images: images, Body: body, Bytes: total}, nil
+	return &Request{Item: it, Repeat: repeat, Key: key, Prompt: prompt, Prior: prior, Images: images, Body: body, Bytes: total,
+		inline: inline}, nil
 }
 
 // Images returns the images the model is sent for an item: all of them, or
@@ -109,58 +147,115 @@ func (b RequestBuilder) Images(it Item) ([]dataset.Image, error) {
 	return pick(it.Images, imaging.SampleGroups(it.Planes, limit)), nil
 }
 
-// imageURL returns the image as a file:// URL or a base64 data URL of the
-// file's own bytes, and the bytes that adds to the request.
-func (b RequestBuilder) imageURL(it Item, img dataset.Image) (string, int64, error) {
-	path, err := resolveInside(b.Root, img.Path)
+// imageURL returns the image as a file:// URL, or as an inline image that
+// Client.Send streams as the base64 data URL of the file's own bytes, and
+// the bytes that adds to the request. The file must have the manifest's
+// size; with base64 its sha256 is checked as it is streamed.
+func (b RequestBuilder) imageURL(res *resolver, it Item, img dataset.Image) (string, int64, *inlineImage, error) {
+	path, info, err := res.resolve(img.Path)
 	if err != nil {
-		return "", 0, fmt.Errorf("item %s: %w", it.ID, err)
+		return "", 0, nil, fmt.Errorf("item %s: %w", it.ID, err)
+	}
+	if info == nil {
+		return "", 0, nil, fmt.Errorf("item %s: image %s: %w; run `npcorch prep` again", it.ID, img.Path, fs.ErrNotExist)
+	}
+	if !info.Mode().IsRegular() {
+		return "", 0, nil, fmt.Errorf("item %s: image %s is not a regular file; run `npcorch prep` again", it.ID, img.Path)
+	}
+	if img.Bytes > 0 && info.Size() != img.Bytes {
+		return "", 0, nil, fmt.Errorf("item %s: image %s has %d bytes but the manifest says %d; it changed after `npcorch prep`, run prep again",
+			it.ID, img.Path, info.Size(), img.Bytes)
 	}
 	if b.Media == configs.MediaFile {
-		st, err := os.Stat(path)
-		if err != nil {
-			return "", 0, fmt.Errorf("item %s: image %s: %w; run `npcorch prep` again", it.ID, img.Path, err)
-		}
-		if img.Bytes > 0 && st.Size() != img.Bytes {
-			return "", 0, fmt.Errorf("item %s: image %s has %d bytes but the manifest says %d; it changed after `npcorch prep`, run prep again",
-				it.ID, img.Path, st.Size(), img.Bytes)
-		}
 		url := "file://" + path
-		return url, int64(len(url)), nil
+		return url, int64(len(url)), nil, nil
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", 0, fmt.Errorf("item %s: image %s: %w; run `npcorch prep` again", it.ID, img.Path, err)
-	}
-	if sum := sha256.Sum256(data); img.SHA256 != "" && hex.EncodeToString(sum[:]) != img.SHA256 {
-		return "", 0, fmt.Errorf("item %s: image %s does not match the sha256 in the manifest; it changed after `npcorch prep`, run prep again",
-			it.ID, img.Path)
-	}
-	url := "data:" + mimeType(path) + ";base64," + base64.StdEncoding.EncodeToString(data)
-	return url, int64(len(url)), nil
+	im := &inlineImage{path: path, mime: mimeType(path), size: info.Size(), sha256: img.SHA256}
+	return "", im.dataURLLen(), im, nil
 }
 
-// resolveInside joins root and a manifest path, refusing absolute paths and
-// paths that leave root (symbolic links included).
-func resolveInside(root, rel string) (string, error) {
-	if rel == "" || filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") {
-		return "", fmt.Errorf("image path %q must be relative to the prepared folder", rel)
-	}
+// resolver maps manifest paths to files under one root, refusing absolute
+// paths and paths that leave the root, symbolic links included. It
+// resolves the root once and checks each folder below it once, so a
+// request of 80 images costs about one lstat per image.
+type resolver struct {
+	absRoot, realRoot string
+	dirs              map[string]error
+}
+
+func newResolver(root string) (*resolver, error) {
 	absRoot, err := filepath.Abs(root)
 	if err != nil {
-		return "", err
+		return nil, fmt.Errorf("prepared folder %s: %w", root, err)
 	}
-	p := filepath.Join(absRoot, filepath.FromSlash(rel))
-	if !within(absRoot, p) {
-		return "", fmt.Errorf("image path %q leaves the prepared folder %s", rel, absRoot)
+	realRoot, err := filepath.EvalSymlinks(absRoot)
+	if err != nil {
+		realRoot = absRoot // a missing root: every image is then reported missing
 	}
-	if real, err := filepath.EvalSymlinks(p); err == nil {
-		realRoot, rerr := filepath.EvalSymlinks(absRoot)
-		if rerr == nil && !within(realRoot, real) {
-			return "", fmt.Errorf("image path %q links outside the prepared folder %s", rel, absRoot)
+	return &resolver{absRoot: absRoot, realRoot: realRoot, dirs: map[string]error{}}, nil
+}
+
+// resolve returns the file of a manifest path and its information (nil
+// when the file does not exist).
+func (r *resolver) resolve(rel string) (string, fs.FileInfo, error) {
+	if rel == "" || filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") {
+		return "", nil, fmt.Errorf("image path %q must be relative to the prepared folder", rel)
+	}
+	p := filepath.Join(r.absRoot, filepath.FromSlash(rel))
+	if !within(r.absRoot, p) {
+		return "", nil, fmt.Errorf("image path %q leaves the prepared folder %s", rel, r.absRoot)
+	}
+	if err := r.checkDir(rel, filepath.Dir(p)); err != nil {
+		return "", nil, err
+	}
+	info, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return p, nil, nil
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("image %s: %w", rel, err)
+	}
+	if info.Mode()&fs.ModeSymlink != 0 {
+		if err := r.checkLink(rel, p); err != nil {
+			return "", nil, err
+		}
+		if info, err = os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			return p, nil, nil
+		} else if err != nil {
+			return "", nil, fmt.Errorf("image %s: %w", rel, err)
 		}
 	}
-	return p, nil
+	return p, info, nil
+}
+
+// checkDir checks that dir, a folder at or below the root, does not lead
+// outside it through a symbolic link.
+func (r *resolver) checkDir(rel, dir string) error {
+	if dir == r.absRoot {
+		return nil
+	}
+	if err, ok := r.dirs[dir]; ok {
+		return err
+	}
+	err := r.checkDir(rel, filepath.Dir(dir))
+	if err == nil {
+		if info, lerr := os.Lstat(dir); lerr == nil && info.Mode()&fs.ModeSymlink != 0 {
+			err = r.checkLink(rel, dir)
+		}
+	}
+	r.dirs[dir] = err
+	return err
+}
+
+func (r *resolver) checkLink(rel, p string) error {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return nil // a dangling link: the file is reported missing
+	}
+	if !within(r.realRoot, real) {
+		return fmt.Errorf("image path %q links outside the prepared folder %s", rel, r.absRoot)
+	}
+	return nil
 }
 
 func within(root, p string) bool {

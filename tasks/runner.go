@@ -2,8 +2,11 @@ package tasks
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,9 +41,28 @@ type Runner struct {
 	// MaxBackoff caps the doubling backoff.
 	MaxBackoff time.Duration
 
-	mu     sync.Mutex
-	state  *JournalState
+	mu    sync.Mutex
+	state *JournalState
+	// done holds the keys answered by this runner, as 32 bytes each, so
+	// that a long run's memory does not grow with its answers.
+	done map[[32]byte]struct{}
+	// byItem keeps the answered records of the tasks care questions
+	// depend on (cp_pathology, cp_mri), and only those.
 	byItem map[itemRepeat]Record
+}
+
+// keyID is the 32-byte form of a request key (its sha256 hex digits).
+func keyID(key string) [32]byte {
+	var id [32]byte
+	if n, err := hex.Decode(id[:], []byte(key)); err == nil && n == len(id) {
+		return id
+	}
+	return sha256.Sum256([]byte(key))
+}
+
+// dependedOn reports whether care questions include a task's answers.
+func dependedOn(task string) bool {
+	return task == configs.TaskCPPathology || task == configs.TaskCPMRI
 }
 
 type itemRepeat struct {
@@ -82,24 +104,34 @@ func (r *Runner) SetState(st *JournalState) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.state = st
+	r.done = map[[32]byte]struct{}{}
 	r.byItem = map[itemRepeat]Record{}
 	for _, rec := range st.Records {
-		r.rememberLocked(rec)
+		if rec.Status == StatusAnswered && dependedOn(rec.Task) {
+			r.byItem[itemRepeat{rec.Model, rec.Item, rec.Repeat}] = rec
+		}
 	}
 }
 
+// rememberLocked notes a record journaled by this runner. The journal
+// state given to SetState is left as it was read.
 func (r *Runner) rememberLocked(rec Record) {
 	if rec.Status != StatusAnswered {
 		return
 	}
-	r.byItem[itemRepeat{rec.Model, rec.Item, rec.Repeat}] = rec
-	r.state.Records[rec.Key] = rec
+	r.done[keyID(rec.Key)] = struct{}{}
+	if dependedOn(rec.Task) {
+		r.byItem[itemRepeat{rec.Model, rec.Item, rec.Repeat}] = rec
+	}
 }
 
 func (r *Runner) answered(key string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, ok := r.state.Answered(key)
+	if _, ok := r.state.Answered(key); ok {
+		return true
+	}
+	_, ok := r.done[keyID(key)]
 	return ok
 }
 
@@ -121,29 +153,26 @@ func (r *Runner) Run(ctx context.Context, mr ModelRun) (Summary, error) {
 	if mr.Repeats < 1 {
 		mr.Repeats = 1
 	}
-	var first, second []Item
-	for _, it := range mr.Items {
-		if len(it.DependsOn()) > 0 {
-			second = append(second, it)
-		} else {
-			first = append(first, it)
-		}
-	}
 	s := Summary{Model: mr.Model.Name, Requests: len(mr.Items) * mr.Repeats, Failures: map[string]int{}}
 	if r.Progress != nil {
 		r.Progress.Start(mr.Model.Name, s.Requests)
 		defer func() { r.Progress.Finish(mr.Model.Name, s) }()
 	}
-	for _, phase := range [][]Item{first, second} {
-		if err := r.runPhase(ctx, mr, phase, &s); err != nil {
+	// First the items nothing depends on, then the care questions. The
+	// phases filter mr.Items as they go: no copy of the item list.
+	for _, dependent := range []bool{false, true} {
+		if err := r.runPhase(ctx, mr, dependent, &s); err != nil {
 			return s, err
 		}
 	}
 	return s, nil
 }
 
-func (r *Runner) runPhase(ctx context.Context, mr ModelRun, items []Item, s *Summary) error {
-	if len(items) == 0 {
+// runPhase sends the items that depend on others' answers, or those that
+// do not.
+func (r *Runner) runPhase(ctx context.Context, mr ModelRun, dependent bool, s *Summary) error {
+	inPhase := func(it *Item) bool { return (len(it.DependsOn()) > 0) == dependent }
+	if !slices.ContainsFunc(mr.Items, func(it Item) bool { return inPhase(&it) }) {
 		return nil
 	}
 	var mu sync.Mutex // guards s
@@ -151,9 +180,13 @@ func (r *Runner) runPhase(ctx context.Context, mr ModelRun, items []Item, s *Sum
 	reqs := make(chan *Request, 2*max(mr.Workers, mr.Pool.Capacity(), 1))
 	g.Go(func() error {
 		defer close(reqs)
-		for _, it := range items {
+		for i := range mr.Items {
+			it := &mr.Items[i]
+			if !inPhase(it) {
+				continue
+			}
 			for rep := 0; rep < mr.Repeats; rep++ {
-				req, problem := r.prepare(mr, it, rep)
+				req, problem := r.prepare(mr, *it, rep)
 				mu.Lock()
 				switch {
 				case problem != nil:
@@ -255,7 +288,7 @@ func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request) (Record, [
 		if err != nil {
 			return rec, kinds, err
 		}
-		ans, err := r.Client.Stream(ctx, rep.Endpoint, req.Body)
+		ans, err := r.Client.Send(ctx, rep.Endpoint, req)
 		var f *Failure
 		errors.As(err, &f)
 		mr.Pool.Release(rep, f != nil && f.Kind == FailConnect)

@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -213,9 +215,30 @@ func TestRequestRefusesImagesChangedAfterPrepAndPathEscapes(t *testing.T) {
 	model, _ := reg.Get("Lingshu-7B")
 	b := RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root}
 	it := Item{ID: "pathology/P01", Task: configs.TaskPathology, Images: []dataset.Image{img}}
-	if _, err := b.Build(prompts, it, 0, nil); err == nil || !strings.Contains(err.Error(), "does not match the sha256") {
-		t.Errorf("changed image: err = %v", err)
+	// Base64 images are checked as they are streamed: the request fails,
+	// is not retried, and the engine never receives a whole body.
+	req, err := b.Build(prompts, it, 0, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
+	var whole bool
+	ep := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err == nil {
+			whole = true
+		}
+		w.WriteHeader(400)
+	})
+	_, err = NewClient(testSettings()).Send(context.Background(), ep, req)
+	var f *Failure
+	if !errors.As(err, &f) || f.Kind != FailRejected || !strings.Contains(err.Error(), "does not match the sha256") || whole {
+		t.Errorf("changed image: err = %v, engine received a whole body: %v", err, whole)
+	}
+	b.Media = configs.MediaFile
+	if _, err := b.Build(prompts, Item{ID: "pathology/P01", Task: configs.TaskPathology,
+		Images: []dataset.Image{{Path: "a.png", Bytes: 9}}}, 0, nil); err == nil || !strings.Contains(err.Error(), "changed after `npcorch prep`") {
+		t.Errorf("image of another size: err = %v", err)
+	}
+	b.Media = configs.MediaBase64
 	for _, bad := range []string{"../outside.png", "/etc/passwd", "a/../../x.png"} {
 		it.Images = []dataset.Image{{Path: bad}}
 		if _, err := b.Build(prompts, it, 0, nil); err == nil || !strings.Contains(err.Error(), "prepared folder") {
@@ -224,7 +247,7 @@ func TestRequestRefusesImagesChangedAfterPrepAndPathEscapes(t *testing.T) {
 	}
 	b.Media = configs.MediaFile
 	it.Images = []dataset.Image{{Path: "a.png", Bytes: 8}}
-	req, err := b.Build(prompts, it, 0, nil)
+	req, err = b.Build(prompts, it, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,296 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/dataset"
+)
+
+// benchModel is the served model name of the benchmark engine.
+const benchModel = "bench-model"
+
+// benchTask is the task of the 80-image requests: T staging from plane
+// groups (prompt A9), one request per patient.
+const benchTask = configs.TaskTGroups
+
+// clientResult is what a client child reports on stdout, Go or Python.
+type clientResult struct {
+	Client      string  `json:"client"`
+	Media       string  `json:"media"`
+	Requests    int     `json:"requests"`
+	Errors      int     `json:"errors"`
+	WrongAnswer int     `json:"wrong_answers"`
+	CPUSeconds  float64 `json:"cpu_s"` // user + system time of the sending loop
+	WallSeconds float64 `json:"wall_s"`
+	MaxRSSKB    int64   `json:"maxrss_kb"`
+	BodyBytes   int     `json:"body_bytes"`
+	// ProcessCPUSeconds is the child's whole user + system time, start-up
+	// included, as the parent saw it.
+	ProcessCPUSeconds float64 `json:"process_cpu_s"`
+}
+
+// benchModelConfig is Lingshu-7B's registry entry served as benchModel,
+// sending every image of a request (no sub-sampling).
+func benchModelConfig() (configs.Model, error) {
+	reg, err := configs.DefaultRegistry()
+	if err != nil {
+		return configs.Model{}, err
+	}
+	m, ok := reg.Get("Lingshu-7B")
+	if !ok {
+		return configs.Model{}, errors.New("Lingshu-7B is missing from the model registry")
+	}
+	m.Name = benchModel
+	s := m.Tasks[benchTask]
+	s.MaxImages = 0
+	m.Tasks[benchTask] = s
+	return m, nil
+}
+
+// stagingItem is one patient's T-staging request over all the images.
+func stagingItem(images []dataset.Image) tasks.Item {
+	return tasks.Item{ID: benchTask + "/BENCH", Task: benchTask, Patient: "BENCH", Images: images, Gold: tasks.Gold{Label: "T3"}}
+}
+
+func readImages(path string) ([]dataset.Image, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var images []dataset.Image
+	if err := json.Unmarshal(data, &images); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return images, nil
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+func maxRSSKB() int64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Maxrss
+}
+
+func clientSettings() configs.ClientSettings {
+	return configs.ClientSettings{ConnectTimeout: 10 * time.Second, FirstTokenTimeout: 5 * time.Minute,
+		ChunkTimeout: time.Minute, TotalTimeout: 10 * time.Minute}
+}
+
+// goClient is the "go-client" role: it builds and streams -requests
+// requests of the staging item, -concurrency at a time, exactly as the
+// runner would (RequestBuilder.Build, then Client.Stream), and reports a
+// clientResult.
+func goClient(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("go-client", flag.ContinueOnError)
+	base := fs.String("base", "", "engine base URL")
+	root := fs.String("root", "", "image folder")
+	imagesJSON := fs.String("images", "", "images.json")
+	media := fs.String("media", configs.MediaFile, "file or base64")
+	n := fs.Int("requests", 10, "requests")
+	conc := fs.Int("concurrency", 4, "requests in flight")
+	expect := fs.String("expect", "", "the answer the engine gives")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the sending loop here")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	images, err := readImages(*imagesJSON)
+	if err != nil {
+		return err
+	}
+	m, err := benchModelConfig()
+	if err != nil {
+		return err
+	}
+	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", configs.DefaultStructures())
+	if err != nil {
+		return err
+	}
+	b := tasks.RequestBuilder{Model: m, Media: *media, Root: *root}
+	item := stagingItem(images)
+	client := tasks.NewClient(clientSettings())
+	defer client.Close()
+	ep := tasks.Endpoint{Name: benchModel + "#0", BaseURL: *base + "/v1", Local: true}
+
+	res := clientResult{Client: "go", Media: *media, Requests: *n}
+
+	var errs, wrong, bodyBytes atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(*conc)
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	cpu0, t0 := cpuSeconds(), time.Now()
+	for i := 0; i < *n; i++ {
+		g.Go(func() error {
+			req, err := b.Build(prompts, item, i, nil)
+			if err != nil {
+				return err
+			}
+			ans, err := client.Send(gctx, ep, req)
+			if ans != nil {
+				bodyBytes.Store(ans.RequestBytes)
+			}
+			switch {
+			case err != nil:
+				errs.Add(1)
+			case ans.Content != *expect:
+				wrong.Add(1)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	res.CPUSeconds, res.WallSeconds = cpuSeconds()-cpu0, time.Since(t0).Seconds()
+	res.Errors, res.WrongAnswer, res.MaxRSSKB = int(errs.Load()), int(wrong.Load()), maxRSSKB()
+	res.BodyBytes = int(bodyBytes.Load())
+	return json.NewEncoder(stdout).Encode(res)
+}
+
+// memResult is what a "go-runner" child reports.
+type memResult struct {
+	Items    int `json:"items"`
+	Repeats  int `json:"repeats"`
+	Requests int `json:"requests"`
+	Answered int `json:"answered"`
+	NotRun   int `json:"not_run"`
+	// ItemsBytes is the heap the item list holds (measured after a GC).
+	ItemsBytes uint64 `json:"items_bytes"`
+	// PeakHeapBytes is the largest heap-object total (live and not yet
+	// collected) sampled every 2 ms; PeakLiveBytes the largest live heap
+	// the garbage collector marked.
+	PeakHeapBytes uint64  `json:"peak_heap_bytes"`
+	PeakLiveBytes uint64  `json:"peak_live_bytes"`
+	MaxRSSKB      int64   `json:"maxrss_kb"`
+	CPUSeconds    float64 `json:"cpu_s"`
+	WallSeconds   float64 `json:"wall_s"`
+}
+
+// heapObjects is the runtime's count of bytes in live and not yet swept
+// heap objects.
+func heapObjects() uint64 { return readMetric("/memory/classes/heap/objects:bytes") }
+
+// heapLive is the heap the last garbage collection found live.
+func heapLive() uint64 { return readMetric("/gc/heap/live:bytes") }
+
+func readMetric(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// goRunner is the "go-runner" role: npcorch's Runner sends -n
+// single-image pathology requests (base64 by default, so that every
+// prepared request holds an image's bytes) and journals them; it reports
+// peak memory.
+func goRunner(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("go-runner", flag.ContinueOnError)
+	base := fs.String("base", "", "engine base URL")
+	root := fs.String("root", "", "image folder")
+	imagesJSON := fs.String("images", "", "images.json")
+	media := fs.String("media", configs.MediaBase64, "file or base64")
+	n := fs.Int("n", 1000, "items")
+	repeats := fs.Int("repeats", 1, "repeats of each item")
+	workers := fs.Int("workers", 4, "requests in flight")
+	run := fs.String("run", "", "run folder for the journal")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	images, err := readImages(*imagesJSON)
+	if err != nil {
+		return err
+	}
+	m, err := benchModelConfig()
+	if err != nil {
+		return err
+	}
+	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", configs.DefaultStructures())
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	before := heapObjects()
+	items := make([]tasks.Item, *n)
+	for i := range items {
+		p := fmt.Sprintf("P%05d", i)
+		items[i] = tasks.Item{ID: "pathology/" + p, Task: configs.TaskPathology, Patient: p,
+			Images: []dataset.Image{images[i%len(images)]}, Gold: tasks.Gold{Label: "1"}}
+	}
+	runtime.GC()
+	res := memResult{Items: *n, Repeats: *repeats, Requests: *n * *repeats, ItemsBytes: heapObjects() - min(before, heapObjects())}
+
+	j, err := tasks.OpenJournal(*run)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	client := tasks.NewClient(clientSettings())
+	defer client.Close()
+	r := &tasks.Runner{Client: client, Journal: j, Prompts: prompts, Retries: 2, Backoff: 10 * time.Millisecond,
+		Findings: tasks.FindingsExtractor(configs.DefaultStructures())}
+	ep := tasks.Endpoint{Name: benchModel + "#0", BaseURL: *base + "/v1", Local: true, MaxNumSeqs: *workers}
+
+	var peak, live atomic.Uint64
+	sctx, stop := context.WithCancel(ctx)
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if h := heapObjects(); h > peak.Load() {
+				peak.Store(h)
+			}
+			if h := heapLive(); h > live.Load() {
+				live.Store(h)
+			}
+			select {
+			case <-sctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	cpu0, t0 := cpuSeconds(), time.Now()
+	s, err := r.Run(ctx, tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: *media, Root: *root},
+		Pool: tasks.NewPool([]tasks.Endpoint{ep}, *workers), Items: items, Repeats: *repeats, Workers: *workers})
+	stop()
+	<-sampled
+	if err != nil {
+		return err
+	}
+	res.CPUSeconds, res.WallSeconds = cpuSeconds()-cpu0, time.Since(t0).Seconds()
+	res.Answered, res.NotRun, res.PeakHeapBytes, res.PeakLiveBytes, res.MaxRSSKB = s.Answered, s.NotRun, peak.Load(), live.Load(), maxRSSKB()
+	runtime.KeepAlive(items)
+	return json.NewEncoder(stdout).Encode(res)
+}

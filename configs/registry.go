@@ -146,6 +146,10 @@ func (r *Registry) validate(loc locator) error {
 
 // validate checks one model entry; path locates it in the file.
 func (m Model) validate(loc locator, path string) error {
+	if m.Name == "." || m.Name == ".." {
+		// The name becomes a folder of the journal and the engine logs.
+		return loc.errorf(path+".name", "%q cannot name a model: it is a folder of its own in the journal; choose another name", m.Name)
+	}
 	switch m.Engine.Kind {
 	case EngineVLLM, EngineSGLang, EngineSim, EngineWrapper:
 		if m.Engine.Kind != EngineSim && m.Engine.Kind != EngineWrapper && m.HFID == "" {

@@ -21,7 +21,9 @@ import (
 const childEnv = "LAUNCHER_TEST_CHILD"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) == "1" && len(os.Args) > 1 {
+	// A fuzzing worker is this binary re-run with -test.* flags and the
+	// environment set below: it is no child.
+	if os.Getenv(childEnv) == "1" && len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-test.") {
 		os.Exit(runChild(os.Args[1], os.Args[2:]))
 	}
 	// Inherited by every child the tests start: the sim engine's workers

@@ -1,0 +1,109 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/npcorch/npcorch/configs"
+)
+
+// FuzzStream serves arbitrary bytes as an SSE body to the streaming client:
+// it must end with an answer that has a finish reason, or a *Failure,
+// never a panic or a hang.
+func FuzzStream(f *testing.F) {
+	chunk := func(s string) string { return "data: " + s + "\n\n" }
+	f.Add([]byte(chunk(`{"choices":[{"delta":{"content":"\\boxed{1}"}}]}`) + chunk(`{"choices":[{"delta":{},"finish_reason":"stop"}]}`) +
+		chunk(`{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":1}}}`) + chunk("[DONE]")))
+	f.Add([]byte(chunk(`{"choices":[{"delta":{"reasoning":"hm","content":"<think>a</think>B"},"finish_reason":"length"}]}`) + chunk("[DONE]")))
+	f.Add([]byte(chunk(`{"error":{"message":"boom","code":500}}`)))
+	f.Add([]byte(chunk(`{"choices":[{"delta":{"content":"x"`)))
+	f.Add([]byte("event: ping\n\n: comment\n\ndata:\n\n" + chunk("[DONE]")))
+	f.Add([]byte("data: {\"object\":\"error\",\"message\":\"m\"}\n\n"))
+	var body atomic.Pointer[[]byte]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(*body.Load())
+	}))
+	f.Cleanup(srv.Close)
+	c := NewClient(configs.ClientSettings{ConnectTimeout: time.Second, FirstTokenTimeout: 5 * time.Second,
+		ChunkTimeout: 5 * time.Second, TotalTimeout: 10 * time.Second})
+	ep := Endpoint{Name: "fuzz#0", BaseURL: srv.URL + "/v1"}
+	req := openai.ChatCompletionRequest{Model: "m", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "?"}}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		body.Store(&data)
+		ans, err := c.Stream(context.Background(), ep, req)
+		if err != nil {
+			var fail *Failure
+			if !errors.As(err, &fail) {
+				t.Fatalf("error is not a *Failure: %T %v", err, err)
+			}
+			return
+		}
+		if ans.FinishReason == "" {
+			t.Fatal("answer without a finish reason")
+		}
+		if strings.Contains(ans.Content, "</think>") && strings.HasPrefix(strings.TrimSpace(ans.Content), "<think>") {
+			t.Fatalf("reasoning left in the answer: %q", ans.Content)
+		}
+	})
+}
+
+// FuzzReadJournal: a journal file of any bytes reads as records or as an
+// error naming the file and line; a torn last line is counted, not fatal.
+func FuzzReadJournal(f *testing.F) {
+	f.Add([]byte(`{"key":"k","item":"pathology/P01","task":"pathology","model":"M","status":"answered","answer":{"content":"1"}}` + "\n"))
+	f.Add([]byte(`{"key":"k","status":"not_run","attempts":2}` + "\n" + `{"key":"k","status":"answered"}` + "\n" + `{"key":"k","sta`))
+	f.Add([]byte("\n\n{}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		run := t.TempDir()
+		dir := filepath.Join(run, "journal", "M")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "pathology.jsonl"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		st, err := ReadJournal(run)
+		if err != nil {
+			if !strings.Contains(err.Error(), "pathology.jsonl") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		for k, r := range st.Records {
+			if r.Key != k {
+				t.Fatalf("record filed under %q has key %q", k, r.Key)
+			}
+		}
+	})
+}
+
+// FuzzSplitReasoning: the answer never keeps a leading think block, and
+// nothing of the content is invented.
+func FuzzSplitReasoning(f *testing.F) {
+	f.Add("<think>hm</think> \\boxed{A}", "")
+	f.Add("</think>B", "r")
+	f.Add("<think>unclosed", "")
+	f.Fuzz(func(t *testing.T, content, reasoning string) {
+		ans, thought := SplitReasoning(content, reasoning)
+		if strings.HasPrefix(ans, "<think>") {
+			t.Fatalf("answer %q still opens a think block", ans)
+		}
+		if !strings.Contains(content, ans) {
+			t.Fatalf("answer %q is not part of the content %q", ans, content)
+		}
+		if reasoning != "" && !strings.Contains(thought, strings.TrimSpace(reasoning)) {
+			t.Fatalf("reasoning %q lost from %q", reasoning, thought)
+		}
+	})
+}

@@ -24,6 +24,7 @@ const (
 	FailureForeign     FailureKind = "foreign-listener"
 	FailureRejected    FailureKind = "rejected"
 	FailureStalled     FailureKind = "stalled"
+	FailureUnhealthy   FailureKind = "unhealthy"
 	FailureConfig      FailureKind = "config"
 	FailureStopped     FailureKind = "stopped"
 )
@@ -129,6 +130,8 @@ func hintFor(k FailureKind) string {
 		return "another server answers on this port; stop it (`ss -ltnp` names it) — npcorch will allocate another port"
 	case FailureStalled:
 		return "requests were running but no token was generated for the stall window; the engine was restarted"
+	case FailureUnhealthy:
+		return "the engine's /health stopped answering 200 while it was serving (vLLM does this when its engine core dies); the engine was restarted"
 	case FailureExited:
 		return "read the engine log for the cause"
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -237,13 +238,36 @@ func (r *Replica) stopWatchdog() {
 	}
 }
 
-// scrape reads /metrics off the owning goroutine and feeds the watchdog.
+// scrape reads /health and /metrics off the owning goroutine and feeds the
+// watchdog: two /health answers in a row other than 200 (an engine whose
+// core died but whose API server lives on) or requests running without a
+// new token for the stall window count as a crash.
 func (r *Replica) scrape() {
-	gen, url := r.gen, r.inv.Probe.MetricsURL
+	gen, url, health := r.gen, r.inv.Probe.MetricsURL, r.inv.Probe.HealthURL
 	go func() {
+		code := 0
+		if health != "" {
+			c, _, herr := httpDo(context.Background(), r.cfg.HTTP, http.MethodGet, health, "", nil, r.cfg.Timing.ProbeTimeout)
+			if herr == nil {
+				code = c
+			}
+		}
 		l, err := scrapeLoad(context.Background(), r.cfg.HTTP, url, r.cfg.Timing.ProbeTimeout)
 		r.post(func() {
-			if err != nil || gen != r.gen || r.state != StateReady {
+			if gen != r.gen || r.state != StateReady {
+				return
+			}
+			switch {
+			case code == http.StatusOK:
+				r.unhealthy = 0
+			case code != 0:
+				if r.unhealthy++; r.unhealthy >= 2 {
+					r.unhealthy = 0
+					r.crash(r.engineError(FailureUnhealthy, fmt.Sprintf("/health answered %d twice in a row", code), nil))
+					return
+				}
+			}
+			if err != nil {
 				return // a dead engine shows up as an exit; a slow one next time
 			}
 			if r.stall.observe(l, r.cfg.Now()) {

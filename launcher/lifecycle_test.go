@@ -632,3 +632,27 @@ func TestParentSIGINTStopsEnginesBeforeExit(t *testing.T) {
 	// The parent verified the group empty before it printed STOPPED.
 	assertGroupEmpty(t, pgid)
 }
+
+func TestEngineWhoseHealthFailsWhileServingIsRestarted(t *testing.T) {
+	cfg := testConfig(t)
+	sup := NewSupervisor(cfg)
+	defer stopAll(t, sup)
+	sub := sup.Subscribe()
+	defer sub.Close()
+	ep, err := startOne(t, sup, ReplicaSpec{Model: simModel("sick")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The engine core "dies": /health and every request answer 503 while
+	// the process lives on, so only the health watch can see it.
+	fault(t, ep, "503")
+	crash := nextEvent(t, sub, EventCrashed)
+	var ee *EngineError
+	if !errors.As(crash.Err, &ee) || ee.Kind != FailureUnhealthy || !strings.Contains(ee.Error(), "/health answered 503") {
+		t.Fatalf("crash event %v", crash.Err)
+	}
+	if ev := nextEvent(t, sub, EventReady, EventFailed); ev.Kind != EventReady {
+		t.Fatalf("after the health failure: %v", ev)
+	}
+	assertGroupEmpty(t, ep.PGID)
+}

@@ -105,6 +105,7 @@ type Replica struct {
 	backoff   *time.Timer
 	stallT    *time.Ticker
 	stall     stallWatch
+	unhealthy int // consecutive /health answers other than 200 while ready
 	attempts  int
 	readyAt   time.Time
 	failure   error

@@ -160,7 +160,9 @@ func (p *Pool) pickLocked() (*Replica, time.Duration) {
 	return best, wake
 }
 
-// Release returns a slot. down marks the replica unreachable for p.Down.
+// Release returns a slot. down sets the replica aside for p.Down: its
+// connection was refused or it answered 5xx, so retries go to the others
+// while the launcher restarts it or it recovers.
 func (p *Pool) Release(r *Replica, down bool) {
 	p.mu.Lock()
 	r.inflight--

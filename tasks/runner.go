@@ -291,7 +291,7 @@ func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request) (Record, [
 		ans, err := r.Client.Send(ctx, rep.Endpoint, req)
 		var f *Failure
 		errors.As(err, &f)
-		mr.Pool.Release(rep, f != nil && f.Kind == FailConnect)
+		mr.Pool.Release(rep, f != nil && (f.Kind == FailConnect || f.Kind == FailServer))
 		rec.Attempts, rec.Replica = attempt, rep.Endpoint.Name
 		if err == nil {
 			rec.Status, rec.Answer = StatusAnswered, ans

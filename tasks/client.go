@@ -131,9 +131,10 @@ func NewClient(s configs.ClientSettings) *Client {
 	tr := &http.Transport{
 		DialContext:         dialer.DialContext,
 		MaxIdleConnsPerHost: 256,
-		// Bodies of 80 base64 images are ~50 MB: write them in large
-		// pieces, not 4 KiB syscalls.
-		WriteBufferSize:    256 << 10,
+		// Bodies of 80 base64 images are ~50 MB: write them in 64 KiB
+		// pieces, not 4 KiB syscalls. (256 KiB measured no faster and cost
+		// 20 MiB of RSS over a soak's ~80 pooled connections.)
+		WriteBufferSize:    64 << 10,
 		IdleConnTimeout:    90 * time.Second,
 		DisableCompression: true,
 	}

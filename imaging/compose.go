@@ -194,13 +194,9 @@ func RenderPlaneGroup(ctx context.Context, p Params, g GroupSpec) (*image.Gray, 
 	step := p.Caption + p.Tile
 	out := image.NewGray(image.Rect(0, 0, p.Tile, step*len(g.Rows)))
 	for k, row := range g.Rows {
-		sl, err := row.Series.Slice(ctx, row.Index)
+		tile, _, err := row.Series.Tile(ctx, row.Index, p.Tile)
 		if err != nil {
 			return nil, err
-		}
-		tile, _, err := FitTile(sl, row.Series.Meta.PixelSpacing, p.Tile)
-		if err != nil {
-			return nil, fmt.Errorf("series %s slice %d: %w", row.Series.Dir, row.Index, err)
 		}
 		DrawCaption(out, 0, k*step, p.Tile, p.Caption, GroupCaption(row.Series.Meta.Sequence, row.Position))
 		paste(out, tile, 0, k*step+p.Caption)
@@ -220,7 +216,7 @@ type Cell struct {
 // with no text. Without boxes the result is *image.Gray; with boxes it is
 // *image.Paletted (256 entries: the grays present plus yellow for the
 // outlines, in place of a gray level the image does not use) or, when all
-// 256 gray levels are used, an opaque *image.RGBA.
+// 256 gray levels are used, a *BoxedGray (written as 8-bit RGB).
 func RenderGrid(ctx context.Context, p Params, cols int, cells []Cell) (image.Image, error) {
 	if cols <= 0 || len(cells) == 0 {
 		return nil, fmt.Errorf("grid of %d cells in %d columns", len(cells), cols)
@@ -229,13 +225,9 @@ func RenderGrid(ctx context.Context, p Params, cols int, cells []Cell) (image.Im
 	out := image.NewGray(image.Rect(0, 0, cols*p.Tile, rows*p.Tile))
 	var outline []image.Rectangle // tile-space rectangles in canvas coordinates
 	for i, c := range cells {
-		sl, err := c.Series.Slice(ctx, c.Index)
+		tile, fit, err := c.Series.Tile(ctx, c.Index, p.Tile)
 		if err != nil {
 			return nil, err
-		}
-		tile, fit, err := FitTile(sl, c.Series.Meta.PixelSpacing, p.Tile)
-		if err != nil {
-			return nil, fmt.Errorf("series %s slice %d: %w", c.Series.Dir, c.Index, err)
 		}
 		x, y := (i%cols)*p.Tile, (i/cols)*p.Tile
 		paste(out, tile, x, y)
@@ -256,7 +248,8 @@ func RenderGrid(ctx context.Context, p Params, cols int, cells []Cell) (image.Im
 var Yellow = color.RGBA{R: 255, G: 255, A: 255}
 
 // withYellowBoxes draws rectangle outlines of thickness t (inside each
-// rectangle) in yellow over the gray canvas.
+// rectangle) in yellow over the gray canvas: as a palette entry in place
+// of an unused gray level, or, when there is none, as a BoxedGray.
 func withYellowBoxes(g *image.Gray, rects []image.Rectangle, t int) image.Image {
 	var used [256]bool
 	for _, v := range g.Pix {
@@ -273,20 +266,7 @@ func withYellowBoxes(g *image.Gray, rects []image.Rectangle, t int) image.Image 
 		return x < r.Min.X+t || x >= r.Max.X-t || y < r.Min.Y+t || y >= r.Max.Y-t
 	}
 	if yi < 0 {
-		out := image.NewRGBA(g.Bounds())
-		for i, v := range g.Pix {
-			out.Pix[4*i], out.Pix[4*i+1], out.Pix[4*i+2], out.Pix[4*i+3] = v, v, v, 255
-		}
-		for _, r := range rects {
-			for y := r.Min.Y; y < r.Max.Y; y++ {
-				for x := r.Min.X; x < r.Max.X; x++ {
-					if inOutline(r, x, y) {
-						out.SetRGBA(x, y, Yellow)
-					}
-				}
-			}
-		}
-		return out
+		return &BoxedGray{Gray: g, Boxes: rects, Line: t}
 	}
 	pal := make(color.Palette, 256)
 	for i := range pal {
@@ -304,4 +284,61 @@ func withYellowBoxes(g *image.Gray, rects []image.Rectangle, t int) image.Image 
 		}
 	}
 	return out
+}
+
+// BoxedGray is a gray image with yellow rectangle outlines over it, kept
+// as the gray pixels and the rectangles: a quarter of the memory of the
+// same image in RGBA. RenderGrid returns one when every gray level is used,
+// so no palette entry is free for yellow; PNGEncoder writes it as 8-bit
+// RGB.
+type BoxedGray struct {
+	Gray *image.Gray
+	// Boxes are outlined in Yellow, Line px thick inside each rectangle.
+	Boxes []image.Rectangle
+	Line  int
+}
+
+// ColorModel implements image.Image.
+func (b *BoxedGray) ColorModel() color.Model { return color.RGBAModel }
+
+// Bounds implements image.Image.
+func (b *BoxedGray) Bounds() image.Rectangle { return b.Gray.Rect }
+
+// At implements image.Image.
+func (b *BoxedGray) At(x, y int) color.Color {
+	p := image.Pt(x, y)
+	for _, r := range b.Boxes {
+		if p.In(r) && (x < r.Min.X+b.Line || x >= r.Max.X-b.Line || y < r.Min.Y+b.Line || y >= r.Max.Y-b.Line) {
+			return Yellow
+		}
+	}
+	v := b.Gray.GrayAt(x, y).Y
+	return color.RGBA{v, v, v, 255}
+}
+
+// rgbRow writes row y (counted from Bounds().Min.Y) as RGB samples into
+// dst, which holds 3 × width bytes.
+func (b *BoxedGray) rgbRow(dst []byte, y int) {
+	bd := b.Gray.Rect
+	y += bd.Min.Y
+	o := b.Gray.PixOffset(bd.Min.X, y)
+	for x, v := range b.Gray.Pix[o : o+bd.Dx()] {
+		dst[3*x], dst[3*x+1], dst[3*x+2] = v, v, v
+	}
+	paint := func(x0, x1 int) {
+		for x := max(x0, bd.Min.X); x < min(x1, bd.Max.X); x++ {
+			i := 3 * (x - bd.Min.X)
+			dst[i], dst[i+1], dst[i+2] = Yellow.R, Yellow.G, Yellow.B
+		}
+	}
+	for _, r := range b.Boxes {
+		switch {
+		case y < r.Min.Y || y >= r.Max.Y:
+		case y < r.Min.Y+b.Line || y >= r.Max.Y-b.Line:
+			paint(r.Min.X, r.Max.X)
+		default:
+			paint(r.Min.X, min(r.Min.X+b.Line, r.Max.X))
+			paint(max(r.Max.X-b.Line, r.Min.X), r.Max.X)
+		}
+	}
 }

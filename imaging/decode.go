@@ -47,12 +47,19 @@ func CheckHeader(data []byte, maxPixels int64) (image.Config, string, error) {
 	return cfg, format, nil
 }
 
-// DecodeImage checks the header against maxPixels, then decodes.
+// DecodeImage checks the header against maxPixels, then decodes (PNG
+// through DecodePNG).
 func DecodeImage(data []byte, maxPixels int64) (image.Image, error) {
-	if _, _, err := CheckHeader(data, maxPixels); err != nil {
+	_, format, err := CheckHeader(data, maxPixels)
+	if err != nil {
 		return nil, err
 	}
-	m, _, err := image.Decode(bytes.NewReader(data))
+	var m image.Image
+	if format == "png" {
+		m, err = DecodePNG(data)
+	} else {
+		m, _, err = image.Decode(bytes.NewReader(data))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("decode: %w (the file is truncated or corrupt)", err)
 	}

@@ -239,7 +239,8 @@ func ReadDICOMSeries(fsys fs.FS, dir, sequence string, opt ReadOptions) (*Series
 		s.Files = append(s.Files, files[byFile[sl.File]])
 	}
 	src := &dicomSlices{fsys: fsys, files: s.Files, ext: opt.External}
-	s.Source = newMemo(src, len(s.Files))
+	s.Source = opt.source(src, len(s.Files))
+	s.Tiles = opt.Tiles
 	return s, nil
 }
 

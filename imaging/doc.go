@@ -24,4 +24,16 @@
 // panic on hostile input. The batch driver (worker pool, cache, manifest)
 // lives in imaging/prep. This package knows nothing of models, requests,
 // scores or the output folder layout, and never writes into a dataset.
+//
+// PNG is npcorch's only output format, and this package holds its one PNG
+// writer (PNGEncoder, EncodePNG; tasks/synth writes its dataset with it
+// too) and a PNG reader (DecodePNG) that gives image/png's result, faster
+// for 8-bit gray, RGB and RGBA (inflate by github.com/klauspost/compress)
+// and through image/png for every other PNG and every failure.
+//
+// Speed without changing a byte: ReadOverview shrinks a plain PNG slide
+// while decoding it, a row at a time; a TileCache (ReadOptions.Tiles)
+// resizes a slice once for all the outputs of a batch that show it; and
+// cards that use every gray level stay gray with their boxes (BoxedGray)
+// until the encoder writes them as RGB.
 package imaging

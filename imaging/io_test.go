@@ -36,7 +36,11 @@ func TestEncodePNGRoundTrip(t *testing.T) {
 	for i := range g.Pix {
 		rgba.Pix[4*i], rgba.Pix[4*i+1], rgba.Pix[4*i+2], rgba.Pix[4*i+3] = g.Pix[i], 255-g.Pix[i], g.Pix[i]/2, 255
 	}
-	for _, m := range []image.Image{g, pal, rgba, g.SubImage(image.Rect(3, 4, 20, 20))} {
+	g16 := image.NewGray16(g.Rect)
+	for i := range g16.Pix {
+		g16.Pix[i] = uint8(i*131 + i/7)
+	}
+	for _, m := range []image.Image{g, pal, rgba, g16, g.SubImage(image.Rect(3, 4, 20, 20)), g16.SubImage(image.Rect(1, 2, 30, 9))} {
 		var buf bytes.Buffer
 		if err := EncodePNG(&buf, m); err != nil {
 			t.Fatal(err)
@@ -64,8 +68,8 @@ func TestEncodePNGRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if err := EncodePNG(&bytes.Buffer{}, image.NewGray16(image.Rect(0, 0, 2, 2))); err == nil {
-		t.Error("Gray16 must be refused")
+	if err := EncodePNG(&bytes.Buffer{}, image.NewNRGBA(image.Rect(0, 0, 2, 2))); err == nil {
+		t.Error("NRGBA must be refused")
 	}
 }
 

@@ -39,6 +39,9 @@ type Series struct {
 	Files []string
 	// Sidecar is the series.json path ("" for DICOM series).
 	Sidecar string
+	// Tiles, when set, shares resized tiles between the outputs that show
+	// the same slice (Series.Tile); nil resizes for every output.
+	Tiles *TileCache
 }
 
 // Slice decodes slice i, with the series named in any error.
@@ -114,6 +117,21 @@ type ReadOptions struct {
 	// External decodes DICOM transfer syntaxes the Go reader cannot; nil
 	// means none (such files fail with an error saying to install dcmtk).
 	External ExternalDecoder
+	// Tiles, when set, becomes every series' Tiles, and the series then
+	// keep no decoded slices: the tile cache keeps what several outputs
+	// reuse, and a slice is decoded again only for a tile made again.
+	// Without it, each series decodes a slice once and keeps it for its
+	// lifetime.
+	Tiles *TileCache
+}
+
+// source returns src as a series source: kept decoded when no tile
+// cache keeps the tiles instead.
+func (opt ReadOptions) source(src SliceSource, n int) SliceSource {
+	if opt.Tiles != nil {
+		return src
+	}
+	return newMemo(src, n)
 }
 
 // ReadSeries reads the series in folder dir of fsys: a series.json sidecar
@@ -141,7 +159,8 @@ func ReadSeries(fsys fs.FS, dir, sequence string, opt ReadOptions) (*Series, err
 	for _, sl := range m.Slices {
 		s.Files = append(s.Files, path.Join(dir, sl.File))
 	}
-	s.Source = newMemo(&fileSlices{fsys: fsys, files: s.Files, max: opt.Limits.MaxSlicePixels}, len(m.Slices))
+	s.Source = opt.source(&fileSlices{fsys: fsys, files: s.Files, max: opt.Limits.MaxSlicePixels}, len(m.Slices))
+	s.Tiles = opt.Tiles
 	return s, nil
 }
 

@@ -104,7 +104,8 @@ func clip8(v int32) uint8 {
 }
 
 // raster is an 8-bit interleaved image: bpp bytes a pixel, the first ch
-// of them resampled (Gray: 1/1; RGBA: 4/3 with alpha kept at 255).
+// of them resampled (Gray: 1/1; RGBA: 4/3 with alpha kept at 255; packed
+// RGB: 3/3, only as the source of a horizontal pass into RGBA).
 type raster struct {
 	pix         []uint8
 	stride      int
@@ -186,16 +187,15 @@ func resampleH(dst, src raster, offset int, c coeffs) {
 				out[xx] = clip8(ss)
 				continue
 			}
-			if src.bpp == 4 && src.ch == 3 {
-				s0, s1, s2 := half, half, half
-				row := in[xmin*4 : (xmin+n)*4]
-				for x, kv := range k {
-					p := row[x*4 : x*4+3 : x*4+3]
-					s0 += int32(p[0]) * kv
-					s1 += int32(p[1]) * kv
-					s2 += int32(p[2]) * kv
+			if src.ch == 3 && (src.bpp == 3 || src.bpp == 4) {
+				var s0, s1, s2 int32
+				if src.bpp == 4 {
+					s0, s1, s2 = tapsRGB4(in[xmin*4:(xmin+n)*4], k)
+				} else {
+					s0, s1, s2 = tapsRGB3(in[xmin*3:(xmin+n)*3], k)
 				}
-				out[xx*4], out[xx*4+1], out[xx*4+2] = clip8(s0), clip8(s1), clip8(s2)
+				o := out[xx*dst.bpp : xx*dst.bpp+3 : xx*dst.bpp+3]
+				o[0], o[1], o[2] = clip8(half+s0), clip8(half+s1), clip8(half+s2)
 				continue
 			}
 			for ch := 0; ch < src.ch; ch++ {
@@ -209,6 +209,45 @@ func resampleH(dst, src raster, offset int, c coeffs) {
 	}
 }
 
+// tapsRGB4 sums the taps k over RGBA pixels (alpha ignored), four then two
+// at a time, re-slicing so the compiler drops bounds checks: Pillow's
+// integer sums, regrouped (integer addition is associative, also when it
+// wraps).
+func tapsRGB4(row []byte, k []int32) (s0, s1, s2 int32) {
+	for len(k) >= 4 && len(row) >= 16 {
+		k0, k1, k2, k3 := k[0], k[1], k[2], k[3]
+		s0 += int32(row[0])*k0 + int32(row[4])*k1 + int32(row[8])*k2 + int32(row[12])*k3
+		s1 += int32(row[1])*k0 + int32(row[5])*k1 + int32(row[9])*k2 + int32(row[13])*k3
+		s2 += int32(row[2])*k0 + int32(row[6])*k1 + int32(row[10])*k2 + int32(row[14])*k3
+		k, row = k[4:], row[16:]
+	}
+	for len(k) >= 1 && len(row) >= 4 {
+		s0 += int32(row[0]) * k[0]
+		s1 += int32(row[1]) * k[0]
+		s2 += int32(row[2]) * k[0]
+		k, row = k[1:], row[4:]
+	}
+	return s0, s1, s2
+}
+
+// tapsRGB3 is tapsRGB4 over packed RGB pixels.
+func tapsRGB3(row []byte, k []int32) (s0, s1, s2 int32) {
+	for len(k) >= 4 && len(row) >= 12 {
+		k0, k1, k2, k3 := k[0], k[1], k[2], k[3]
+		s0 += int32(row[0])*k0 + int32(row[3])*k1 + int32(row[6])*k2 + int32(row[9])*k3
+		s1 += int32(row[1])*k0 + int32(row[4])*k1 + int32(row[7])*k2 + int32(row[10])*k3
+		s2 += int32(row[2])*k0 + int32(row[5])*k1 + int32(row[8])*k2 + int32(row[11])*k3
+		k, row = k[4:], row[12:]
+	}
+	for len(k) >= 1 && len(row) >= 3 {
+		s0 += int32(row[0]) * k[0]
+		s1 += int32(row[1]) * k[0]
+		s2 += int32(row[2]) * k[0]
+		k, row = k[1:], row[3:]
+	}
+	return s0, s1, s2
+}
+
 func resampleV(dst, src raster, c coeffs) {
 	half := int32(1) << (precisionBits - 1)
 	rowBytes := dst.w * dst.bpp
@@ -219,21 +258,37 @@ func resampleV(dst, src raster, c coeffs) {
 		for i := range acc {
 			acc[i] = half
 		}
-		// Row-major accumulation: same integer sums as Pillow's per-pixel
-		// loop (integer addition is associative), cache friendly.
-		for y, kv := range k {
-			row := src.pix[(y+ymin)*src.stride : (y+ymin)*src.stride+rowBytes]
+		// Row-major accumulation, two rows at a time: the same integer
+		// sums as Pillow's per-pixel loop (integer addition is
+		// associative, also when it wraps), cache friendly.
+		y := ymin
+		for ; len(k) >= 2; k = k[2:] {
+			r0 := src.pix[y*src.stride : y*src.stride+rowBytes]
+			r1 := src.pix[(y+1)*src.stride : (y+1)*src.stride+rowBytes]
+			k0, k1 := k[0], k[1]
+			acc := acc[:len(r0)]
+			r1 = r1[:len(r0)]
+			for i, p := range r0 {
+				acc[i] += int32(p)*k0 + int32(r1[i])*k1
+			}
+			y += 2
+		}
+		if len(k) > 0 {
+			row := src.pix[y*src.stride : y*src.stride+rowBytes]
+			acc := acc[:len(row)]
 			for i, p := range row {
-				acc[i] += int32(p) * kv
+				acc[i] += int32(p) * k[0]
 			}
 		}
 		out := dst.pix[yy*dst.stride : yy*dst.stride+rowBytes]
-		for i := range out {
-			if dst.alphaOpaque && i%4 == 3 {
+		acc := acc[:len(out)]
+		for i, a := range acc {
+			out[i] = clip8(a)
+		}
+		if dst.alphaOpaque {
+			for i := 3; i < len(out); i += 4 {
 				out[i] = 255
-				continue
 			}
-			out[i] = clip8(acc[i])
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"io"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -80,12 +81,102 @@ func decodeSlideFile(fsys fs.FS, rel, ext string, maxPixels int64) (image.Image,
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	head, _ := br.Peek(headerPrefix)
-	if _, _, err := CheckHeader(head, maxPixels); err != nil {
+	_, format, err := CheckHeader(head, maxPixels)
+	if err != nil {
 		return nil, err
 	}
-	m, _, err := image.Decode(br)
+	var m image.Image
+	if format == "png" {
+		// The first decode reads on from the header; should the fast path
+		// fail, image/png reads the file again from its start.
+		first := io.NopCloser(br)
+		m, err = decodePNG(func() (io.ReadCloser, error) {
+			if r := first; r != nil {
+				first = nil
+				return r, nil
+			}
+			return fsys.Open(rel)
+		})
+	} else {
+		m, _, err = image.Decode(br)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("decode: %w (the file is truncated or corrupt)", err)
 	}
 	return m, nil
+}
+
+// ReadOverview renders the overview of the slide file rel, longest side
+// at most size px: the result of Overview(ReadSlide(...), size), bit for
+// bit. A plain PNG slide of the kinds DecodePNG's fast path takes (8-bit
+// gray, RGB or RGBA) is shrunk while it is decoded, a row at a time, so
+// its full-size pixels are never held in memory (a 4000×2667 slide: 11 MB
+// instead of 54 MB). Any other slide, or a PNG that path cannot decode, is
+// read with ReadSlide, whose errors then stand.
+func ReadOverview(fsys fs.FS, rootDir, rel string, lim Limits, size int) (*image.RGBA, error) {
+	if size < 1 {
+		return nil, fmt.Errorf("slide %s: overview size %d px: want at least 1", rel, size)
+	}
+	if fs.ValidPath(rel) && strings.ToLower(path.Ext(rel)) == ".png" {
+		if m, err := streamPNGOverview(fsys, rel, lim.MaxSlidePixels, size); err == nil {
+			return m, nil
+		} else if errors.Is(err, ErrTooLarge) {
+			return nil, fmt.Errorf("slide %s: %w", rel, err)
+		}
+	}
+	s, err := ReadSlide(fsys, rootDir, rel, lim)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	m, err := Overview(s, size)
+	if err != nil {
+		return nil, fmt.Errorf("slide %s: %w", rel, err)
+	}
+	return m, nil
+}
+
+// streamPNGOverview is ReadOverview's streaming path: it checks the header
+// against maxPixels, then feeds the decoded rows to a thumbnailer: RGB as
+// it is, gray and RGBA as opaque RGBA on ImageSlide's white background.
+func streamPNGOverview(fsys fs.FS, rel string, maxPixels int64, size int) (*image.RGBA, error) {
+	f, err := fsys.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", rel)
+	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	head, _ := br.Peek(headerPrefix)
+	if _, _, err := CheckHeader(head, maxPixels); err != nil {
+		return nil, err
+	}
+	bg := ImageSlide{}.Background()
+	var t *thumbnailer
+	err = decodePNGRows(br, func(h fastPNG) func(y int, row []byte) {
+		if h.ctype == pngTruecolor {
+			t = newThumbnailer(h.width, h.height, size, size, 3)
+			return func(_ int, row []byte) { t.row(row) }
+		}
+		t = newThumbnailer(h.width, h.height, size, size, 4)
+		rgba := make([]byte, 4*h.width)
+		return func(_ int, row []byte) {
+			switch h.ctype {
+			case pngGray:
+				for x, v := range row[:h.width] {
+					o := rgba[4*x : 4*x+4 : 4*x+4]
+					o[0], o[1], o[2], o[3] = v, v, v, 0xff
+				}
+			default:
+				compositeRow(rgba, row, bg)
+			}
+			t.row(rgba)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t.result(), nil
 }

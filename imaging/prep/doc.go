@@ -9,6 +9,13 @@
 // an interrupted run resumes. Outputs are byte-identical across runs and
 // worker counts.
 //
+// A slice shown by several outputs (T and N plane groups, CarePath pages,
+// panels, cards) is resized once: the run shares an imaging.TileCache,
+// bounded by tileCacheBytesPerWorker, between all outputs, announces each
+// output's tiles before it runs, and runs a patient's outputs in order of
+// slice position, so a shared tile is dropped soon after it is made.
+// Report.TilesShown and TilesResized tell how much was shared.
+//
 // prep owns the output folder only: it never writes inside the dataset,
 // never follows a path out of the dataset root, and draws no pixel itself
 // (package imaging does).

@@ -75,12 +75,7 @@ func (r *runner) plan(p *dataset.Patient, mp *dataset.PreparedPatient, limits im
 			desc:   fmt.Sprintf("overview %s %d", file, params.Overview),
 			inputs: []string{file},
 			render: func(context.Context) (image.Image, error) {
-				s, err := imaging.ReadSlide(r.fsys, r.opt.Dataset, file, limits)
-				if err != nil {
-					return nil, err
-				}
-				defer s.Close()
-				return imaging.Overview(s, params.Overview)
+				return imaging.ReadOverview(r.fsys, r.opt.Dataset, file, limits, params.Overview)
 			},
 			place: func(img dataset.Image) { mp.Overview = &img },
 		})
@@ -163,6 +158,7 @@ func (r *runner) gridUnit(u *unit, kind string, cols int, cells []imaging.Cell) 
 	for _, c := range cells {
 		fmt.Fprintf(&d, "%s %v %v\n", c.Series.Files[c.Index], c.Series.Meta.PixelSpacing, c.Boxes)
 		u.inputs = appendOnce(u.inputs, seen, c.Series.Sidecar, c.Series.Files[c.Index])
+		u.tiles = append(u.tiles, tileUse{c.Series, c.Index})
 	}
 	u.desc = d.String()
 	params := r.params
@@ -225,6 +221,7 @@ func (r *runner) groupUnits(p *dataset.Patient, ps *patientSeries, prefix string
 		for _, row := range g.Rows {
 			fmt.Fprintf(&d, "%s %v %q\n", row.Series.Files[row.Index], row.Series.Meta.PixelSpacing, imaging.GroupCaption(row.Series.Meta.Sequence, row.Position))
 			u.inputs = appendOnce(u.inputs, seen, row.Series.Sidecar, row.Series.Files[row.Index])
+			u.tiles = append(u.tiles, tileUse{row.Series, row.Index})
 		}
 		u.desc = d.String()
 		u.render = func(ctx context.Context) (image.Image, error) { return imaging.RenderPlaneGroup(ctx, params, g) }

@@ -2,6 +2,7 @@ package prep
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -30,6 +31,12 @@ const Version = "npcorch-prep/1"
 
 // ManifestName is the prepared manifest's file name inside Out.
 const ManifestName = "manifest.json"
+
+// tileCacheBytesPerWorker bounds the resized tiles outputs share, per
+// worker (64 tiles of 512×512): tiles reused beyond the bound are resized
+// again. Units run patient by patient, ordered by slice position, so most
+// reuse happens within a few tiles' time.
+const tileCacheBytesPerWorker = 16 << 20
 
 // cacheDir holds one record per finished output, named by its cache key.
 const cacheDir = ".cache"
@@ -68,6 +75,10 @@ type Report struct {
 	// Warnings are non-fatal findings, such as plane groups dropped because
 	// a sequence had no slice close enough.
 	Warnings []string
+	// TilesShown counts the slice tiles the outputs rendered in this run
+	// show; TilesResized counts the resizes that made them (fewer, since
+	// outputs share tiles through the run's imaging.TileCache).
+	TilesShown, TilesResized int
 }
 
 // FileError is one output that could not be made.
@@ -96,6 +107,50 @@ type unit struct {
 	render  func(ctx context.Context) (image.Image, error)
 	place   func(img dataset.Image) // stores the result in the manifest
 	planErr error
+	tiles   []tileUse // the slice tiles render uses, announced to their series' TileCache
+}
+
+// tileUse is one slice tile an output shows.
+type tileUse struct {
+	series *imaging.Series
+	index  int
+}
+
+// expectTiles announces the unit's tile uses, so that a tile several
+// outputs show is resized once and kept only until its last use.
+func (r *runner) expectTiles(u *unit) {
+	for _, t := range u.tiles {
+		if t.series.Tiles != nil {
+			t.series.Tiles.Expect(t.series, t.index, r.params.Tile)
+		}
+	}
+}
+
+// orderBySlice orders a patient's units by where their slices sit in
+// their series (the mean relative index), so outputs sharing tiles run
+// close together and each shared tile is dropped soon after it is made.
+// The order changes no output: each unit fills its own manifest slot.
+func orderBySlice(units []*unit) {
+	at := make(map[*unit]float64, len(units))
+	for _, u := range units {
+		sum := 0.0
+		for _, t := range u.tiles {
+			sum += float64(t.index) / float64(len(t.series.Meta.Slices))
+		}
+		if len(u.tiles) > 0 {
+			at[u] = sum / float64(len(u.tiles))
+		}
+	}
+	slices.SortStableFunc(units, func(a, b *unit) int { return cmp.Compare(at[a], at[b]) })
+}
+
+// forgoTiles withdraws the unit's tile uses when it will not render.
+func (r *runner) forgoTiles(u *unit) {
+	for _, t := range u.tiles {
+		if t.series.Tiles != nil {
+			t.series.Tiles.Forgo(t.series, t.index, r.params.Tile)
+		}
+	}
 }
 
 // cacheRecord is what a finished output leaves under .cache.
@@ -143,7 +198,9 @@ func Run(ctx context.Context, opt Options) (*dataset.Prepared, *Report, error) {
 		return nil, nil, fmt.Errorf("prep: %w (the dataset folder must hold dataset.json; make one with `npcorch synth`)", err)
 	}
 	var raw dataset.Raw
-	if err := json.Unmarshal(rawBytes, &raw); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(rawBytes))
+	dec.DisallowUnknownFields() // a misspelt key must not prepare nothing in silence
+	if err := dec.Decode(&raw); err != nil {
 		return nil, nil, fmt.Errorf("prep: %s: %w", filepath.Join(opt.Dataset, "dataset.json"), err)
 	}
 	if raw.Format != dataset.RawFormat {
@@ -167,8 +224,9 @@ func Run(ctx context.Context, opt Options) (*dataset.Prepared, *Report, error) {
 	}
 	r := &runner{
 		opt: opt, params: params, paramsJSON: paramsJSON, fsys: fsys,
-		readOpt: imaging.ReadOptions{Limits: limits, External: ext},
-		report:  &Report{}, hashes: map[string]string{},
+		readOpt: imaging.ReadOptions{Limits: limits, External: ext,
+			Tiles: imaging.NewTileCache(int64(workers) * tileCacheBytesPerWorker)},
+		report: &Report{}, hashes: map[string]string{},
 		progress: newProgress(opt.Progress),
 	}
 	g, gctx := errgroup.WithContext(ctx)
@@ -182,6 +240,10 @@ func Run(ctx context.Context, opt Options) (*dataset.Prepared, *Report, error) {
 		units := r.plan(&raw.Patients[i], &man.Patients[i], limits)
 		r.progress.add(len(units))
 		for _, u := range units {
+			r.expectTiles(u)
+		}
+		orderBySlice(units)
+		for _, u := range units {
 			if gctx.Err() != nil {
 				break
 			}
@@ -190,6 +252,7 @@ func Run(ctx context.Context, opt Options) (*dataset.Prepared, *Report, error) {
 	}
 	werr := g.Wait()
 	r.progress.done()
+	_, r.report.TilesResized = r.readOpt.Tiles.Stats()
 	slices.SortStableFunc(r.report.Errors, func(a, b FileError) int { return cmpStr(a.Output, b.Output) })
 	if werr != nil {
 		return nil, r.report, fmt.Errorf("prep: %w", werr)
@@ -284,6 +347,7 @@ type runner struct {
 	fsys       fs.FS
 	readOpt    imaging.ReadOptions
 	progress   *progress
+	png        imaging.PNGEncoder // adaptive filters, as EncodePNG; pools zlib writers
 
 	mu     sync.Mutex
 	report *Report
@@ -310,9 +374,11 @@ func (r *runner) do(ctx context.Context, u *unit) error {
 	}
 	key, err := r.key(u)
 	if err != nil {
+		r.forgoTiles(u)
 		return r.fail(u, err)
 	}
 	if img, ok := r.cached(u, key); ok {
+		r.forgoTiles(u)
 		r.place(u, img)
 		r.mu.Lock()
 		r.report.Cached++
@@ -320,6 +386,9 @@ func (r *runner) do(ctx context.Context, u *unit) error {
 		r.progress.step(true, false)
 		return nil
 	}
+	r.mu.Lock()
+	r.report.TilesShown += len(u.tiles)
+	r.mu.Unlock()
 	m, err := u.render(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -328,7 +397,7 @@ func (r *runner) do(ctx context.Context, u *unit) error {
 		return r.fail(u, err)
 	}
 	var buf bytes.Buffer
-	if err := imaging.EncodePNG(&buf, m); err != nil {
+	if err := r.png.Encode(&buf, m); err != nil {
 		return r.fail(u, err)
 	}
 	sum := sha256.Sum256(buf.Bytes())

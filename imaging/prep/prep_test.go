@@ -316,3 +316,19 @@ func crc32IEEE(b []byte) []byte {
 	s := crc32.ChecksumIEEE(b)
 	return []byte{byte(s >> 24), byte(s >> 16), byte(s >> 8), byte(s)}
 }
+
+func TestOutputsShareTiles(t *testing.T) {
+	data := smallDataset(t, 1)
+	out := t.TempDir()
+	_, first := run(t, data, out, 2)
+	// T and N groups, pages, panels and cards show many slices twice.
+	if first.TilesShown == 0 || 2*first.TilesResized > first.TilesShown {
+		t.Errorf("%d tiles shown, %d resized: outputs do not share tiles", first.TilesShown, first.TilesResized)
+	}
+	t.Logf("%d tiles shown, %d resized", first.TilesShown, first.TilesResized)
+	// A rerun renders nothing, so it resizes nothing.
+	_, again := run(t, data, out, 2)
+	if again.TilesShown != 0 || again.TilesResized != 0 {
+		t.Errorf("all-cached rerun: %d tiles shown, %d resized; want 0 and 0", again.TilesShown, again.TilesResized)
+	}
+}

@@ -27,10 +27,16 @@ func TestPNGEncoderRoundTrip(t *testing.T) {
 	sub := gray.SubImage(image.Rect(0, 0, 20, 10)).(*image.Gray)
 	var e pngEncoder
 	for _, img := range []image.Image{gray, gray16, pal, sub} {
-		for range 2 { // the second round reuses a pooled writer
+		var first []byte
+		for round := range 2 { // the second round reuses a pooled writer
 			b, err := e.encode(img)
 			if err != nil {
 				t.Fatalf("%T: %v", img, err)
+			}
+			if round == 0 {
+				first = b
+			} else if !bytes.Equal(b, first) {
+				t.Fatalf("%T: the second encoding differs from the first", img)
 			}
 			got, err := png.Decode(bytes.NewReader(b))
 			if err != nil {
@@ -48,8 +54,8 @@ func TestPNGEncoderRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if _, err := e.encode(image.NewRGBA(rect)); err == nil {
-		t.Error("encoding an RGBA image succeeded")
+	if _, err := e.encode(image.NewNRGBA(rect)); err == nil {
+		t.Error("encoding an NRGBA image succeeded")
 	}
 
 	// Expanded to RGB, the paletted image decodes to the same colours.

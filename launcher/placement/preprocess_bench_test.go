@@ -101,7 +101,7 @@ func TestProxyPreprocessShape(t *testing.T) {
 }
 
 // BenchmarkPreprocessProxy times one 512×1644 plane group through the Go
-// proxy of an API server's image preprocessing; docs/BENCHMARKS-plan.md
+// proxy of an API server's image preprocessing; docs/BENCHMARKS.md
 // compares it with testdata/preprocess_proxy.py (Pillow + numpy):
 //
 //	go test -run '^$' -bench PreprocessProxy -cpu 1 ./launcher/placement/

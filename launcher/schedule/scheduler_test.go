@@ -426,7 +426,7 @@ func TestPaperCampaignMeetsTheGoal(t *testing.T) {
 			}
 		}
 		// ≥ 2× faster than one model at a time holds on the PCIe node only;
-		// docs/BENCHMARKS-plan.md says why it does not on the NVLink nodes.
+		// docs/BENCHMARKS.md says why it does not on the NVLink nodes.
 		if p := plans["api-auto"]; node.Name == placement.A800PCIe8().Name && p.Speedup < 2 {
 			t.Errorf("%s: %.2f× faster than one model at a time, want ≥ 2×", node.Name, p.Speedup)
 		}

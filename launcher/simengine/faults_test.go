@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/npcorch/npcorch/launcher/simengine"
 )
@@ -266,9 +267,14 @@ func TestRuntimeFaultSwitch(t *testing.T) {
 	events, _, cancel = openStream(t, p)
 	<-events
 	<-events
+	// The stream stops halfway: within a moment nothing more arrives, and
+	// it never finishes (what was already in flight may still come).
+	time.Sleep(200 * time.Millisecond)
 	cancel()
-	if rest := collect(events); len(rest) != 0 {
-		t.Errorf("hang stream sent more: %v", rest)
+	for _, ev := range collect(events) {
+		if ev == "[DONE]" || strings.Contains(ev, `"finish_reason":"`) {
+			t.Errorf("hang stream finished: %v", ev)
+		}
 	}
 	if status := set("explode"); status != http.StatusBadRequest {
 		t.Errorf("unknown fault = %d, want 400", status)

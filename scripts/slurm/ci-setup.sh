@@ -46,8 +46,10 @@ if ! command -v slurmctld >/dev/null 2>&1 || ! command -v slurmd >/dev/null 2>&1
 fi
 
 node=$(hostname -s)
-addr=$(hostname -I 2>/dev/null | awk '{print $1}')
-addr=${addr:-127.0.0.1}
+# The one test node lives on loopback: daemons, engines and npcorch's
+# requests never leave 127.0.0.0/8. A real cluster's slurm.conf names each
+# node's cluster-network address instead (NPCORCH_SLURM_ADDR overrides).
+addr=${NPCORCH_SLURM_ADDR:-127.0.0.1}
 mkdir -p "$dir/state" "$dir/spool" "$dir/dev" /etc/slurm
 # Character devices with NVIDIA's major number let slurmd export
 # CUDA_VISIBLE_DEVICES as on a real node (nothing ever opens them); where

@@ -15,6 +15,6 @@
 // and the Go runner ("go-runner"), each a child process so that its CPU
 // time and peak memory are its own. It writes the generated images, the
 // engine's answer key and results.json under -out, and prints the
-// Markdown tables of docs/BENCHMARKS-client.md. It touches nothing outside
+// Markdown tables of docs/BENCHMARKS.md. It touches nothing outside
 // -out and starts nothing but its own children.
 package main

@@ -19,6 +19,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher/proctest"
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
@@ -384,7 +385,7 @@ func TestEngineResumeAfterSIGKILLOfTheRunner(t *testing.T) {
 	exe, _ := os.Executable()
 	child := exec.Command(exe, "runner", specPath)
 	child.Env = append(os.Environ(), childEnv+"=1")
-	out := &syncBuffer{}
+	out := &proctest.Buffer{}
 	child.Stdout, child.Stderr = out, out
 	if err := child.Start(); err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher/proctest"
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
@@ -37,31 +38,13 @@ const simModel = "sim-model"
 // net against hangs, never a latency assertion.
 const waitLimit = 30 * time.Second
 
-// syncBuffer is a bytes.Buffer safe for a writer and concurrent readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // simEngine is a simulated engine running as a real child process in its
 // own process group.
 type simEngine struct {
 	t      testing.TB
 	cmd    *exec.Cmd
 	base   string // http://127.0.0.1:PORT
-	out    *syncBuffer
+	out    *proctest.Buffer
 	exited chan struct{}
 }
 
@@ -90,7 +73,7 @@ func spawnEngine(t testing.TB, args ...string) *simEngine {
 	cmd := exec.Command(exe, full...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	e := &simEngine{t: t, cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), out: &syncBuffer{}, exited: make(chan struct{})}
+	e := &simEngine{t: t, cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), out: &proctest.Buffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = e.out, e.out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

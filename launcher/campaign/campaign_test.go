@@ -19,6 +19,7 @@ import (
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/imaging/prep"
 	"github.com/npcorch/npcorch/launcher"
+	"github.com/npcorch/npcorch/launcher/proctest"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/synth"
@@ -239,7 +240,7 @@ func TestCampaignEndToEndScoresFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 		t.Error("npcorch score did not reproduce scores.json byte for byte")
 	}
 	// No engine process of the run is left.
-	if left := processesMentioning(o.RunDir); len(left) > 0 {
+	if left := liveProcesses(o.RunDir); len(left) > 0 {
 		t.Errorf("processes left after the run: %v", left)
 	}
 	// Resuming a finished campaign sends nothing.
@@ -252,29 +253,6 @@ func TestCampaignEndToEndScoresFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 			t.Errorf("resume of a finished run: %+v", s)
 		}
 	}
-}
-
-// processesMentioning lists live processes whose command line contains s.
-func processesMentioning(s string) []string {
-	var out []string
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		if _, err := strconv.Atoi(d.Name()); err != nil {
-			continue
-		}
-		cmd, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		stat, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
-		if bytes.Contains(stat, []byte(") Z ")) {
-			continue // a zombie holds nothing
-		}
-		if bytes.Contains(cmd, []byte(s)) {
-			out = append(out, d.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
-		}
-	}
-	return out
 }
 
 func TestCampaignGoesOnWithoutAModelWhoseEngineCannotStart(t *testing.T) {
@@ -323,7 +301,16 @@ models:
 			}
 		}
 	}
-	if left := processesMentioning(o.RunDir); len(left) > 0 {
+	if left := liveProcesses(o.RunDir); len(left) > 0 {
 		t.Errorf("processes left: %v", left)
 	}
+}
+
+// liveProcesses lists the live processes whose command line contains s.
+func liveProcesses(s string) []string {
+	var out []string
+	for _, p := range proctest.Procs(s) {
+		out = append(out, p.String())
+	}
+	return out
 }

@@ -232,12 +232,17 @@ func TestEnginesBindLoopbackAndKeysAreNeverWritten(t *testing.T) {
 	}
 	keys := map[string]bool{}
 	asked := 0 // engines caught serving and asked for a file outside the root
+	listening := 0
 	for pid, e := range seen {
 		if h := e.flag("--host"); h != "127.0.0.1" {
 			t.Errorf("engine %d started with --host %q, want 127.0.0.1", pid, h)
 		}
 		if len(e.listen) == 0 {
-			t.Errorf("engine %d (port %s) was never seen listening", pid, e.flag("--port"))
+			// A replica that lived only a moment (stopped as its model
+			// finished) can escape the /proc poll; its --host is checked above.
+			t.Logf("engine %d (port %s) was never seen listening", pid, e.flag("--port"))
+		} else {
+			listening++
 		}
 		for _, a := range e.listen {
 			if a != "127.0.0.1" {
@@ -258,6 +263,9 @@ func TestEnginesBindLoopbackAndKeysAreNeverWritten(t *testing.T) {
 			t.Errorf("engine %d: API key %q is too short to be generated", pid, key)
 		}
 		keys[key] = true
+	}
+	if listening < 2 {
+		t.Errorf("only %d engines were seen listening; the check needs at least 2", listening)
 	}
 	if asked < 2 {
 		t.Errorf("only %d engines could be asked for a file outside the prepared folder while they served", asked)

@@ -17,11 +17,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/npcorch/npcorch/launcher/proctest"
 	"github.com/npcorch/npcorch/launcher/simengine"
 )
 
@@ -44,24 +44,6 @@ func TestMain(m *testing.M) {
 // against hangs, not a latency assertion.
 const waitLimit = 30 * time.Second
 
-// syncBuffer is a bytes.Buffer safe for a writer and concurrent readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // engineProc is a sim engine running as a real child process in its own
 // process group.
 type engineProc struct {
@@ -69,8 +51,8 @@ type engineProc struct {
 	cmd    *exec.Cmd
 	port   int
 	base   string
-	stdout *syncBuffer
-	stderr *syncBuffer
+	stdout *proctest.Buffer
+	stderr *proctest.Buffer
 	exited chan struct{} // closed once the process has been reaped
 	state  *os.ProcessState
 }
@@ -104,7 +86,7 @@ func spawnOn(t testing.TB, port int, args ...string) *engineProc {
 	cmd.Env = append(os.Environ(), childEnv+"=1", simengine.SelfEnv+"="+self)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p := &engineProc{t: t, cmd: cmd, port: port, base: fmt.Sprintf("http://127.0.0.1:%d", port),
-		stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
+		stdout: &proctest.Buffer{}, stderr: &proctest.Buffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

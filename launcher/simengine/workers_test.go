@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/npcorch/npcorch/launcher/proctest"
 	"github.com/npcorch/npcorch/launcher/simengine"
 )
 
@@ -139,7 +140,7 @@ func TestMainInProcessStopsWithContext(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	var stdout, stderr proctest.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- simengine.Main(ctx, []string{"sim-model", "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--sim-workers", "0"}, &stdout, &stderr)

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/npcorch/npcorch/imaging/prep"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/campaign"
+	"github.com/npcorch/npcorch/launcher/proctest"
 	"github.com/npcorch/npcorch/launcher/slurm"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/synth"
@@ -259,7 +259,7 @@ func TestSlurmJobKilledMidRunIsResubmitted(t *testing.T) {
     engine: {kind: sim, replicas: 1, tensor_parallel: 1, max_num_seqs: 4, sim: [--sim-policy, oracle, --sim-decode-tps, "300"]}
 `)
 	exe, _ := os.Executable()
-	var log syncBuffer
+	var log proctest.Buffer
 	type result struct {
 		o   *campaign.Outcome
 		err error
@@ -340,7 +340,7 @@ func TestSlurmCampaignInterruptedLeavesNoJob(t *testing.T) {
     engine: {kind: sim, replicas: 1, tensor_parallel: 1, sim: [--sim-policy, oracle, --sim-load-time, 1h]}
 `)
 	exe, _ := os.Executable()
-	var log syncBuffer
+	var log proctest.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -368,7 +368,7 @@ func TestSlurmCampaignInterruptedLeavesNoJob(t *testing.T) {
 	if left := activeJobs(t, name); len(left) > 0 {
 		t.Errorf("jobs left in squeue after the interrupt: %v\n%s", left, log.String())
 	}
-	if left := processesMentioning(runDir); len(left) > 0 {
+	if left := proctest.Procs(runDir); len(left) > 0 {
 		t.Errorf("engine processes left after the interrupt: %v", left)
 	}
 	for _, a := range readAttempts(t, runDir) {
@@ -391,7 +391,7 @@ func TestSlurmPendingJobIsCancelledWhenStartIsInterrupted(t *testing.T) {
 	m.Engine.Kind = configs.EngineSim
 	exe, _ := os.Executable()
 	run := uniqueName("hold")
-	var log syncBuffer
+	var log proctest.Buffer
 	dir := t.TempDir()
 	b, err := slurm.New(slurm.Config{
 		Settings: configs.SlurmSettings{GRES: "gpu", TimeLimit: 5 * time.Minute, Poll: 200 * time.Millisecond, MaxResubmits: 1,
@@ -427,45 +427,4 @@ func TestSlurmPendingJobIsCancelledWhenStartIsInterrupted(t *testing.T) {
 	if len(a) != 1 || !a[0].Started.IsZero() || a[0].Outcome != "stopped" || !strings.HasPrefix(a[0].State, "CANCELLED") {
 		t.Errorf("attempts %+v; want one job, never started, cancelled and stopped\n%s", a, log.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the campaign's log writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// processesMentioning lists live processes whose command line contains s.
-func processesMentioning(s string) []string {
-	var out []string
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		if _, err := strconv.Atoi(d.Name()); err != nil {
-			continue
-		}
-		cmd, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		stat, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
-		if bytes.Contains(stat, []byte(") Z ")) {
-			continue
-		}
-		if bytes.Contains(cmd, []byte(s)) {
-			out = append(out, d.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
-		}
-	}
-	return out
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/npcorch/npcorch/imaging/prep"
 	"github.com/npcorch/npcorch/launcher"
+	"github.com/npcorch/npcorch/launcher/proctest"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/synth"
 )
@@ -334,7 +335,7 @@ func (b *Bench) run(ctx context.Context, dir, file string, n int, plan *Plan, gr
 			<-done
 			return fmt.Errorf("npcorch ran past %v and was killed; see %s", timeout, logFile.Name())
 		case <-tick.C:
-			procs := Procs(dir)
+			procs := proctest.Procs(dir)
 			for _, pr := range procs {
 				if pr.PGID != own {
 					groups[pr.PGID] = true
@@ -359,16 +360,16 @@ func (b *Bench) run(ctx context.Context, dir, file string, n int, plan *Plan, gr
 
 // fire injects plan's fault; ok is false when no engine is alive to hit
 // yet (the trial tries again on the next tick).
-func (b *Bench) fire(plan Plan, npcorch *os.Process, procs []Proc) (target string, ok bool, err error) {
+func (b *Bench) fire(plan Plan, npcorch *os.Process, procs []proctest.Proc) (target string, ok bool, err error) {
 	if plan.Fault == KillNpcorch {
 		return fmt.Sprintf("npcorch pid %d", npcorch.Pid), true, npcorch.Signal(syscall.SIGKILL)
 	}
 	// Hit an engine that is serving requests: a fault on an idle replica
 	// whose model has finished proves nothing.
 	hc := &http.Client{Timeout: 2 * time.Second}
-	var engines []Proc
+	var engines []proctest.Proc
 	for _, p := range procs {
-		if !p.isEngine() {
+		if !isEngine(p) {
 			continue
 		}
 		l, err := tasks.ScrapeLoad(context.Background(), hc, fmt.Sprintf("http://%s:%s/metrics", p.Flag("--host"), p.Flag("--port")))
@@ -445,7 +446,7 @@ func (b *Bench) check(res *Result, dir, runDir string, groups map[int]bool) {
 	}
 	bound := time.Now().Add(settle)
 	for {
-		left := append(Procs(dir), GroupMembers(groups)...)
+		left := append(proctest.Procs(dir), proctest.GroupMembers(groups)...)
 		if len(left) == 0 {
 			return
 		}

@@ -69,8 +69,10 @@ func testConfig(t testing.TB) Config {
 		Engines: Engines{Sim: append(selfCmd("sim-engine"), "serve")},
 		Shim:    selfCmd("engine-shim"),
 		LogDir:  t.TempDir(),
-		Ports:   &Ports{},
-		Timing:  fastTiming(),
+		// A range of its own: go test ./... runs the campaign and slurm
+		// packages' engines at the same time from 20000 and 24000.
+		Ports:  &Ports{First: 26000, Last: 27999},
+		Timing: fastTiming(),
 	}
 }
 

@@ -85,6 +85,13 @@ func runDemo(ctx context.Context, out string, seed int64, resume bool, stdout, s
 		}
 		node.Close()
 	}
+	if !resume {
+		// A fresh demo starts from an empty run folder: answers left by a
+		// demo with another seed must not mix into this one's journal.
+		if err := os.RemoveAll(c.Path(c.Output)); err != nil {
+			return fmt.Errorf("demo: clear the previous run: %w", err)
+		}
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err

@@ -192,7 +192,7 @@ func Classify(units []Unit, classes []string, opt Options) (TaskScore, error) {
 	if !single {
 		ts.PatientMacro, ts.AllCorrect = patientLevel(groups, rs, opt)
 	}
-	ts.GroupMacro = groupMacro(units, ids, groups, rs)
+	ts.GroupMacro = groupMacro(units, groups, rs)
 	if classes != nil {
 		ts.Classes, ts.Confusion = classStats(units, classes)
 		ts.Balanced = balanced(groups, classes, rs)
@@ -250,7 +250,7 @@ func patientLevel(groups [][]Unit, rs *resampler, opt Options) (macro, all *Scor
 
 // groupMacro is the mean of group accuracies over groups with scored units,
 // nil when no unit has a group.
-func groupMacro(units []Unit, ids []string, groups [][]Unit, rs *resampler) *Score {
+func groupMacro(units []Unit, groups [][]Unit, rs *resampler) *Score {
 	var names []string
 	for _, u := range units {
 		if u.Group != "" && !containsString(names, u.Group) {
@@ -261,44 +261,30 @@ func groupMacro(units []Unit, ids []string, groups [][]Unit, rs *resampler) *Sco
 		return nil
 	}
 	sort.Strings(names)
-	stats := make([][]float64, len(ids))
-	total := make([]float64, 2*len(names))
-	for p, us := range groups {
-		v := make([]float64, 2*len(names))
-		for _, u := range us {
-			if !u.scored() {
-				continue
-			}
-			g := indexOf(names, u.Group)
-			if g < 0 {
-				continue // ungrouped unit in a grouped task: in no group
-			}
-			v[2*g] += b2f(u.Correct())
-			v[2*g+1]++
-		}
-		stats[p] = v
-		for j := range v {
-			total[j] += v[j]
-		}
-	}
-	sc := newScore(sumOfRatios(total))
-	if sc != nil {
-		sc.Bootstrap = rs.interval(stats, meanOfRatios)
-	}
-	return sc
+	return meanSlotAccuracy(groups, names, func(u Unit) string { return u.Group }, rs)
 }
 
 // balanced is the mean recall over classes with support.
 func balanced(groups [][]Unit, classes []string, rs *resampler) *Score {
+	return meanSlotAccuracy(groups, classes, func(u Unit) string { return u.Gold }, rs)
+}
+
+// meanSlotAccuracy is the mean over slots (groups, classes) of the accuracy
+// of the scored units in each slot, with a patient-cluster bootstrap. A
+// unit whose slot is not among slots counts in none.
+func meanSlotAccuracy(groups [][]Unit, slots []string, slot func(Unit) string, rs *resampler) *Score {
 	stats := make([][]float64, len(groups))
-	total := make([]float64, 2*len(classes))
+	total := make([]float64, 2*len(slots))
 	for p, us := range groups {
-		v := make([]float64, 2*len(classes))
+		v := make([]float64, 2*len(slots))
 		for _, u := range us {
 			if !u.scored() {
 				continue
 			}
-			k := indexOf(classes, u.Gold)
+			k := indexOf(slots, slot(u))
+			if k < 0 {
+				continue
+			}
 			v[2*k] += b2f(u.Correct())
 			v[2*k+1]++
 		}

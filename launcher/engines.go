@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/npcorch/npcorch/configs"
 )
 
 // VLLM runs `vllm serve`. A model's engine.command replaces Binary, for
@@ -16,12 +18,9 @@ type VLLM struct {
 
 // Invocation implements Engine.
 func (v VLLM) Invocation(l Launch) (Invocation, error) {
-	bin := v.Binary
-	if len(l.Model.Engine.Command) > 0 {
-		bin = l.Model.Engine.Command
-	}
-	if len(bin) == 0 {
-		return Invocation{}, fmt.Errorf("model %s: no vLLM binary configured; set engine.command", l.Model.Name)
+	bin, err := command(l.Model, v.Binary, "no vLLM binary configured; set engine.command")
+	if err != nil {
+		return Invocation{}, err
 	}
 	flags, err := vllmFlags(l)
 	if err != nil {
@@ -141,12 +140,9 @@ type SGLang struct {
 // Invocation implements Engine.
 func (s SGLang) Invocation(l Launch) (Invocation, error) {
 	m := l.Model
-	bin := s.Binary
-	if len(m.Engine.Command) > 0 {
-		bin = m.Engine.Command
-	}
-	if len(bin) == 0 {
-		return Invocation{}, fmt.Errorf("model %s: no SGLang launcher configured; set engine.command", m.Name)
+	bin, err := command(m, s.Binary, "no SGLang launcher configured; set engine.command")
+	if err != nil {
+		return Invocation{}, err
 	}
 	tp, err := tensorParallel(l)
 	if err != nil {
@@ -186,12 +182,9 @@ type Sim struct {
 
 // Invocation implements Engine.
 func (s Sim) Invocation(l Launch) (Invocation, error) {
-	bin := s.Command
-	if len(l.Model.Engine.Command) > 0 {
-		bin = l.Model.Engine.Command
-	}
-	if len(bin) == 0 {
-		return Invocation{}, fmt.Errorf("model %s: the sim engine's command is not set (npcorch sets it to `npcorch sim-engine serve`)", l.Model.Name)
+	bin, err := command(l.Model, s.Command, "the sim engine's command is not set (npcorch sets it to `npcorch sim-engine serve`)")
+	if err != nil {
+		return Invocation{}, err
 	}
 	flags, err := vllmFlags(l)
 	if err != nil {
@@ -272,3 +265,16 @@ var (
 	_ Engine = External{}
 	_ Engine = Wrapper{}
 )
+
+// command is the engine executable of a launched replica: the model's
+// engine.command when it sets one (a fork, a virtual environment), else
+// the engine's default; missing says what to do when there is neither.
+func command(m configs.Model, def []string, missing string) ([]string, error) {
+	if len(m.Engine.Command) > 0 {
+		return m.Engine.Command, nil
+	}
+	if len(def) == 0 {
+		return nil, fmt.Errorf("model %s: %s", m.Name, missing)
+	}
+	return def, nil
+}

@@ -58,7 +58,7 @@ func failureKind(t *testing.T, s configs.ClientSettings, ep Endpoint, body opena
 func TestEngineConnectFailures(t *testing.T) {
 	t.Parallel()
 	t.Run("nobody listens", func(t *testing.T) {
-		ep := Endpoint{Name: "gone#0", BaseURL: fmt.Sprintf("http://127.0.0.1:%d/v1", freePort(t))}
+		ep := Endpoint{Name: "gone#0", BaseURL: fmt.Sprintf("http://127.0.0.1:%d/v1", proctest.FreePort(t))}
 		f := failureKind(t, engineSettings(), ep, textBody("hello"))
 		if f.Kind != FailConnect || !f.Retryable() {
 			t.Fatalf("failure %v: want a retryable %s", f, FailConnect)

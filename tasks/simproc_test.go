@@ -11,7 +11,6 @@ import (
 	"image/color"
 	"image/png"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -48,17 +47,6 @@ type simEngine struct {
 	exited chan struct{}
 }
 
-// freePort returns a loopback port nobody listens on right now.
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // spawnEngine starts `sim-engine serve sim-model --host 127.0.0.1 --port P
 // --sim-workers 0 args...` without waiting for it to be ready.
 func spawnEngine(t testing.TB, args ...string) *simEngine {
@@ -67,7 +55,7 @@ func spawnEngine(t testing.TB, args ...string) *simEngine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	port := proctest.FreePort(t)
 	full := append([]string{"sim-engine", "serve", simModel, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--sim-workers", "0", "--disable-uvicorn-access-log"}, args...)
 	cmd := exec.Command(exe, full...)

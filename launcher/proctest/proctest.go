@@ -1,16 +1,19 @@
 // Package proctest finds live processes through /proc, for the tests and
 // scripts that prove npcorch leaves no engine, worker or shim behind. It
-// reads only; it starts and signals nothing.
+// reads only; it starts and signals nothing. FreePort and Buffer serve the
+// tests that start engines.
 package proctest
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 )
 
 // Proc is a live process seen in /proc.
@@ -124,4 +127,15 @@ func (s *Buffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// FreePort returns a loopback port nobody listens on right now.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }

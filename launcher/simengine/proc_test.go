@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -57,22 +56,11 @@ type engineProc struct {
 	state  *os.ProcessState
 }
 
-// freePort returns a loopback port nobody listens on right now.
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // spawn starts `serve sim-model --host 127.0.0.1 --port P --sim-workers 0
 // args...` without waiting for readiness. Later flags override earlier ones.
 func spawn(t testing.TB, args ...string) *engineProc {
 	t.Helper()
-	return spawnOn(t, freePort(t), args...)
+	return spawnOn(t, proctest.FreePort(t), args...)
 }
 
 func spawnOn(t testing.TB, port int, args ...string) *engineProc {

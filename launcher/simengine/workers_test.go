@@ -138,7 +138,7 @@ func TestWorkerDeathKillsEngineHealth(t *testing.T) {
 
 func TestMainInProcessStopsWithContext(t *testing.T) {
 	t.Parallel()
-	port := freePort(t)
+	port := proctest.FreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr proctest.Buffer
 	done := make(chan error, 1)

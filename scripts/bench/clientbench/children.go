@@ -63,6 +63,21 @@ func benchModelConfig() (configs.Model, error) {
 	return m, nil
 }
 
+// clientInputs loads what both client children send: the generated
+// images, the bench model and the embedded prompts.
+func clientInputs(imagesJSON string) ([]dataset.Image, configs.Model, *tasks.Prompts, error) {
+	images, err := readImages(imagesJSON)
+	if err != nil {
+		return nil, configs.Model{}, nil, err
+	}
+	m, err := benchModelConfig()
+	if err != nil {
+		return nil, configs.Model{}, nil, err
+	}
+	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", configs.DefaultStructures())
+	return images, m, prompts, err
+}
+
 // stagingItem is one patient's T-staging request over all the images.
 func stagingItem(images []dataset.Image) tasks.Item {
 	return tasks.Item{ID: benchTask + "/BENCH", Task: benchTask, Patient: "BENCH", Images: images, Gold: tasks.Gold{Label: "T3"}}
@@ -114,15 +129,7 @@ func goClient(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	images, err := readImages(*imagesJSON)
-	if err != nil {
-		return err
-	}
-	m, err := benchModelConfig()
-	if err != nil {
-		return err
-	}
-	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", configs.DefaultStructures())
+	images, m, prompts, err := clientInputs(*imagesJSON)
 	if err != nil {
 		return err
 	}
@@ -226,15 +233,7 @@ func goRunner(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	images, err := readImages(*imagesJSON)
-	if err != nil {
-		return err
-	}
-	m, err := benchModelConfig()
-	if err != nil {
-		return err
-	}
-	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", configs.DefaultStructures())
+	images, m, prompts, err := clientInputs(*imagesJSON)
 	if err != nil {
 		return err
 	}

@@ -59,6 +59,27 @@ func ReadSlide(fsys fs.FS, rootDir, rel string, lim Limits) (Slide, error) {
 // headerPrefix is how much of a PNG or JPEG file the header check reads.
 const headerPrefix = 1 << 20
 
+// openChecked opens the regular file rel and checks its header against
+// maxPixels before anything is decoded; the reader continues from the
+// file's start. The caller closes f.
+func openChecked(fsys fs.FS, rel string, maxPixels int64) (f fs.File, br *bufio.Reader, format string, err error) {
+	f, err = fsys.Open(rel)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, "", fmt.Errorf("%s is not a regular file", rel)
+	}
+	br = bufio.NewReaderSize(f, 64<<10)
+	head, _ := br.Peek(headerPrefix)
+	if _, format, err = CheckHeader(head, maxPixels); err != nil {
+		f.Close()
+		return nil, nil, "", err
+	}
+	return f, br, format, nil
+}
+
 // decodeSlideFile checks the header, then decodes. PNG and JPEG are
 // decoded streaming from the file, so the compressed bytes are never held
 // in memory beside the pixels; TIFF (whose directory may sit at the end)
@@ -71,20 +92,11 @@ func decodeSlideFile(fsys fs.FS, rel, ext string, maxPixels int64) (image.Image,
 		}
 		return DecodeImage(data, maxPixels)
 	}
-	f, err := fsys.Open(rel)
+	f, br, format, err := openChecked(fsys, rel, maxPixels)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", rel)
-	}
-	br := bufio.NewReaderSize(f, 64<<10)
-	head, _ := br.Peek(headerPrefix)
-	_, format, err := CheckHeader(head, maxPixels)
-	if err != nil {
-		return nil, err
-	}
 	var m image.Image
 	if format == "png" {
 		// The first decode reads on from the header; should the fast path
@@ -140,19 +152,11 @@ func ReadOverview(fsys fs.FS, rootDir, rel string, lim Limits, size int) (*image
 // against maxPixels, then feeds the decoded rows to a thumbnailer: RGB as
 // it is, gray and RGBA as opaque RGBA on ImageSlide's white background.
 func streamPNGOverview(fsys fs.FS, rel string, maxPixels int64, size int) (*image.RGBA, error) {
-	f, err := fsys.Open(rel)
+	f, br, _, err := openChecked(fsys, rel, maxPixels)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", rel)
-	}
-	br := bufio.NewReaderSize(f, 64<<10)
-	head, _ := br.Peek(headerPrefix)
-	if _, _, err := CheckHeader(head, maxPixels); err != nil {
-		return nil, err
-	}
 	bg := ImageSlide{}.Background()
 	var t *thumbnailer
 	err = decodePNGRows(br, func(h fastPNG) func(y int, row []byte) {

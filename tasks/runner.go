@@ -187,16 +187,16 @@ func (r *Runner) runPhase(ctx context.Context, mr ModelRun, dependent bool, s *S
 			}
 			for rep := 0; rep < mr.Repeats; rep++ {
 				req, problem := r.prepare(mr, *it, rep)
-				mu.Lock()
-				switch {
-				case problem != nil:
-					s.Problems = append(s.Problems, *problem)
-					s.NotRun++
-				case r.answered(req.Key):
-					s.Skipped++
-				}
-				mu.Unlock()
-				if problem != nil || r.answered(req.Key) {
+				done := problem == nil && r.answered(req.Key)
+				if problem != nil || done {
+					mu.Lock()
+					if problem != nil {
+						s.Problems = append(s.Problems, *problem)
+						s.NotRun++
+					} else {
+						s.Skipped++
+					}
+					mu.Unlock()
 					continue
 				}
 				select {

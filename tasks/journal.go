@@ -157,11 +157,12 @@ func (j *Journal) file(model, task string) (*journalFile, error) {
 }
 
 func (j *Journal) path(model, task string) string {
-	return filepath.Join(j.dir, safeName(model), task+".jsonl")
+	return filepath.Join(j.dir, SafeName(model), task+".jsonl")
 }
 
-// safeName makes a model name usable as a folder name.
-func safeName(s string) string {
+// SafeName makes a model name usable as a file or folder name (journal
+// folders, sim keys).
+func SafeName(s string) string {
 	return strings.Map(func(r rune) rune {
 		if r == '/' || r == '\\' || r == 0 || r == ':' {
 			return '_'

@@ -92,7 +92,7 @@ func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *con
 			if err != nil {
 				return nil, err
 			}
-			path := filepath.Join(runDir, "simkeys", safeName(m.Name)+".json")
+			path := filepath.Join(runDir, "simkeys", tasks.SafeName(m.Name)+".json")
 			if err := key.WriteFile(path); err != nil {
 				return nil, err
 			}
@@ -183,8 +183,6 @@ func imageLimits(items []tasks.Item) launcher.ImageLimits {
 	}
 	return l
 }
-
-func safeName(s string) string { return strings.NewReplacer("/", "_", ":", "_").Replace(s) }
 
 // run plans the node and drives the scheduler's event loop to the end.
 func (d *driver) run(ctx context.Context) error {

@@ -107,21 +107,25 @@ func (e *engine) serve(w http.ResponseWriter, r *http.Request, req *chatRequest,
 		stopAt = len(out.pieces) / 2
 	}
 
+	// The request counts as completed just before its last bytes go out:
+	// a client that has read the whole answer and sends its next request
+	// must find the fault counters already moved on.
+	crash := false
+	completing := func() {
+		e.m.success.WithLabelValues(out.finish).Inc()
+		e.m.e2e.Observe(e.clock.Now().Sub(arrived).Seconds())
+		crash = e.faults.complete()
+	}
 	var ok bool
 	if req.Stream {
-		ok, hung = e.stream(ctx, w, seat, id, created, out, stopAt, mode, req.StreamOptions != nil && req.StreamOptions.IncludeUsage, u, arrived)
+		ok, hung = e.stream(ctx, w, seat, id, created, out, stopAt, mode, req.StreamOptions != nil && req.StreamOptions.IncludeUsage, u, arrived, completing)
 	} else {
-		ok, hung = e.respond(ctx, w, seat, id, created, out, stopAt, mode, u, arrived)
+		ok, hung = e.respond(ctx, w, seat, id, created, out, stopAt, mode, u, arrived, completing)
 	}
-	if !ok {
-		if !hung {
-			e.m.success.WithLabelValues("abort").Inc()
-		}
-		return
+	if !ok && !hung {
+		e.m.success.WithLabelValues("abort").Inc()
 	}
-	e.m.success.WithLabelValues(out.finish).Inc()
-	e.m.e2e.Observe(e.clock.Now().Sub(arrived).Seconds())
-	if e.faults.complete() {
+	if crash {
 		e.crashAfterResponse("crash-after")
 	}
 }
@@ -146,10 +150,10 @@ func (e *engine) hang(ctx context.Context) {
 
 // stream writes the SSE answer exactly as vLLM does: role chunk, delta
 // chunks, a finish_reason chunk, the usage chunk with empty choices when
-// asked for, then [DONE]. It reports whether the request completed and
-// whether it hung.
+// asked for, then [DONE]. It calls completing just before the last chunk
+// and reports whether the request completed and whether it hung.
 func (e *engine) stream(ctx context.Context, w http.ResponseWriter, seat *seat, id string, created int64,
-	out output, stopAt int, mode faultMode, includeUsage bool, u usage, arrived time.Time) (ok, hung bool) {
+	out output, stopAt int, mode faultMode, includeUsage bool, u usage, arrived time.Time, completing func()) (ok, hung bool) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -212,12 +216,14 @@ func (e *engine) stream(ctx context.Context, w http.ResponseWriter, seat *seat, 
 			return false, false
 		}
 	}
+	completing()
 	return send([]byte("[DONE]")) == nil, false
 }
 
-// respond generates the whole answer and writes one chat.completion.
+// respond generates the whole answer and writes one chat.completion,
+// calling completing just before it.
 func (e *engine) respond(ctx context.Context, w http.ResponseWriter, seat *seat, id string, created int64,
-	out output, stopAt int, mode faultMode, u usage, arrived time.Time) (ok, hung bool) {
+	out output, stopAt int, mode faultMode, u usage, arrived time.Time, completing func()) (ok, hung bool) {
 	var content, reasoning string
 	for i := 0; i <= len(out.pieces); i++ {
 		if i == stopAt {
@@ -249,6 +255,7 @@ func (e *engine) respond(ctx context.Context, w http.ResponseWriter, seat *seat,
 	if reasoning != "" {
 		msg.Reasoning = ptr(reasoning)
 	}
+	completing()
 	writeJSON(w, http.StatusOK, completion{ID: id, Object: "chat.completion", Created: created, Model: e.o.ServedName,
 		Choices: []completionChoice{{Message: msg, Logprobs: jsonNull, FinishReason: out.finish, StopReason: jsonNull}},
 		Usage:   u, PromptLogprobs: jsonNull})

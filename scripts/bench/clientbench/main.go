@@ -51,6 +51,8 @@ func child(ctx context.Context, role string, args []string) int {
 		err = goClient(ctx, args, os.Stdout)
 	case "go-runner":
 		err = goRunner(ctx, args, os.Stdout)
+	case "go-floor":
+		err = goFloor(ctx, args, os.Stdout)
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
@@ -160,7 +162,14 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			}
 			goArgs := []string{exe, "go-client", "-base", base, "-root", root, "-images", imagesJSON, "-media", media,
 				"-requests", strconv.Itoa(o.requests), "-concurrency", strconv.Itoa(o.concurrency), "-expect", answer}
-			for _, argv := range [][]string{goArgs, {o.python, o.script, specPath}} {
+			clients := [][]string{goArgs, {o.python, o.script, specPath}}
+			if media == configs.MediaFile {
+				for _, mode := range []string{"http", "tcp"} {
+					clients = append(clients, []string{exe, "go-floor", "-mode", mode, "-base", base, "-root", root, "-images", imagesJSON,
+						"-requests", strconv.Itoa(o.requests), "-concurrency", strconv.Itoa(o.concurrency)})
+				}
+			}
+			for _, argv := range clients {
 				r, err := runClient(ctx, argv)
 				if err != nil {
 					return err
@@ -417,29 +426,40 @@ func (r report) writeClients(w io.Writer) {
 	fmt.Fprintln(w, "| media | client | CPU ms / request | CPU ratio Python/Go | whole-process CPU s | peak RSS MB | request body bytes |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, media := range []string{configs.MediaFile, configs.MediaBase64} {
-		per := map[string]float64{}
-		rows := map[string][3]float64{}
-		bodies := map[string]int{}
-		for _, client := range []string{"go", "python"} {
+		clients := []string{"go", "python"}
+		if media == configs.MediaFile {
+			clients = append(clients, floorHTTP, floorTCP)
+		}
+		type row struct {
+			cpu, proc, rss float64
+			body           int
+			ran            bool
+		}
+		rows := map[string]row{}
+		for _, client := range clients {
 			var cpu, proc, rss []float64
+			var rw row
 			for _, c := range r.Clients {
 				if c.Media == media && c.Client == client {
 					cpu = append(cpu, 1000*c.CPUSeconds/float64(c.Requests))
 					proc = append(proc, c.ProcessCPUSeconds)
 					rss = append(rss, float64(c.MaxRSSKB)/1024)
-					bodies[client] = c.BodyBytes
+					rw.body, rw.ran = c.BodyBytes, true
 				}
 			}
-			per[client] = median(cpu)
-			rows[client] = [3]float64{median(cpu), median(proc), median(rss)}
+			rw.cpu, rw.proc, rw.rss = median(cpu), median(proc), median(rss)
+			rows[client] = rw
 		}
-		for _, client := range []string{"go", "python"} {
-			ratio := ""
-			if client == "go" && per["go"] > 0 {
-				ratio = fmt.Sprintf("%.1fx", per["python"]/per["go"])
+		for _, client := range clients {
+			rw := rows[client]
+			if !rw.ran {
+				continue
 			}
-			row := rows[client]
-			fmt.Fprintf(w, "| %s | %s | %.1f | %s | %.2f | %.0f | %d |\n", media, client, row[0], ratio, row[1], row[2], bodies[client])
+			ratio := ""
+			if client != "python" && rw.cpu > 0 {
+				ratio = fmt.Sprintf("%.1fx", rows["python"].cpu/rw.cpu)
+			}
+			fmt.Fprintf(w, "| %s | %s | %.2f | %s | %.2f | %.0f | %d |\n", media, client, rw.cpu, ratio, rw.proc, rw.rss, rw.body)
 		}
 	}
 	fmt.Fprintln(w)

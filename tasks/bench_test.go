@@ -1,0 +1,78 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks/dataset"
+)
+
+// sseAnswer renders a vLLM-style stream of answer, one event per four
+// characters, with the finish and usage chunks and [DONE].
+func sseAnswer(answer string) []string {
+	head := `{"id":"chatcmpl-18aef065e2fe9d096510dd73effac7e1","object":"chat.completion.chunk","created":1796041035,"model":"sim-model","choices":[`
+	events := []string{head + `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`}
+	for len(answer) > 0 {
+		n := min(4, len(answer))
+		events = append(events, head+fmt.Sprintf(`{"index":0,"delta":{"content":%q},"logprobs":null,"finish_reason":null}]}`, answer[:n]))
+		answer = answer[n:]
+	}
+	events = append(events, head+`{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"stop","stop_reason":null}]}`,
+		head+`],"usage":{"prompt_tokens":64243,"total_tokens":64334,"completion_tokens":91,"prompt_tokens_details":{"cached_tokens":64240}}}`,
+		"[DONE]")
+	return events
+}
+
+// BenchmarkFileRequest builds and streams one 80-image file:// T-staging
+// request per iteration against a server that replays a 95-event answer.
+func BenchmarkFileRequest(b *testing.B) {
+	root := b.TempDir()
+	images := make([]dataset.Image, 80)
+	for i := range images {
+		images[i] = imageFile(b, root, i, true)
+	}
+	answer := strings.Repeat(`{"structure_invasion":{"x":1}} `, 12) + `T3`
+	events := sseAnswer(answer)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, e := range events {
+			fmt.Fprintf(w, "data: %s\n\n", e)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer srv.Close()
+	m := simModelConfig(b)
+	s := m.Tasks[configs.TaskTGroups]
+	s.MaxImages = 0
+	m.Tasks[configs.TaskTGroups] = s
+	bld := RequestBuilder{Model: m, Media: configs.MediaFile, Root: root}
+	prompts, err := LoadPrompts(configs.Defaults, "prompts", configs.DefaultStructures())
+	if err != nil {
+		b.Fatal(err)
+	}
+	item := Item{ID: "t_groups/B", Task: configs.TaskTGroups, Patient: "B", Images: images, Gold: Gold{Label: "T3"}}
+	c := NewClient(engineSettings())
+	defer c.Close()
+	ep := Endpoint{Name: "b#0", BaseURL: srv.URL + "/v1", Local: true}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		req, err := bld.Build(prompts, item, i, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ans, err := c.Send(context.Background(), ep, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !strings.HasSuffix(ans.Content, "T3") {
+			b.Fatalf("answer %q", ans.Content)
+		}
+	}
+}

@@ -352,7 +352,7 @@ func runRunnerChild(ctx context.Context, specPath string) (err error) {
 	items := pathologyItems(t, spec.Root, spec.Items, false)
 	ep := Endpoint{Name: simModel + "#0", BaseURL: spec.BaseURL, MaxNumSeqs: spec.Workers, Local: true}
 	_, err = r.Run(ctx, ModelRun{Model: m, Builder: RequestBuilder{Model: m, Media: configs.MediaFile, Root: spec.Root},
-		Pool: NewPool([]Endpoint{ep}, spec.Workers), Items: items, Workers: spec.Workers})
+		Pool: NewPool([]Endpoint{ep}, spec.Workers), Items: ItemList(items), Workers: spec.Workers})
 	return err
 }
 

@@ -346,7 +346,7 @@ func (d *driver) runModel(ctx context.Context, m configs.Model, pool *tasks.Pool
 	defer d.wg.Done()
 	go pool.WatchMetrics(ctx, &http.Client{Timeout: 2 * time.Second}, time.Second)
 	sum, err := d.runner.Run(ctx, tasks.ModelRun{Model: m, Builder: d.builder(m), Pool: pool,
-		Items: itemsFor(d.items, m), Repeats: d.opt.Campaign.Repeat, Workers: max(m.Engine.MaxNumSeqs, 1) * max(maxReplicas, 1)})
+		Items: tasks.ItemList(itemsFor(d.items, m)), Repeats: d.opt.Campaign.Repeat, Workers: max(m.Engine.MaxNumSeqs, 1) * max(maxReplicas, 1)})
 	d.mu.Lock()
 	d.sums[m.Name] = sum
 	d.mu.Unlock()
@@ -445,7 +445,7 @@ func (d *driver) runExternal(ctx context.Context, m configs.Model) error {
 	}
 	ep := tasks.Endpoint{Name: m.Name + "#ext", BaseURL: m.Engine.BaseURL, APIKey: key, MaxNumSeqs: max(m.Engine.MaxNumSeqs, 1)}
 	pool := tasks.NewPool([]tasks.Endpoint{ep}, d.opt.Campaign.Client.Concurrency)
-	sum, err := d.runner.Run(ctx, tasks.ModelRun{Model: m, Builder: d.builder(m), Pool: pool, Items: itemsFor(d.items, m), Repeats: d.opt.Campaign.Repeat})
+	sum, err := d.runner.Run(ctx, tasks.ModelRun{Model: m, Builder: d.builder(m), Pool: pool, Items: tasks.ItemList(itemsFor(d.items, m)), Repeats: d.opt.Campaign.Repeat})
 	d.mu.Lock()
 	d.sums[m.Name] = sum
 	d.mu.Unlock()

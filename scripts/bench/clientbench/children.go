@@ -282,7 +282,7 @@ func goRunner(ctx context.Context, args []string, stdout io.Writer) error {
 	}()
 	cpu0, t0 := cpuSeconds(), time.Now()
 	s, err := r.Run(ctx, tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: *media, Root: *root},
-		Pool: tasks.NewPool([]tasks.Endpoint{ep}, *workers), Items: items, Repeats: *repeats, Workers: *workers})
+		Pool: tasks.NewPool([]tasks.Endpoint{ep}, *workers), Items: tasks.ItemList(items), Repeats: *repeats, Workers: *workers})
 	stop()
 	<-sampled
 	if err != nil {

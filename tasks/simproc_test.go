@@ -272,7 +272,7 @@ func defaultPrompts(t testing.TB) *Prompts {
 // into dir and returns the --sim-key flag pair.
 func writeSimKey(t testing.TB, dir string, b RequestBuilder, items []Item) []string {
 	t.Helper()
-	key, err := BuildSimKey(b, defaultPrompts(t), configs.DefaultStructures(), items)
+	key, err := BuildSimKey(b, defaultPrompts(t), configs.DefaultStructures(), ItemList(items).Items())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,8 +96,12 @@ func BenchmarkCampaignItemMemory(b *testing.B) {
 		runtime.KeepAlive(prep)
 		h3 := heap() // the dataset is dropped; the items keep what they share of it
 		runtime.KeepAlive(items)
-		n := float64(len(items))
+		n, imgs := float64(len(items)), 0
+		for _, it := range items {
+			imgs += len(it.Images)
+		}
 		b.ReportMetric(n, "items")
+		b.ReportMetric(float64(imgs), "item-images")
 		b.ReportMetric(float64(h1-min(h0, h1)), "dataset-B")
 		b.ReportMetric(float64(h2-min(h1, h2)), "items-over-dataset-B")
 		b.ReportMetric(float64(h3-min(h0, h3))/n, "held-B/item")

@@ -132,7 +132,7 @@ func runItems(t *testing.T, r *Runner, ep Endpoint, root string, items []Item) S
 	t.Helper()
 	m := simModelConfig(t)
 	s, err := r.Run(context.Background(), ModelRun{Model: m, Builder: RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
-		Pool: NewPool([]Endpoint{ep}, 1), Items: items, Workers: 1})
+		Pool: NewPool([]Endpoint{ep}, 1), Items: ItemList(items), Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +425,7 @@ func TestEngineResumeAfterSIGKILLOfTheRunner(t *testing.T) {
 
 	r := newEngineRunner(t, run, engineSettings())
 	s, err := r.Run(context.Background(), ModelRun{Model: m, Builder: RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
-		Pool: NewPool([]Endpoint{rec.endpoint("e#0", 2)}, 2), Items: items, Workers: 2})
+		Pool: NewPool([]Endpoint{rec.endpoint("e#0", 2)}, 2), Items: ItemList(items), Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -539,7 +539,7 @@ func TestEngineL6CareQuestionsCarryTheModelsOwnFindings(t *testing.T) {
 		cfg := simModelConfig(t)
 		cfg.Name = mod.name
 		s, err := r.Run(context.Background(), ModelRun{Model: cfg, Builder: RequestBuilder{Model: cfg, Media: configs.MediaFile, Root: root},
-			Pool: NewPool([]Endpoint{rec.endpoint(mod.name+"#0", 2)}, 2), Items: items, Workers: 2})
+			Pool: NewPool([]Endpoint{rec.endpoint(mod.name+"#0", 2)}, 2), Items: ItemList(items), Workers: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -651,7 +651,7 @@ func TestEngineTwoReplicasShareWorkAndSurviveAKill(t *testing.T) {
 	r.Retries = 4
 	r.Progress = watch
 	s, err := r.Run(context.Background(), ModelRun{Model: m, Builder: RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
-		Pool: pool, Items: items, Workers: 4})
+		Pool: pool, Items: ItemList(items), Workers: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -714,7 +714,7 @@ func TestEngineAdaptiveConcurrencyFollowsTheQueue(t *testing.T) {
 	r := newEngineRunner(t, t.TempDir(), engineSettings())
 	r.Progress = watch
 	s, err := r.Run(context.Background(), ModelRun{Model: m, Builder: RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
-		Pool: pool, Items: items, Workers: 8})
+		Pool: pool, Items: ItemList(items), Workers: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

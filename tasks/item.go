@@ -1,6 +1,8 @@
 package tasks
 
 import (
+	"iter"
+
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
@@ -24,6 +26,34 @@ type Item struct {
 	Context []dataset.ContextEntry `json:"context,omitempty"`
 	// Excluded items are sent and journaled but never scored.
 	Excluded bool `json:"excluded,omitempty"`
+}
+
+// ItemSource yields a model's items. The runner reads it once per phase of
+// a run (twice at most) and never holds more of it than its prefetch
+// channel, so a source that makes its items as they are asked for keeps a
+// run's memory flat however many items it has.
+type ItemSource interface {
+	// Len is how many items Items yields.
+	Len() int
+	// Items yields the items, in the same order each time it is called.
+	Items() iter.Seq[Item]
+}
+
+// ItemList is the in-memory ItemSource.
+type ItemList []Item
+
+// Len is the number of items.
+func (l ItemList) Len() int { return len(l) }
+
+// Items yields the list's items in order.
+func (l ItemList) Items() iter.Seq[Item] {
+	return func(yield func(Item) bool) {
+		for i := range l {
+			if !yield(l[i]) {
+				return
+			}
+		}
+	}
 }
 
 // Gold is a reference answer. Which fields are set depends on the task:

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -75,7 +74,8 @@ type ModelRun struct {
 	Model   configs.Model
 	Builder RequestBuilder
 	Pool    *Pool
-	Items   []Item
+	// Items are the model's items, read once per phase of the run.
+	Items   ItemSource
 	Repeats int
 	// Workers is how many requests may be in flight at once across the
 	// pool, now and after replicas are added (0 = the pool's capacity).
@@ -153,40 +153,41 @@ func (r *Runner) Run(ctx context.Context, mr ModelRun) (Summary, error) {
 	if mr.Repeats < 1 {
 		mr.Repeats = 1
 	}
-	s := Summary{Model: mr.Model.Name, Requests: len(mr.Items) * mr.Repeats, Failures: map[string]int{}}
+	if mr.Items == nil {
+		mr.Items = ItemList(nil)
+	}
+	s := Summary{Model: mr.Model.Name, Requests: mr.Items.Len() * mr.Repeats, Failures: map[string]int{}}
 	if r.Progress != nil {
 		r.Progress.Start(mr.Model.Name, s.Requests)
 		defer func() { r.Progress.Finish(mr.Model.Name, s) }()
 	}
-	// First the items nothing depends on, then the care questions. The
-	// phases filter mr.Items as they go: no copy of the item list.
-	for _, dependent := range []bool{false, true} {
-		if err := r.runPhase(ctx, mr, dependent, &s); err != nil {
-			return s, err
-		}
+	// First the items nothing depends on, then the care questions. Each
+	// phase reads mr.Items once and filters it as it goes: no item list is
+	// collected; the second phase is skipped when the first saw no care
+	// question.
+	dependents, err := r.runPhase(ctx, mr, false, &s)
+	if err != nil || !dependents {
+		return s, err
 	}
-	return s, nil
+	_, err = r.runPhase(ctx, mr, true, &s)
+	return s, err
 }
 
 // runPhase sends the items that depend on others' answers, or those that
-// do not.
-func (r *Runner) runPhase(ctx context.Context, mr ModelRun, dependent bool, s *Summary) error {
-	inPhase := func(it *Item) bool { return (len(it.DependsOn()) > 0) == dependent }
-	if !slices.ContainsFunc(mr.Items, func(it Item) bool { return inPhase(&it) }) {
-		return nil
-	}
+// do not; it reports whether it passed over items of the other kind.
+func (r *Runner) runPhase(ctx context.Context, mr ModelRun, dependent bool, s *Summary) (others bool, err error) {
 	var mu sync.Mutex // guards s
 	g, ctx := errgroup.WithContext(ctx)
 	reqs := make(chan *Request, 2*max(mr.Workers, mr.Pool.Capacity(), 1))
 	g.Go(func() error {
 		defer close(reqs)
-		for i := range mr.Items {
-			it := &mr.Items[i]
-			if !inPhase(it) {
+		for it := range mr.Items.Items() {
+			if (len(it.DependsOn()) > 0) != dependent {
+				others = true
 				continue
 			}
 			for rep := 0; rep < mr.Repeats; rep++ {
-				req, problem := r.prepare(mr, *it, rep)
+				req, problem := r.prepare(mr, it, rep)
 				done := problem == nil && r.answered(req.Key)
 				if problem != nil || done {
 					mu.Lock()
@@ -242,7 +243,8 @@ func (r *Runner) runPhase(ctx context.Context, mr ModelRun, dependent bool, s *S
 			return nil
 		})
 	}
-	return g.Wait()
+	err = g.Wait()
+	return others, err
 }
 
 // prepare builds the request of one (item, repeat), with the care question's

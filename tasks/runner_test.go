@@ -143,7 +143,7 @@ func TestRunnerL6InjectionRetriesAndResume(t *testing.T) {
 	run := t.TempDir()
 	r := testRunner(t, run)
 	mr := ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
-		Pool: NewPool([]Endpoint{ep}, 2), Items: items, Repeats: 1}
+		Pool: NewPool([]Endpoint{ep}, 2), Items: ItemList(items), Repeats: 1}
 	s, err := r.Run(context.Background(), mr)
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +190,7 @@ func TestRunnerMarksNotRunAfterRetriesAndNeverStoresAPrediction(t *testing.T) {
 	r := testRunner(t, run)
 	items := []Item{{ID: "pathology/P01", Task: configs.TaskPathology, Patient: "P01", Images: []dataset.Image{img}, Gold: Gold{Label: "1"}}}
 	s, err := r.Run(context.Background(), ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
-		Pool: NewPool([]Endpoint{ep}, 1), Items: items})
+		Pool: NewPool([]Endpoint{ep}, 1), Items: ItemList(items)})
 	if err != nil {
 		t.Fatal(err)
 	}

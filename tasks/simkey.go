@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"os"
 	"strconv"
 	"strings"
@@ -52,9 +53,9 @@ func ImageFingerprint(sha256s []string) string {
 
 // BuildSimKey writes the answer key of every item as the model's requests
 // will show it (after image sub-sampling).
-func BuildSimKey(b RequestBuilder, prompts *Prompts, st *configs.Structures, items []Item) (*SimKey, error) {
+func BuildSimKey(b RequestBuilder, prompts *Prompts, st *configs.Structures, items iter.Seq[Item]) (*SimKey, error) {
 	key := &SimKey{Format: SimKeyFormat}
-	for _, it := range items {
+	for it := range items {
 		imgs, err := b.Images(it)
 		if err != nil {
 			return nil, err

@@ -272,7 +272,7 @@ func defaultPrompts(t testing.TB) *Prompts {
 // into dir and returns the --sim-key flag pair.
 func writeSimKey(t testing.TB, dir string, b RequestBuilder, items []Item) []string {
 	t.Helper()
-	key, err := BuildSimKey(b, defaultPrompts(t), configs.DefaultStructures(), items)
+	key, err := BuildSimKey(b, defaultPrompts(t), configs.DefaultStructures(), ItemList(items).Items())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func runRunnerChild(ctx context.Context, specPath string) (err error) {
 	items := pathologyItems(t, spec.Root, spec.Items, false)
 	ep := Endpoint{Name: simModel + "#0", BaseURL: spec.BaseURL, MaxNumSeqs: spec.Workers, Local: true}
 	_, err = r.Run(ctx, ModelRun{Model: m, Builder: RequestBuilder{Model: m, Media: configs.MediaFile, Root: spec.Root},
-		Pool: NewPool([]Endpoint{ep}, spec.Workers), Items: items, Workers: spec.Workers})
+		Pool: NewPool([]Endpoint{ep}, spec.Workers), Items: ItemList(items), Workers: spec.Workers})
 	return err
 }
 

@@ -33,7 +33,7 @@ var (
 
 // fixture is a small synthetic dataset, generated and prepared once for the
 // package's tests (TestMain removes it). Tests must not modify it.
-func fixture(t *testing.T) (data, prepDir string) {
+func fixture(t testing.TB) (data, prepDir string) {
 	t.Helper()
 	fixtureOnce.Do(func() {
 		fixtureDir, fixtureErr = os.MkdirTemp("", "npcorch-campaign-fixture-")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -88,7 +89,7 @@ func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *con
 	for _, m := range c.Resolved {
 		m.Engine.Sim = slices.Clone(m.Engine.Sim)
 		if m.Engine.Kind == configs.EngineSim {
-			key, err := tasks.BuildSimKey(d.builder(m), prompts, st, itemsFor(items, m))
+			key, err := tasks.BuildSimKey(d.builder(m), prompts, st, itemsFor(items, m).Items())
 			if err != nil {
 				return nil, err
 			}
@@ -148,14 +149,35 @@ func (d *driver) builder(m configs.Model) tasks.RequestBuilder {
 	return tasks.RequestBuilder{Model: m, Media: media, Root: d.prepDir, MaxBytes: d.opt.Campaign.Client.MaxRequestBytes}
 }
 
-func itemsFor(items []tasks.Item, m configs.Model) []tasks.Item {
-	var out []tasks.Item
-	for _, it := range items {
-		if _, ok := m.Tasks[it.Task]; ok {
-			out = append(out, it)
+// modelItems is a model's share of the campaign's items, those of the tasks
+// it is asked: a filter over the campaign's list, read as the runner goes,
+// not a copy of it.
+type modelItems struct {
+	all   []tasks.Item
+	tasks map[string]configs.TaskSettings
+	n     int
+}
+
+func itemsFor(items []tasks.Item, m configs.Model) modelItems {
+	s := modelItems{all: items, tasks: m.Tasks}
+	for range s.Items() {
+		s.n++
+	}
+	return s
+}
+
+// Len is how many of the campaign's items the model is asked.
+func (s modelItems) Len() int { return s.n }
+
+// Items yields the model's items in the campaign's order.
+func (s modelItems) Items() iter.Seq[tasks.Item] {
+	return func(yield func(tasks.Item) bool) {
+		for i := range s.all {
+			if _, ok := s.tasks[s.all[i].Task]; ok && !yield(s.all[i]) {
+				return
+			}
 		}
 	}
-	return out
 }
 
 // maxImages is the most images one request of model m carries.
@@ -197,7 +219,7 @@ func (d *driver) run(ctx context.Context) error {
 			continue
 		}
 		local = append(local, m)
-		workloads = append(workloads, workload(m, itemsFor(d.items, m), c.Repeat)...)
+		workloads = append(workloads, workload(m, itemsFor(d.items, m).Items(), c.Repeat)...)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

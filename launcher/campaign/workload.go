@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"errors"
+	"iter"
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/schedule"
@@ -26,7 +27,7 @@ func DatasetWorkloads(c *configs.Campaign) ([]schedule.Workload, error) {
 	var out []schedule.Workload
 	for _, m := range c.Resolved {
 		if m.Engine.Kind != configs.EngineExternal {
-			out = append(out, workload(m, itemsFor(items, m), c.Repeat)...)
+			out = append(out, workload(m, itemsFor(items, m).Items(), c.Repeat)...)
 		}
 	}
 	return out, nil
@@ -35,10 +36,10 @@ func DatasetWorkloads(c *configs.Campaign) ([]schedule.Workload, error) {
 // workload estimates a model's work from its items: about 1,000 tokens an
 // image (a 512×1644 plane group is 800–1,100 for the paper's models), the
 // prompt text at 4 characters a token, and the output budget.
-func workload(m configs.Model, items []tasks.Item, repeats int) []schedule.Workload {
+func workload(m configs.Model, items iter.Seq[tasks.Item], repeats int) []schedule.Workload {
 	byTask := map[string]*schedule.Workload{}
 	var order []string
-	for _, it := range items {
+	for it := range items {
 		w, ok := byTask[it.Task]
 		if !ok {
 			w = &schedule.Workload{Model: m.Name, Task: it.Task}

@@ -102,7 +102,7 @@ func runSoak(ctx context.Context, o soakOptions, w io.Writer) error {
 	}
 	start := time.Now()
 	sum, err := r.Run(ctx, tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: o.Dir},
-		Pool: pool, Items: items, Workers: o.Concurrency})
+		Pool: pool, Items: tasks.ItemList(items), Workers: o.Concurrency})
 	wall := time.Since(start)
 	if err != nil {
 		return fmt.Errorf("soak: %w", err)

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"runtime"
 	"runtime/metrics"
@@ -191,7 +192,11 @@ type memResult struct {
 	Requests int `json:"requests"`
 	Answered int `json:"answered"`
 	NotRun   int `json:"not_run"`
-	// ItemsBytes is the heap the item list holds (measured after a GC).
+	// List is true when the runner read an in-memory item list, false when
+	// it read a source that makes each item as it is asked for.
+	List bool `json:"list,omitempty"`
+	// ItemsBytes is the heap an item list of these items holds (measured
+	// after a GC), whether or not the run holds one.
 	ItemsBytes uint64 `json:"items_bytes"`
 	// PeakHeapBytes is the largest heap-object total (live and not yet
 	// collected) sampled every 2 ms; PeakLiveBytes the largest live heap
@@ -201,6 +206,29 @@ type memResult struct {
 	MaxRSSKB      int64   `json:"maxrss_kb"`
 	CPUSeconds    float64 `json:"cpu_s"`
 	WallSeconds   float64 `json:"wall_s"`
+}
+
+// benchItems is the memory check's item source: n distinct single-image
+// pathology items, each made when the runner asks for it, so that nothing
+// holds them all.
+type benchItems struct {
+	n      int
+	images []dataset.Image
+}
+
+func (s benchItems) Len() int { return s.n }
+
+func (s benchItems) Items() iter.Seq[tasks.Item] {
+	return func(yield func(tasks.Item) bool) {
+		for i := range s.n {
+			p := fmt.Sprintf("P%05d", i)
+			it := tasks.Item{ID: "pathology/" + p, Task: configs.TaskPathology, Patient: p,
+				Images: []dataset.Image{s.images[i%len(s.images)]}, Gold: tasks.Gold{Label: "1"}}
+			if !yield(it) {
+				return
+			}
+		}
+	}
 }
 
 // heapObjects is the runtime's count of bytes in live and not yet swept
@@ -216,10 +244,31 @@ func readMetric(name string) uint64 {
 	return s[0].Value.Uint64()
 }
 
-// goRunner is the "go-runner" role: npcorch's Runner sends -n
-// single-image pathology requests (base64 by default, so that every
-// prepared request holds an image's bytes) and journals them; it reports
-// peak memory.
+// collectItems reads src into an item list of its exact length and
+// measures the heap the list holds.
+func collectItems(src tasks.ItemSource) (tasks.ItemList, uint64) {
+	gc := func() {
+		// Twice: what sync.Pools held (the HTTP client's buffers after a
+		// run) outlives one collection.
+		runtime.GC()
+		runtime.GC()
+	}
+	gc()
+	before := heapObjects()
+	list := make(tasks.ItemList, 0, src.Len())
+	for it := range src.Items() {
+		list = append(list, it)
+	}
+	gc()
+	after := heapObjects()
+	return list, after - min(before, after)
+}
+
+// goRunner is the "go-runner" role: npcorch's Runner sends -n distinct
+// single-image pathology items -repeats times each (base64 by default, so
+// that every prepared request holds an image's bytes) and journals them; it
+// reports peak memory. The items come from benchItems, made as the runner
+// asks for them, or with -list from an item list held for the whole run.
 func goRunner(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("go-runner", flag.ContinueOnError)
 	base := fs.String("base", "", "engine base URL")
@@ -230,6 +279,7 @@ func goRunner(ctx context.Context, args []string, stdout io.Writer) error {
 	repeats := fs.Int("repeats", 1, "repeats of each item")
 	workers := fs.Int("workers", 4, "requests in flight")
 	run := fs.String("run", "", "run folder for the journal")
+	useList := fs.Bool("list", false, "hand the runner an in-memory item list instead of a source that makes each item when asked")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -237,16 +287,13 @@ func goRunner(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	runtime.GC()
-	before := heapObjects()
-	items := make([]tasks.Item, *n)
-	for i := range items {
-		p := fmt.Sprintf("P%05d", i)
-		items[i] = tasks.Item{ID: "pathology/" + p, Task: configs.TaskPathology, Patient: p,
-			Images: []dataset.Image{images[i%len(images)]}, Gold: tasks.Gold{Label: "1"}}
+	var src tasks.ItemSource = benchItems{n: *n, images: images}
+	res := memResult{Items: *n, Repeats: *repeats, Requests: *n * *repeats, List: *useList}
+	if *useList {
+		var list tasks.ItemList
+		list, res.ItemsBytes = collectItems(src)
+		src = list
 	}
-	runtime.GC()
-	res := memResult{Items: *n, Repeats: *repeats, Requests: *n * *repeats, ItemsBytes: heapObjects() - min(before, heapObjects())}
 
 	j, err := tasks.OpenJournal(*run)
 	if err != nil {
@@ -282,7 +329,7 @@ func goRunner(ctx context.Context, args []string, stdout io.Writer) error {
 	}()
 	cpu0, t0 := cpuSeconds(), time.Now()
 	s, err := r.Run(ctx, tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: *media, Root: *root},
-		Pool: tasks.NewPool([]tasks.Endpoint{ep}, *workers), Items: items, Repeats: *repeats, Workers: *workers})
+		Pool: tasks.NewPool([]tasks.Endpoint{ep}, *workers), Items: src, Repeats: *repeats, Workers: *workers})
 	stop()
 	<-sampled
 	if err != nil {
@@ -290,6 +337,11 @@ func goRunner(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	res.CPUSeconds, res.WallSeconds = cpuSeconds()-cpu0, time.Since(t0).Seconds()
 	res.Answered, res.NotRun, res.PeakHeapBytes, res.PeakLiveBytes, res.MaxRSSKB = s.Answered, s.NotRun, peak.Load(), live.Load(), maxRSSKB()
-	runtime.KeepAlive(items)
+	if !*useList {
+		// What a list of the items would have held: measured after the
+		// run and its peaks, so that the list never counts in them.
+		_, res.ItemsBytes = collectItems(src)
+	}
+	runtime.KeepAlive(src)
 	return json.NewEncoder(stdout).Encode(res)
 }

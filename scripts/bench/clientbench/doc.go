@@ -3,8 +3,10 @@
 // (scripts/bench/client_bench.py) sending the same 80-image requests, once
 // with file:// image URLs and once with base64 data URLs: client CPU time
 // per request, peak resident memory and request body size. With -mem it
-// also runs npcorch's Runner over 1,000 and 10,000 requests and reports
-// peak memory, to show that it stays flat however large the dataset.
+// also runs npcorch's Runner over 1,000 and 10,000 requests, its items made
+// one at a time by an item source, and reports peak memory, to show that it
+// stays flat however large the dataset; -mem-list (on by default) repeats
+// the largest run with the items in an in-memory list, for comparison.
 //
 // Usage (from the repository root):
 //

@@ -1,0 +1,109 @@
+package campaign
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"testing"
+
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/dataset"
+)
+
+// TestModelItemsFilterTheCampaignsItemsWithoutCopying checks a model's
+// item source: the campaign's items of the model's tasks, in order, as
+// often as asked, made by filtering the campaign's list as it is read.
+func TestModelItemsFilterTheCampaignsItemsWithoutCopying(t *testing.T) {
+	var all []tasks.Item
+	for i := range 300 {
+		task := []string{configs.TaskPathology, configs.TaskSequence, configs.TaskCPCare}[i%3]
+		all = append(all, tasks.Item{ID: fmt.Sprintf("%s/P%03d", task, i), Task: task})
+	}
+	m := configs.Model{Name: "M", Tasks: map[string]configs.TaskSettings{configs.TaskPathology: {}, configs.TaskCPCare: {}}}
+	src := itemsFor(all, m)
+	var want []string
+	for _, it := range all {
+		if it.Task != configs.TaskSequence {
+			want = append(want, it.ID)
+		}
+	}
+	for pass := range 2 {
+		var got []string
+		for it := range src.Items() {
+			got = append(got, it.ID)
+		}
+		if !slices.Equal(got, want) || src.Len() != len(want) {
+			t.Fatalf("pass %d: %d items (Len %d), want the %d pathology and care items in order", pass+1, len(got), src.Len(), len(want))
+		}
+	}
+	// Stopping early is allowed.
+	for it := range src.Items() {
+		if it.ID != want[0] {
+			t.Fatalf("first item %s, want %s", it.ID, want[0])
+		}
+		break
+	}
+	// A pass allocates nothing that grows with the items: no per-model copy.
+	var n int
+	if allocs := testing.AllocsPerRun(10, func() {
+		for range src.Items() {
+			n++
+		}
+	}); allocs > 2 {
+		t.Errorf("a pass over 200 items made %.0f allocations; want a filter, not a copy", allocs)
+	}
+}
+
+// BenchmarkCampaignItemMemory measures what a campaign holds for its items
+// while it runs: the loaded dataset (dataset.json and the prepared
+// manifest), then the item list BuildItems makes of it, which is all that
+// stays once the dataset is dropped. It runs over the package's fixture,
+// or over the dataset in $NPCORCH_BENCH_DATA and $NPCORCH_BENCH_PREP.
+//
+//	go test ./launcher/campaign -run '^$' -bench CampaignItemMemory -benchtime 1x
+func BenchmarkCampaignItemMemory(b *testing.B) {
+	data, prepDir := os.Getenv("NPCORCH_BENCH_DATA"), os.Getenv("NPCORCH_BENCH_PREP")
+	if data == "" || prepDir == "" {
+		data, prepDir = fixture(b)
+	}
+	st := configs.DefaultStructures()
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC() // sync.Pool victims outlive one collection
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	for b.Loop() {
+		h0 := heap()
+		raw, err := dataset.LoadRaw(data, st.IDs())
+		var problems dataset.Problems
+		if err != nil && !errors.As(err, &problems) {
+			b.Fatal(err)
+		}
+		prep, err := dataset.LoadPrepared(prepDir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h1 := heap()
+		items, _ := tasks.BuildItems(raw, prep, st, configs.TaskKeys)
+		h2 := heap()
+		runtime.KeepAlive(raw)
+		runtime.KeepAlive(prep)
+		h3 := heap() // the dataset is dropped; the items keep what they share of it
+		runtime.KeepAlive(items)
+		n, imgs := float64(len(items)), 0
+		for _, it := range items {
+			imgs += len(it.Images)
+		}
+		b.ReportMetric(n, "items")
+		b.ReportMetric(float64(imgs), "item-images")
+		b.ReportMetric(float64(h1-min(h0, h1)), "dataset-B")
+		b.ReportMetric(float64(h2-min(h1, h2)), "items-over-dataset-B")
+		b.ReportMetric(float64(h3-min(h0, h3))/n, "held-B/item")
+	}
+}

@@ -99,20 +99,29 @@ func (p *Pool) Capacity() int {
 	return n
 }
 
+// Lease is one slot on a replica, taken by Acquire and given back with
+// Release. Endpoint is the replica's endpoint when the slot was taken: a
+// restart may move the replica to another port meanwhile.
+type Lease struct {
+	Endpoint Endpoint
+	replica  *Replica
+}
+
 // Acquire waits for a replica with room and takes one slot on it.
-func (p *Pool) Acquire(ctx context.Context) (*Replica, error) {
+func (p *Pool) Acquire(ctx context.Context) (Lease, error) {
 	for {
 		p.mu.Lock()
 		r, wake := p.pickLocked()
 		if r != nil {
 			r.inflight++
+			l := Lease{Endpoint: r.Endpoint, replica: r}
 			p.mu.Unlock()
-			return r, nil
+			return l, nil
 		}
 		ch := p.changed
 		p.mu.Unlock()
 		if err := waitFor(ctx, ch, wake); err != nil {
-			return nil, err
+			return Lease{}, err
 		}
 	}
 }
@@ -163,7 +172,8 @@ func (p *Pool) pickLocked() (*Replica, time.Duration) {
 // Release returns a slot. down sets the replica aside for p.Down: its
 // connection was refused or it answered 5xx, so retries go to the others
 // while the launcher restarts it or it recovers.
-func (p *Pool) Release(r *Replica, down bool) {
+func (p *Pool) Release(l Lease, down bool) {
+	r := l.replica
 	p.mu.Lock()
 	r.inflight--
 	if down {

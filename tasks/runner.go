@@ -286,15 +286,15 @@ func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request) (Record, [
 	rec.Prior = req.Prior
 	var kinds []string
 	for attempt := 1; ; attempt++ {
-		rep, err := mr.Pool.Acquire(ctx)
+		lease, err := mr.Pool.Acquire(ctx)
 		if err != nil {
 			return rec, kinds, err
 		}
-		ans, err := r.Client.Send(ctx, rep.Endpoint, req)
+		ans, err := r.Client.Send(ctx, lease.Endpoint, req)
 		var f *Failure
 		errors.As(err, &f)
-		mr.Pool.Release(rep, f != nil && (f.Kind == FailConnect || f.Kind == FailServer))
-		rec.Attempts, rec.Replica = attempt, rep.Endpoint.Name
+		mr.Pool.Release(lease, f != nil && (f.Kind == FailConnect || f.Kind == FailServer))
+		rec.Attempts, rec.Replica = attempt, lease.Endpoint.Name
 		if err == nil {
 			rec.Status, rec.Answer = StatusAnswered, ans
 			return rec, kinds, nil

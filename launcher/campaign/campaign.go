@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
@@ -59,6 +60,18 @@ type Outcome struct {
 	Problems  []tasks.ItemProblem
 }
 
+// syncWriter serialises writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
 // Run runs the campaign to the end, or until ctx ends: then every engine is
 // stopped and verified gone, the journal is synced, and the scores of what
 // was answered are written (provisional where items are missing).
@@ -76,7 +89,9 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	opt.Log = io.MultiWriter(opt.Log, events)
+	// The scheduler, the engine watcher and every model's runner log at
+	// once: one lock keeps each line whole and the caller's writer safe.
+	opt.Log = &syncWriter{w: io.MultiWriter(opt.Log, events)}
 	if !opt.Resume {
 		if st, err := tasks.ReadJournal(runDir); err == nil && len(st.Records) > 0 {
 			return nil, fmt.Errorf("%s already holds a journal of %d requests; pass --resume to continue it, or choose another output directory", runDir, len(st.Records))

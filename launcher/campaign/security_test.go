@@ -61,8 +61,13 @@ func (e *engineSeen) flag(name string) string {
 // how it answers a request for a file outside the prepared root.
 func watchEngines(ctx context.Context, runDir string) map[int]*engineSeen {
 	seen := map[int]*engineSeen{}
+	var probes sync.WaitGroup
+	defer probes.Wait()
 	for {
 		for _, pid := range pidsMentioning(runDir) {
+			if _, ok := seen[pid]; ok {
+				continue
+			}
 			cmd, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 			if err != nil {
 				continue
@@ -71,21 +76,34 @@ func watchEngines(ctx context.Context, runDir string) map[int]*engineSeen {
 			if len(argv) < 3 || argv[1] != "sim-engine" || argv[2] != "serve" {
 				continue // the shim, or a worker
 			}
-			e, ok := seen[pid]
-			if !ok {
-				e = &engineSeen{argv: argv}
-				seen[pid] = e
-			}
-			if e.listen == nil {
-				e.listen = listeners(e.flag("--port"))
-			}
-			if e.listen != nil && e.mediaTest == "" {
-				e.mediaTest = askForFile(e, "/etc/passwd")
-			}
+			// Each engine is probed on its own, so that a slow answer never
+			// keeps the watcher from seeing a short-lived replica.
+			e := &engineSeen{argv: argv}
+			seen[pid] = e
+			probes.Add(1)
+			go func() { defer probes.Done(); e.probe(ctx) }()
 		}
 		select {
 		case <-ctx.Done():
 			return seen
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// probe watches one engine until ctx ends: the addresses it listens on,
+// then its answer to a file:// request outside the prepared folder.
+func (e *engineSeen) probe(ctx context.Context) {
+	for e.listen == nil || e.mediaTest == "" {
+		if e.listen == nil {
+			e.listen = listeners(e.flag("--port"))
+		}
+		if e.listen != nil && e.mediaTest == "" {
+			e.mediaTest = askForFile(ctx, e, "/etc/passwd")
+		}
+		select {
+		case <-ctx.Done():
+			return
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -160,13 +178,13 @@ func decodeAddr(h string) string {
 
 // askForFile sends the engine a chat whose image is file://path with the
 // engine's own API key, and returns the HTTP status and body.
-func askForFile(e *engineSeen, path string) string {
+func askForFile(ctx context.Context, e *engineSeen, path string) string {
 	body, _ := json.Marshal(map[string]any{"model": e.flag("--served-model-name"), "max_tokens": 4, "messages": []any{
 		map[string]any{"role": "user", "content": []any{
 			map[string]any{"type": "image_url", "image_url": map[string]any{"url": "file://" + path}},
 			map[string]any{"type": "text", "text": "?"},
 		}}}})
-	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%s/v1/chat/completions", e.flag("--port")), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("http://127.0.0.1:%s/v1/chat/completions", e.flag("--port")), bytes.NewReader(body))
 	if err != nil {
 		return err.Error()
 	}

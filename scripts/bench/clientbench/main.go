@@ -75,6 +75,8 @@ type options struct {
 	mem         bool
 	memSizes    []int
 	memWorkers  int
+	decodeTPS   float64
+	media       []string
 	memList     bool
 }
 
@@ -92,6 +94,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.BoolVar(&o.mem, "mem", false, "also run the memory-flatness check of the runner")
 	fs.StringVar(&sizes, "mem-sizes", "1000,10000", "item counts of the memory check; the first is also run with 10 repeats")
 	fs.IntVar(&o.memWorkers, "mem-workers", 4, "requests in flight in the memory check")
+	fs.Float64Var(&o.decodeTPS, "decode-tps", 1e9, "the engine's decode speed per request, tokens/s (1e9: as fast as it can write; a real engine streams 20-150)")
+	media := fs.String("media", configs.MediaFile+","+configs.MediaBase64, "media modes to run, separated by commas")
 	fs.BoolVar(&o.memList, "mem-list", true, "also run the largest memory check with its items in an in-memory list, for comparison")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -105,6 +109,15 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("-mem-sizes %q: want positive counts separated by commas", sizes)
 		}
 		o.memSizes = append(o.memSizes, n)
+	}
+	for _, m := range strings.Split(*media, ",") {
+		if m = strings.TrimSpace(m); m != configs.MediaFile && m != configs.MediaBase64 {
+			return fmt.Errorf("-media %q: want %s and/or %s separated by commas", *media, configs.MediaFile, configs.MediaBase64)
+		}
+		o.media = append(o.media, m)
+	}
+	if o.decodeTPS <= 0 {
+		return fmt.Errorf("-decode-tps %g: want a positive speed", o.decodeTPS)
 	}
 	var err error
 	if o.out, err = filepath.Abs(o.out); err != nil {
@@ -143,7 +156,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	base, stopEngine, err := startEngine(ctx, exe, root, keyPath, filepath.Join(o.out, "engine.log"))
+	base, stopEngine, err := startEngine(ctx, exe, root, keyPath, filepath.Join(o.out, "engine.log"), o.decodeTPS)
 	if err != nil {
 		return err
 	}
@@ -155,7 +168,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	var results []clientResult
 	for rep := 0; rep < o.reps; rep++ {
-		for _, media := range []string{configs.MediaFile, configs.MediaBase64} {
+		for _, media := range o.media {
 			spec := pySpec{Base: base, Model: benchModel, Prompt: prompt, Images: abs, Media: media, Requests: o.requests,
 				Concurrency: o.concurrency, MaxTokens: m.Tasks[benchTask].MaxTokens, Expect: answer}
 			specPath := filepath.Join(o.out, "python-"+media+".json")
@@ -262,7 +275,7 @@ func writeKey(path string, images []dataset.Image, answer string) error {
 // startEngine starts the simulated engine as a child in its own process
 // group and waits until it is ready. Prefill and decode are near-instant, so
 // the clients' own work dominates.
-func startEngine(ctx context.Context, exe, root, key, logPath string) (string, func(), error) {
+func startEngine(ctx context.Context, exe, root, key, logPath string, decodeTPS float64) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
@@ -276,7 +289,7 @@ func startEngine(ctx context.Context, exe, root, key, logPath string) (string, f
 	cmd := exec.Command(exe, "sim-engine", "serve", benchModel, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--sim-workers", "0", "--disable-uvicorn-access-log", "--allowed-local-media-path", root, "--sim-key", key,
 		"--max-num-seqs", "256", "--max-model-len", "1000000", "--sim-kv-tokens", "1000000000",
-		"--sim-prefill-tps", "1e12", "--sim-decode-tps", "1e9", "--sim-chunk-tokens", "1")
+		"--sim-prefill-tps", "1e12", "--sim-decode-tps", strconv.FormatFloat(decodeTPS, 'g', -1, 64), "--sim-chunk-tokens", "1")
 	cmd.Env = append(os.Environ(), roleEnv+"=1", simengine.SelfEnv+"="+exe)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -62,7 +62,7 @@ type prefixMark struct {
 // handleChat serves POST /v1/chat/completions.
 func (e *engine) handleChat(w http.ResponseWriter, r *http.Request) {
 	if !e.ready.Load() || e.dead() {
-		e.fail(w, http.StatusServiceUnavailable, "EngineCore encountered an issue. See stack trace (above) for the root cause.")
+		e.fail(w, http.StatusServiceUnavailable, faultMessage)
 		return
 	}
 	var req chatRequest

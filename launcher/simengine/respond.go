@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -77,7 +78,7 @@ func (e *engine) serve(w http.ResponseWriter, r *http.Request, req *chatRequest,
 	arrived := e.clock.Now()
 	mode := e.faults.mode()
 	if mode == faultUnavailable {
-		e.fail(w, http.StatusServiceUnavailable, "EngineCore encountered an issue. See stack trace (above) for the root cause.")
+		e.fail(w, http.StatusServiceUnavailable, faultMessage)
 		return
 	}
 	ctx := r.Context()
@@ -148,6 +149,49 @@ func (e *engine) hang(ctx context.Context) {
 	}
 }
 
+// generation is how decodeAll ended.
+type generation int
+
+const (
+	generated generation = iota // every piece was emitted
+	aborted                     // the client or the engine went away
+	hungUp                      // a hang fault held the request until then
+	faulted                     // a stream-error fault stopped it
+)
+
+// faultMessage is what vLLM says when its engine core fails mid-request.
+const faultMessage = "EngineCore encountered an issue. See stack trace (above) for the root cause."
+
+// decodeAll spends the decode time of out's pieces one after the other and
+// hands each to emit as it is ready. A faulty request stops at piece
+// stopAt: a hang holds it until the client or the engine goes away.
+func (e *engine) decodeAll(ctx context.Context, seat *seat, out output, stopAt int, mode faultMode, arrived time.Time,
+	emit func(i int, pc piece) error) generation {
+	for i := 0; i <= len(out.pieces); i++ {
+		if i == stopAt {
+			if mode == faultHang {
+				e.hang(ctx)
+				return hungUp
+			}
+			return faulted
+		}
+		if i == len(out.pieces) {
+			break
+		}
+		pc := out.pieces[i]
+		if e.decode(ctx, seat, pc) != nil {
+			return aborted
+		}
+		if i == 0 {
+			e.m.ttft.Observe(e.clock.Now().Sub(arrived).Seconds())
+		}
+		if emit(i, pc) != nil {
+			return aborted
+		}
+	}
+	return generated
+}
+
 // stream writes the SSE answer exactly as vLLM does: role chunk, delta
 // chunks, a finish_reason chunk, the usage chunk with empty choices when
 // asked for, then [DONE]. It calls completing just before the last chunk
@@ -171,28 +215,7 @@ func (e *engine) stream(ctx context.Context, w http.ResponseWriter, seat *seat, 
 	if send(mk(delta{Role: "assistant", Content: ptr("")}, nil, nil)) != nil {
 		return false, false
 	}
-	for i := 0; i <= len(out.pieces); i++ {
-		if i == stopAt {
-			if mode == faultHang {
-				e.hang(ctx)
-				return false, true
-			}
-			body := marshal(map[string]errorBody{"error": newErrorBody(http.StatusInternalServerError,
-				"EngineCore encountered an issue. See stack trace (above) for the root cause.")})
-			_ = send(body)
-			_ = send([]byte("[DONE]"))
-			return false, false
-		}
-		if i == len(out.pieces) {
-			break
-		}
-		pc := out.pieces[i]
-		if e.decode(ctx, seat, pc) != nil {
-			return false, false
-		}
-		if i == 0 {
-			e.m.ttft.Observe(e.clock.Now().Sub(arrived).Seconds())
-		}
+	end := e.decodeAll(ctx, seat, out, stopAt, mode, arrived, func(i int, pc piece) error {
 		d := delta{Content: ptr(pc.text)}
 		if pc.reasoning {
 			d = delta{Reasoning: ptr(pc.text)}
@@ -202,9 +225,17 @@ func (e *engine) stream(ctx context.Context, w http.ResponseWriter, seat *seat, 
 		if i == len(out.pieces)-1 && out.finish == "length" {
 			finish, stop = ptr("length"), jsonNull
 		}
-		if send(mk(d, finish, stop)) != nil {
-			return false, false
-		}
+		return send(mk(d, finish, stop))
+	})
+	switch end {
+	case hungUp:
+		return false, true
+	case aborted:
+		return false, false
+	case faulted:
+		_ = send(marshal(map[string]errorBody{"error": newErrorBody(http.StatusInternalServerError, faultMessage)}))
+		_ = send([]byte("[DONE]"))
+		return false, false
 	}
 	if out.finish == "stop" && send(mk(delta{Content: ptr("")}, ptr("stop"), jsonNull)) != nil {
 		return false, false
@@ -224,36 +255,28 @@ func (e *engine) stream(ctx context.Context, w http.ResponseWriter, seat *seat, 
 // calling completing just before it.
 func (e *engine) respond(ctx context.Context, w http.ResponseWriter, seat *seat, id string, created int64,
 	out output, stopAt int, mode faultMode, u usage, arrived time.Time, completing func()) (ok, hung bool) {
-	var content, reasoning string
-	for i := 0; i <= len(out.pieces); i++ {
-		if i == stopAt {
-			if mode == faultHang {
-				e.hang(ctx)
-				return false, true
-			}
-			e.fail(w, http.StatusInternalServerError, "EngineCore encountered an issue. See stack trace (above) for the root cause.")
-			return false, false
-		}
-		if i == len(out.pieces) {
-			break
-		}
-		pc := out.pieces[i]
-		if e.decode(ctx, seat, pc) != nil {
-			return false, false
-		}
-		if i == 0 {
-			e.m.ttft.Observe(e.clock.Now().Sub(arrived).Seconds())
-		}
+	var content, reasoning strings.Builder
+	end := e.decodeAll(ctx, seat, out, stopAt, mode, arrived, func(_ int, pc piece) error {
 		if pc.reasoning {
-			reasoning += pc.text
+			reasoning.WriteString(pc.text)
 		} else {
-			content += pc.text
+			content.WriteString(pc.text)
 		}
+		return nil
+	})
+	switch end {
+	case hungUp:
+		return false, true
+	case aborted:
+		return false, false
+	case faulted:
+		e.fail(w, http.StatusInternalServerError, faultMessage)
+		return false, false
 	}
-	msg := message{Role: "assistant", Content: ptr(content), Refusal: jsonNull, Annotations: jsonNull,
+	msg := message{Role: "assistant", Content: ptr(content.String()), Refusal: jsonNull, Annotations: jsonNull,
 		Audio: jsonNull, FunctionCall: jsonNull, ToolCalls: []any{}}
-	if reasoning != "" {
-		msg.Reasoning = ptr(reasoning)
+	if reasoning.Len() > 0 {
+		msg.Reasoning = ptr(reasoning.String())
 	}
 	completing()
 	writeJSON(w, http.StatusOK, completion{ID: id, Object: "chat.completion", Created: created, Model: e.o.ServedName,

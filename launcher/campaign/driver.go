@@ -180,10 +180,11 @@ func (s modelItems) Items() iter.Seq[tasks.Item] {
 	}
 }
 
-// maxImages is the most images one request of model m carries.
+// maxImages is the most images one request of model m carries, over the
+// items it is asked.
 func maxImages(m configs.Model, items []tasks.Item) int {
 	n := 1
-	for _, it := range items {
+	for it := range itemsFor(items, m).Items() {
 		k := len(it.Images)
 		if lim := m.Tasks[it.Task].MaxImages; lim > 0 && k > lim {
 			k = lim

@@ -107,3 +107,27 @@ func BenchmarkCampaignItemMemory(b *testing.B) {
 		b.ReportMetric(float64(h3-min(h0, h3))/n, "held-B/item")
 	}
 }
+
+// TestMaxImagesCountsOnlyTheModelsTasks: the image limit an engine is
+// started with comes from the items its model is asked, capped by the
+// model's max_images, not from every task of the campaign.
+func TestMaxImagesCountsOnlyTheModelsTasks(t *testing.T) {
+	img := func(n int) []dataset.Image { return make([]dataset.Image, n) }
+	items := []tasks.Item{
+		{ID: "pathology/P1", Task: configs.TaskPathology, Images: img(1)},
+		{ID: "sequence/P1", Task: configs.TaskSequence, Images: img(9)},
+		{ID: "t_groups/P1", Task: configs.TaskTGroups, Images: img(80)},
+	}
+	m := configs.Model{Name: "m", Tasks: map[string]configs.TaskSettings{configs.TaskPathology: {}, configs.TaskSequence: {}}}
+	if got := maxImages(m, items); got != 9 {
+		t.Errorf("model without t_groups: max images %d, want 9 (its sequence panels)", got)
+	}
+	m.Tasks[configs.TaskTGroups] = configs.TaskSettings{MaxImages: 35}
+	if got := maxImages(m, items); got != 35 {
+		t.Errorf("model with t_groups capped at 35: max images %d, want 35", got)
+	}
+	m.Tasks[configs.TaskTGroups] = configs.TaskSettings{}
+	if got := maxImages(m, items); got != 80 {
+		t.Errorf("model with t_groups uncapped: max images %d, want 80", got)
+	}
+}

@@ -123,16 +123,7 @@ func TestRunnerReadsItsSourceOncePerPhase(t *testing.T) {
 				Images: []dataset.Image{img}, Gold: Gold{Label: "T3"}}
 		}
 	}}
-	eng := &fakeEngine{answer: func(text string) string {
-		switch {
-		case strings.Contains(text, "pathology image"):
-			return "1"
-		case strings.Contains(text, "MRI panels"):
-			return `{"structure_invasion":{},"involved_structures":[],"T_stage":"T4","evidence":"x"}`
-		default:
-			return "B"
-		}
-	}}
+	eng := &fakeEngine{answer: careEpisodeAnswer}
 	ep := serve(t, eng.handler)
 	reg, _ := configs.DefaultRegistry()
 	model, _ := reg.Get("Lingshu-7B")

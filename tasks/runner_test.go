@@ -126,16 +126,7 @@ func TestRunnerL6InjectionRetriesAndResume(t *testing.T) {
 		{ID: "cp_pathology/C01", Task: configs.TaskCPPathology, Patient: "C01", Images: []dataset.Image{overview}, Gold: Gold{Label: "1"}},
 		{ID: "cp_mri/C01", Task: configs.TaskCPMRI, Patient: "C01", Images: []dataset.Image{page}, Gold: Gold{Label: "T3"}},
 	}
-	eng := &fakeEngine{failN: 2, answer: func(text string) string {
-		switch {
-		case strings.Contains(text, "pathology image"):
-			return "1"
-		case strings.Contains(text, "MRI panels"):
-			return `{"structure_invasion":{},"involved_structures":[],"T_stage":"T4","evidence":"x"}`
-		default:
-			return "B"
-		}
-	}}
+	eng := &fakeEngine{failN: 2, answer: careEpisodeAnswer}
 	ep := serve(t, eng.handler)
 	reg, _ := configs.DefaultRegistry()
 	model, _ := reg.Get("Lingshu-7B")
@@ -254,5 +245,18 @@ func TestRequestRefusesImagesChangedAfterPrepAndPathEscapes(t *testing.T) {
 	url := req.Body.Messages[0].MultiContent[1].ImageURL.URL
 	if url != "file://"+filepath.Join(root, "a.png") {
 		t.Errorf("file URL = %s", url)
+	}
+}
+
+// careEpisodeAnswer answers a CarePath episode's prompts: malignant
+// pathology, T4 from the MRI pages, option B to every care question.
+func careEpisodeAnswer(text string) string {
+	switch {
+	case strings.Contains(text, "pathology image"):
+		return "1"
+	case strings.Contains(text, "MRI panels"):
+		return `{"structure_invasion":{},"involved_structures":[],"T_stage":"T4","evidence":"x"}`
+	default:
+		return "B"
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -211,8 +210,7 @@ func (r *Replica) becomeReady() {
 		w <- readyReply{ep: r.endpoint}
 	}
 	r.waiters = nil
-	if r.inv.Probe.MetricsURL != "" {
-		r.stall = stallWatch{window: r.cfg.Timing.StallWindow}
+	if r.watchdog = NewWatchdog(r.cfg.HTTP, r.inv.Probe, r.cfg.Timing); r.watchdog.Enabled() {
 		r.stallT = time.NewTicker(r.cfg.Timing.StallCheck)
 	}
 	r.emit(EventReady, nil, func(e *Event) { e.Endpoint = r.endpoint; e.Attempt = r.attempts })
@@ -238,41 +236,18 @@ func (r *Replica) stopWatchdog() {
 	}
 }
 
-// scrape reads /health and /metrics off the owning goroutine and feeds the
-// watchdog: two /health answers in a row other than 200 (an engine whose
-// core died but whose API server lives on) or requests running without a
-// new token for the stall window count as a crash.
+// scrape reads /health and /metrics off the owning goroutine and hands
+// the reading to the watchdog, which may find the engine lost.
 func (r *Replica) scrape() {
-	gen, url, health := r.gen, r.inv.Probe.MetricsURL, r.inv.Probe.HealthURL
+	gen, w := r.gen, r.watchdog
 	go func() {
-		code := 0
-		if health != "" {
-			c, _, herr := httpDo(context.Background(), r.cfg.HTTP, http.MethodGet, health, "", nil, r.cfg.Timing.ProbeTimeout)
-			if herr == nil {
-				code = c
-			}
-		}
-		l, err := scrapeLoad(context.Background(), r.cfg.HTTP, url, r.cfg.Timing.ProbeTimeout)
+		rd := w.Read(context.Background())
 		r.post(func() {
 			if gen != r.gen || r.state != StateReady {
 				return
 			}
-			switch {
-			case code == http.StatusOK:
-				r.unhealthy = 0
-			case code != 0:
-				if r.unhealthy++; r.unhealthy >= 2 {
-					r.unhealthy = 0
-					r.crash(r.engineError(FailureUnhealthy, fmt.Sprintf("/health answered %d twice in a row", code), nil))
-					return
-				}
-			}
-			if err != nil {
-				return // a dead engine shows up as an exit; a slow one next time
-			}
-			if r.stall.observe(l, r.cfg.Now()) {
-				r.crash(r.engineError(FailureStalled,
-					fmt.Sprintf("%g requests running and no new token for %v", l.running, r.cfg.Timing.StallWindow), nil))
+			if kind, why := w.Judge(rd, r.cfg.Now()); kind != "" {
+				r.crash(r.engineError(kind, why, nil))
 			}
 		})
 	}()

@@ -104,8 +104,7 @@ type Replica struct {
 	hardCap   *time.Timer
 	backoff   *time.Timer
 	stallT    *time.Ticker
-	stall     stallWatch
-	unhealthy int // consecutive /health answers other than 200 while ready
+	watchdog  *Watchdog // while ready
 	attempts  int
 	readyAt   time.Time
 	failure   error

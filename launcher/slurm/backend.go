@@ -87,6 +87,7 @@ func (c Config) withDefaults() Config {
 		{&t.NoProgress, d.NoProgress}, {&t.HardCap, d.HardCap}, {&t.ProbeInterval, d.ProbeInterval},
 		{&t.ProbeTimeout, d.ProbeTimeout}, {&t.WarmUpTimeout, d.WarmUpTimeout}, {&t.RestartBackoff, d.RestartBackoff},
 		{&t.MaxBackoff, d.MaxBackoff}, {&t.Grace, d.Grace}, {&t.Verify, d.Verify},
+		{&t.StallCheck, d.StallCheck}, {&t.StallWindow, d.StallWindow},
 	} {
 		if *f.v <= 0 {
 			*f.v = f.def

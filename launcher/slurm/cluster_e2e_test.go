@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -320,6 +321,85 @@ func TestSlurmJobKilledMidRunIsResubmitted(t *testing.T) {
 	}
 	if before >= journalLines(r.o.RunDir) {
 		t.Errorf("no request was answered after the kill (%d records before, %d after)", before, journalLines(r.o.RunDir))
+	}
+	if left := activeJobs(t, name); len(left) > 0 {
+		t.Errorf("jobs left in squeue: %v", left)
+	}
+}
+
+// TestSlurmHungEngineIsCancelledAndResubmitted makes the only replica's
+// engine hang mid-run (its streams stop and never finish, its process and
+// job live on): the watchdog must see running requests without a new token,
+// cancel the job and re-submit it, and every item must be scored exactly
+// once. Without the watchdog the hung requests would only end at the
+// client's timeouts, on the same hung engine.
+func TestSlurmHungEngineIsCancelledAndResubmitted(t *testing.T) {
+	requireSlurm(t)
+	data, prepDir := fixture(t)
+	name := uniqueName("hang")
+	c := campaignFile(t, name, data, prepDir, "", `
+  - name: Qwen3-VL-8B-Instruct
+    engine: {kind: sim, replicas: 1, tensor_parallel: 1, max_num_seqs: 4, sim: [--sim-policy, oracle, --sim-decode-tps, "300"]}
+`)
+	timing := testTiming()
+	timing.StallCheck, timing.StallWindow = 200*time.Millisecond, time.Second
+	exe, _ := os.Executable()
+	var log proctest.Buffer
+	type result struct {
+		o   *campaign.Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		o, err := campaign.Run(context.Background(), campaign.Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: timing})
+		done <- result{o, err}
+	}()
+	runDir := c.Path(c.Output)
+	var hung slurm.Endpoint
+	deadline := time.After(90 * time.Second)
+	for hung.Job == "" {
+		select {
+		case r := <-done:
+			t.Fatalf("the campaign ended before its engine could be hung: %v\n%s", r.err, log.String())
+		case <-deadline:
+			t.Fatalf("no engine answering after 90s\n%s", log.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if journalLines(runDir) < 3 {
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(runDir, "slurm", "*", "*", "endpoint.json"))
+		for _, f := range files {
+			if data, err := os.ReadFile(f); err == nil && json.Unmarshal(data, &hung) == nil {
+				break
+			}
+		}
+	}
+	resp, err := http.Post(fmt.Sprintf("http://%s:%d/sim/fault", hung.Host, hung.Port), "application/json", strings.NewReader(`{"fault":"hang"}`))
+	if err != nil {
+		t.Fatalf("hanging job %s's engine: %v", hung.Job, err)
+	}
+	resp.Body.Close()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the campaign did not finish after its engine hung\n%s", log.String())
+	}
+	if r.err != nil {
+		t.Fatalf("campaign: %v\n%s", r.err, log.String())
+	}
+	checkComplete(t, r.o)
+	attempts := readAttempts(t, r.o.RunDir)
+	if len(attempts) < 2 {
+		t.Fatalf("want the hung job re-submitted; jobs: %+v\n%s", attempts, log.String())
+	}
+	first := attempts[0]
+	if first.JobID != hung.Job || !strings.HasPrefix(first.Outcome, "resubmitted") || !strings.Contains(first.Outcome, "no new token") {
+		t.Errorf("first job %s: outcome %q; want job %s resubmitted because no new token came", first.JobID, first.Outcome, hung.Job)
+	}
+	if last := attempts[len(attempts)-1]; last.Ready.IsZero() || last.Outcome != "stopped" {
+		t.Errorf("the re-submitted job %s: ready %v, outcome %q", last.JobID, last.Ready, last.Outcome)
 	}
 	if left := activeJobs(t, name); len(left) > 0 {
 		t.Errorf("jobs left in squeue: %v", left)

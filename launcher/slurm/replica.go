@@ -236,8 +236,9 @@ func plural(n int) string {
 
 // probeResult is the outcome of one attempt's readiness probe.
 type probeResult struct {
-	ep  launcher.Endpoint
-	err error
+	ep    launcher.Endpoint
+	probe launcher.Probe // how the watchdog reaches the ready engine
+	err   error
 }
 
 // phase is where an attempt is.
@@ -275,6 +276,15 @@ func (r *replica) follow(a *Attempt, js JobSpec) (end, error) {
 	}
 	var logSize int64 = -1
 	last := ""
+	// Once ready, the engine is watched as a local one is: the shared
+	// watchdog reads its /health and /metrics every StallCheck, one
+	// reading at a time.
+	var (
+		watch    *launcher.Watchdog
+		watchC   <-chan time.Time
+		readings = make(chan launcher.Reading, 1)
+		reading  bool
+	)
 	for {
 		select {
 		case <-r.stop:
@@ -342,6 +352,27 @@ func (r *replica) follow(a *Attempt, js JobSpec) (end, error) {
 			r.logf("job %s ready at %s (pending %v, start-up %v)", a.JobID, res.ep.BaseURL, a.Pending().Round(time.Millisecond), a.StartUp().Round(time.Millisecond))
 			r.emit(launcher.EventReady, nil, func(e *launcher.Event) { e.Endpoint = res.ep; e.Log = js.LogPath() })
 			r.settle(res.ep, nil)
+			if w := launcher.NewWatchdog(r.b.cfg.HTTP, res.probe, t); w.Enabled() {
+				watchT := time.NewTicker(t.StallCheck)
+				defer watchT.Stop()
+				watch, watchC = w, watchT.C
+			}
+		case <-watchC:
+			if !reading {
+				reading = true
+				go func() { readings <- watch.Read(ctx) }()
+			}
+		case rd := <-readings:
+			reading = false
+			if kind, why := watch.Judge(rd, r.b.cfg.Now()); kind != "" {
+				err := &launcher.EngineError{Model: r.spec.Model.Name, Replica: r.spec.Replica, Kind: kind,
+					Detail: fmt.Sprintf("Slurm job %s on %s: %s", a.JobID, r.node.Name, why), Log: js.LogPath(), Tail: logTail(js.LogPath(), 12)}
+				r.emit(launcher.EventCrashed, err, func(e *launcher.Event) { e.Log = js.LogPath() })
+				if cerr := r.cancel(a); cerr != nil {
+					return endResubmit, errors.Join(err, cerr)
+				}
+				return endResubmit, err
+			}
 		case <-progress:
 			pushProgress()
 		case <-noProg:
@@ -398,6 +429,7 @@ func (r *replica) probe(ctx context.Context, js JobSpec, jobID string, out chan<
 		// The job bound elsewhere than planned: follow what it says.
 		inv.BaseURL = strings.Replace(inv.BaseURL, r.node.Addr, ep.Host, 1)
 		inv.Probe.HealthURL = strings.Replace(inv.Probe.HealthURL, r.node.Addr, ep.Host, 1)
+		inv.Probe.MetricsURL = strings.Replace(inv.Probe.MetricsURL, r.node.Addr, ep.Host, 1)
 	}
 	err = launcher.ProbeRemote(ctx, r.b.cfg.HTTP, inv, t, func(string) {
 		select {
@@ -409,7 +441,7 @@ func (r *replica) probe(ctx context.Context, js JobSpec, jobID string, out chan<
 		return
 	}
 	out <- probeResult{ep: launcher.Endpoint{Model: r.spec.Model.Name, Replica: r.spec.Replica, BaseURL: inv.BaseURL, APIKey: inv.APIKey,
-		MaxNumSeqs: inv.MaxNumSeqs, GPUs: r.spec.GPUs, Port: ep.Port}, err: err}
+		MaxNumSeqs: inv.MaxNumSeqs, GPUs: r.spec.GPUs, Port: ep.Port}, probe: inv.Probe, err: err}
 }
 
 // cancel scancels the attempt's job and waits until Slurm reports it

@@ -111,8 +111,9 @@ func (e *engine) serve(w http.ResponseWriter, r *http.Request, req *chatRequest,
 	// The request counts as completed just before its last bytes go out:
 	// a client that has read the whole answer and sends its next request
 	// must find the fault counters already moved on.
-	crash := false
+	completed, crash := false, false
 	completing := func() {
+		completed = true
 		e.m.success.WithLabelValues(out.finish).Inc()
 		e.m.e2e.Observe(e.clock.Now().Sub(arrived).Seconds())
 		crash = e.faults.complete()
@@ -123,10 +124,12 @@ func (e *engine) serve(w http.ResponseWriter, r *http.Request, req *chatRequest,
 	} else {
 		ok, hung = e.respond(ctx, w, seat, id, created, out, stopAt, mode, u, arrived, completing)
 	}
-	if !ok && !hung {
+	if !completed && !hung {
 		e.m.success.WithLabelValues("abort").Inc()
 	}
-	if crash {
+	// crash-after fires once a completed answer has reached the client; a
+	// client gone before the last bytes leaves it armed for the next one.
+	if crash && ok {
 		e.crashAfterResponse("crash-after")
 	}
 }

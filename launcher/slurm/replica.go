@@ -369,7 +369,9 @@ func (r *replica) follow(a *Attempt, js JobSpec) (end, error) {
 					Detail: fmt.Sprintf("Slurm job %s on %s: %s", a.JobID, r.node.Name, why), Log: js.LogPath(), Tail: logTail(js.LogPath(), 12)}
 				r.emit(launcher.EventCrashed, err, func(e *launcher.Event) { e.Log = js.LogPath() })
 				if cerr := r.cancel(a); cerr != nil {
-					return endResubmit, errors.Join(err, cerr)
+					// A job that may still hold its GPUs and port is never
+					// replaced beside itself.
+					return endFailed, errors.Join(err, cerr)
 				}
 				return endResubmit, err
 			}

@@ -176,7 +176,9 @@ func (p *Pool) Release(l Lease, down bool) {
 	r := l.replica
 	p.mu.Lock()
 	r.inflight--
-	if down {
+	// A replica restarted meanwhile (Upsert) is not set aside for what
+	// its old endpoint did.
+	if down && r.Endpoint.BaseURL == l.Endpoint.BaseURL {
 		r.downTill = p.now().Add(p.Down)
 	}
 	p.wakeLocked()

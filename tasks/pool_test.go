@@ -1,0 +1,43 @@
+package tasks
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestPoolLeaseKeepsItsEndpointAcrossARestart: a lease sends to the
+// endpoint it was taken on, and its failure does not set aside the
+// replica a restart has moved meanwhile; a failure on the current
+// endpoint does.
+func TestPoolLeaseKeepsItsEndpointAcrossARestart(t *testing.T) {
+	old := Endpoint{Name: "m#0", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 4}
+	p := NewPool([]Endpoint{old}, 0)
+	p.Down = time.Hour
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	lease, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := old
+	moved.BaseURL = "http://127.0.0.1:2/v1"
+	p.Upsert(moved, 0)
+	if lease.Endpoint.BaseURL != old.BaseURL {
+		t.Fatalf("the lease now sends to %s, want the endpoint it was taken on", lease.Endpoint.BaseURL)
+	}
+	p.Release(lease, true)
+	again, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("the restarted replica was set aside for its old endpoint's failure: %v", err)
+	}
+	if again.Endpoint.BaseURL != moved.BaseURL {
+		t.Fatalf("new lease on %s, want the restarted endpoint %s", again.Endpoint.BaseURL, moved.BaseURL)
+	}
+	p.Release(again, true)
+	short, cancelShort := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancelShort()
+	if _, err := p.Acquire(short); err == nil {
+		t.Fatal("a failure on the current endpoint did not set the replica aside")
+	}
+}

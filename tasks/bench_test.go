@@ -30,15 +30,20 @@ func sseAnswer(answer string) []string {
 }
 
 // BenchmarkFileRequest builds and streams one 80-image file:// T-staging
-// request per iteration against a server that replays a 95-event answer.
+// request per iteration against a server that replays a 95-event answer
+// (role, 91 content pieces, finish, usage, [DONE]), as the sim engine
+// streams the benchmark's T-staging answer.
 func BenchmarkFileRequest(b *testing.B) {
 	root := b.TempDir()
 	images := make([]dataset.Image, 80)
 	for i := range images {
 		images[i] = imageFile(b, root, i, true)
 	}
-	answer := strings.Repeat(`{"structure_invasion":{"x":1}} `, 12) + `T3`
+	answer := strings.Repeat(`{"x":1} `, 45) + `T3` // 91 four-character pieces, as the sim engine's 91 tokens
 	events := sseAnswer(answer)
+	if len(events) != 95 {
+		b.Fatalf("the replayed answer has %d events, want the sim engine's 95", len(events))
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")

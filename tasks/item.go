@@ -29,8 +29,9 @@ type Item struct {
 }
 
 // ItemSource yields a model's items. The runner reads it once per phase of
-// a run (twice at most) and never holds more of it than its prefetch
-// channel, so a source that makes its items as they are asked for keeps a
+// a run (twice at most) and holds no more of it than what is in flight: one
+// item per worker, its prefetch channel, and the item waiting for room in
+// it. A source that makes its items as they are asked for thus keeps a
 // run's memory flat however many items it has.
 type ItemSource interface {
 	// Len is how many items Items yields.

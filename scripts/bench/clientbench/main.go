@@ -273,8 +273,9 @@ func writeKey(path string, images []dataset.Image, answer string) error {
 }
 
 // startEngine starts the simulated engine as a child in its own process
-// group and waits until it is ready. Prefill and decode are near-instant, so
-// the clients' own work dominates.
+// group and waits until it is ready. Prefill is near-instant; decode runs at
+// decodeTPS tokens/s per request, one token per event (1e9: as fast as the
+// engine can write, so that the clients' own work dominates).
 func startEngine(ctx context.Context, exe, root, key, logPath string, decodeTPS float64) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -370,7 +370,7 @@ func TestSlurmHungEngineIsCancelledAndResubmitted(t *testing.T) {
 		}
 		files, _ := filepath.Glob(filepath.Join(runDir, "slurm", "*", "*", "endpoint.json"))
 		for _, f := range files {
-			if data, err := os.ReadFile(f); err == nil && json.Unmarshal(data, &hung) == nil {
+			if raw, err := os.ReadFile(f); err == nil && json.Unmarshal(raw, &hung) == nil {
 				break
 			}
 		}

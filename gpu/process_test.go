@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/npcorch/npcorch/gpu"
 )
@@ -45,6 +46,19 @@ func startEngineLike(t *testing.T) (shellPID, childPID int) {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
+	// The pid is printed as soon as sh forks; until the child has become
+	// sleep it is a copy of sh, with the variables and another command.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		comm, _ := os.ReadFile("/proc/" + strconv.Itoa(child) + "/comm")
+		if strings.TrimSpace(string(comm)) == "sleep" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d did not become sleep within 10 s (comm %q)", child, comm)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	return cmd.Process.Pid, child
 }
 

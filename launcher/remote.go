@@ -7,9 +7,14 @@ import (
 )
 
 // ErrRemoteRejected is wrapped by ProbeRemote's error when the engine
-// answered in a way no retry can fix: it serves another model, ignores or
-// rejects our API key, or refuses the warm-up chat.
+// answered in a way no retry on that port can fix: it serves another
+// model, ignores or rejects our API key, or refuses the warm-up chat.
 var ErrRemoteRejected = errors.New("engine rejected")
+
+// ErrForeignListener is wrapped too when what answered is not our engine
+// (our key refused or not needed, another model served): another server
+// holds the port, and the engine may do better on another one.
+var ErrForeignListener = errors.New("another server listens on the engine's port")
 
 // ProbeRemote proves that an engine npcorch launched somewhere it cannot
 // watch as a child (a Slurm job on another node) is ready, by the same
@@ -49,7 +54,13 @@ func ProbeRemote(ctx context.Context, client *http.Client, inv Invocation, t Tim
 	}
 }
 
-// remoteError is a fatal probe answer that wraps ErrRemoteRejected.
+// remoteError is a fatal probe answer that wraps ErrRemoteRejected, and
+// ErrForeignListener when a foreign server answered.
 type remoteError struct{ *fatalProbe }
 
-func (e *remoteError) Unwrap() error { return ErrRemoteRejected }
+func (e *remoteError) Unwrap() []error {
+	if e.kind == FailureForeign {
+		return []error{ErrRemoteRejected, ErrForeignListener}
+	}
+	return []error{ErrRemoteRejected}
+}

@@ -90,7 +90,9 @@ func testTiming() launcher.Timing {
 }
 
 // campaignFile writes a Slurm campaign; name is unique per test so that
-// its jobs can be told apart in squeue.
+// its jobs can be told apart in squeue. Its engines' ports (30000-32699)
+// stay clear of the local launcher's range (20000-29999), which other
+// packages' tests use at the same time on this one machine.
 func campaignFile(t *testing.T, name, data, prepDir, slurmExtra, models string) *configs.Campaign {
 	t.Helper()
 	yml := fmt.Sprintf(`
@@ -100,7 +102,7 @@ output: run
 seed: 11
 dataset: {raw: %q, prepared: %q}
 client: {connect_timeout: 2s, first_token_timeout: 20s, chunk_timeout: 10s, total_timeout: 1m, backoff: 200ms, retries: 8}
-slurm: {time_limit: 10m, poll: 300ms, orphan_timeout: 2m, max_resubmits: 3, port_base: 26000, port_span: 6000%s}
+slurm: {time_limit: 10m, poll: 300ms, orphan_timeout: 2m, max_resubmits: 3, port_base: 30000, port_span: 2700%s}
 models:
 %s`, name, data, prepDir, slurmExtra, models)
 	c, err := configs.ParseCampaign(name+".yaml", t.TempDir(), []byte(yml), nil)

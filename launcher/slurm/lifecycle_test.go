@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,8 +25,11 @@ type fakeSlurm struct {
 	mu      sync.Mutex
 	scripts [][]string // per submission, in order
 	logs    []string   // written to the job's --output at submission
-	jobs    map[string]*fakeJob
-	next    int
+	// endpoint, when set, is the endpoint file a job writes beside its
+	// --output, given the job's id (what the job script does on a node).
+	endpoint func(id string) string
+	jobs     map[string]*fakeJob
+	next     int
 }
 
 type fakeJob struct {
@@ -42,8 +48,12 @@ func (f *fakeSlurm) Run(_ context.Context, name string, args ...string) ([]byte,
 		id := fmt.Sprint(100 + f.next)
 		f.jobs[id] = &fakeJob{states: f.scripts[f.next]}
 		for _, a := range args {
-			if out, ok := strings.CutPrefix(a, "--output="); ok && f.next < len(f.logs) {
+			out, ok := strings.CutPrefix(a, "--output=")
+			if ok && f.next < len(f.logs) {
 				os.WriteFile(out, []byte(f.logs[f.next]), 0o644)
+			}
+			if ok && f.endpoint != nil {
+				os.WriteFile(filepath.Join(filepath.Dir(out), "endpoint.json"), []byte(f.endpoint(id)), 0o644)
 			}
 		}
 		f.next++
@@ -196,5 +206,46 @@ func TestJobsFileKeepsEarlierRuns(t *testing.T) {
 	}
 	if len(got) != 2 || got[0].JobID != "100" || got[1].JobID != "101" || got[0].State != "FAILED" || got[1].State != "COMPLETED" {
 		t.Errorf("jobs.json after two runs: %+v", got)
+	}
+}
+
+// A job whose port on the node turns out to be served by another server
+// (it answers, but refuses our key) is cancelled and re-submitted, each
+// attempt on another port, within max_resubmits; it never fails the
+// replica at the first clash.
+func TestForeignServerOnTheJobsPortResubmits(t *testing.T) {
+	foreign := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		http.Error(w, `{"error":"Unauthorized"}`, http.StatusUnauthorized)
+	}))
+	defer foreign.Close()
+	u, err := url.Parse(foreign.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeSlurm{
+		scripts: [][]string{{"RUNNING"}, {"RUNNING"}, {"RUNNING"}},
+		endpoint: func(id string) string {
+			return fmt.Sprintf(`{"job":%q,"node":"n1","host":"127.0.0.1","port":%s,"gpus":"0"}`, id, u.Port())
+		},
+	}
+	b := newFakeBackend(t, f)
+	_, err = b.Start(context.Background(), launcher.ReplicaSpec{Model: simModel(), Replica: 1, GPUs: []string{"slurm:n1:0"}})
+	if err == nil || !strings.Contains(err.Error(), "gave up after 2 re-submissions") || !strings.Contains(err.Error(), "served by another server") {
+		t.Fatalf("Start = %v; want re-submissions for the port clash, then a bounded give-up", err)
+	}
+	a := b.Attempts()
+	if len(a) != 3 {
+		t.Fatalf("%d attempts, want 3 (the first and 2 re-submissions): %+v", len(a), a)
+	}
+	for _, at := range a[:2] {
+		if !strings.HasPrefix(at.Outcome, "resubmitted") || !strings.Contains(at.Outcome, "served by another server") {
+			t.Errorf("job %s: outcome %q, want resubmitted for the port clash", at.JobID, at.Outcome)
+		}
+	}
+	if a[0].Port == a[1].Port || a[1].Port == a[2].Port {
+		t.Errorf("ports %d, %d, %d: each attempt must ask for another port", a[0].Port, a[1].Port, a[2].Port)
 	}
 }

@@ -338,6 +338,16 @@ func (r *replica) follow(a *Attempt, js JobSpec) (end, error) {
 				Detail: fmt.Sprintf("its Slurm job %s ended %s on %s before the engine was ready", a.JobID, j.State, j.Node),
 				Hint:   "read the engine log for the cause", Log: js.LogPath(), Tail: tail}
 		case res := <-probed:
+			if errors.Is(res.err, launcher.ErrForeignListener) {
+				// Another server holds the port on that node (engines bind
+				// with SO_REUSEPORT, so ours started anyway): the next
+				// attempt asks for another port.
+				err := fmt.Errorf("Slurm job %s on %s: port %d is served by another server: %w", a.JobID, r.node.Name, js.Port, res.err)
+				if cerr := r.cancel(a); cerr != nil {
+					return endFailed, errors.Join(err, cerr)
+				}
+				return endResubmit, err
+			}
 			if res.err != nil {
 				err := &launcher.EngineError{Model: r.spec.Model.Name, Replica: r.spec.Replica, Kind: launcher.FailureRejected,
 					Detail: fmt.Sprintf("Slurm job %s on %s", a.JobID, r.node.Name), Err: res.err, Log: js.LogPath(), Tail: logTail(js.LogPath(), 12)}

@@ -249,3 +249,87 @@ func TestForeignServerOnTheJobsPortResubmits(t *testing.T) {
 		t.Errorf("ports %d, %d, %d: each attempt must ask for another port", a[0].Port, a[1].Port, a[2].Port)
 	}
 }
+
+// A ready engine in a live job whose requests stop producing tokens is
+// caught by the watchdog: the replica reports a crash (stalled), and the
+// job is cancelled and re-submitted.
+func TestHungEngineInALiveJobIsResubmitted(t *testing.T) {
+	served := servedNameOf(t)
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/health":
+		case "/v1/models":
+			if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer npc-") {
+				http.Error(w, `{"error":"Unauthorized"}`, http.StatusUnauthorized)
+				return
+			}
+			fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model"}]}`, served)
+		case "/v1/chat/completions":
+			fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"Hi"},"finish_reason":"length"}]}`)
+		case "/metrics":
+			// Two requests running, and the token counter never moves.
+			fmt.Fprint(w, "vllm:num_requests_running 2\nvllm:generation_tokens_total 1234\n")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer hung.Close()
+	u, err := url.Parse(hung.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeSlurm{
+		scripts: [][]string{{"RUNNING"}, {"RUNNING"}, {"RUNNING"}},
+		endpoint: func(id string) string {
+			return fmt.Sprintf(`{"job":%q,"node":"n1","host":"127.0.0.1","port":%s,"gpus":"0"}`, id, u.Port())
+		},
+	}
+	b := newFakeBackend(t, f)
+	b.cfg.Timing.StallCheck, b.cfg.Timing.StallWindow = 10*time.Millisecond, 100*time.Millisecond
+	crashed := make(chan error, 4)
+	b.cfg.OnEvent = func(e launcher.Event) {
+		if e.Kind == launcher.EventCrashed {
+			crashed <- e.Err
+		}
+	}
+	if _, err := b.Start(context.Background(), launcher.ReplicaSpec{Model: simModel(), Replica: 1, GPUs: []string{"slurm:n1:0"}}); err != nil {
+		t.Fatalf("Start = %v; the engine answers every readiness check", err)
+	}
+	select {
+	case err := <-crashed:
+		var ee *launcher.EngineError
+		if !errors.As(err, &ee) || ee.Kind != launcher.FailureStalled || !strings.Contains(err.Error(), "no new token") {
+			t.Fatalf("crash %v; want a stalled engine", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hung engine was not caught within 10 s")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a := b.Attempts()
+		if len(a) >= 2 && strings.HasPrefix(a[0].Outcome, "resubmitted") {
+			if !strings.Contains(a[0].Outcome, "no new token") || a[0].State != "CANCELLED" {
+				t.Errorf("first job: state %q outcome %q; want CANCELLED and resubmitted for the stall", a[0].State, a[0].Outcome)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the hung job was not re-submitted: %+v", a)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// servedNameOf is the name the sim engine of simModel serves under.
+func servedNameOf(t *testing.T) string {
+	t.Helper()
+	eng, err := launcher.Engines{Sim: []string{"/bin/true"}}.For(configs.EngineSim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := eng.Invocation(launcher.Launch{Model: simModel(), Replica: 1, Host: "127.0.0.1", Port: 20000, APIKey: "npc-x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv.ServedName
+}

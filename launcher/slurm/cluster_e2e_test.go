@@ -250,82 +250,112 @@ func TestSlurmCampaignEndToEnd(t *testing.T) {
 	}
 }
 
+// midRun is a campaign of one oracle replica running in the background,
+// for the tests that disturb its job once it has answered a few requests.
+type midRun struct {
+	t    *testing.T
+	name string // the campaign's, unique: its jobs in squeue
+	dir  string // the run directory
+	log  proctest.Buffer
+	done chan midRunEnd
+}
+
+type midRunEnd struct {
+	o   *campaign.Outcome
+	err error
+}
+
+func startMidRun(t *testing.T, prefix string, timing launcher.Timing) *midRun {
+	t.Helper()
+	data, prepDir := fixture(t)
+	m := &midRun{t: t, name: uniqueName(prefix), done: make(chan midRunEnd, 1)}
+	c := campaignFile(t, m.name, data, prepDir, "", `
+  - name: Qwen3-VL-8B-Instruct
+    engine: {kind: sim, replicas: 1, tensor_parallel: 1, max_num_seqs: 4, sim: [--sim-policy, oracle, --sim-decode-tps, "300"]}
+`)
+	m.dir = c.Path(c.Output)
+	exe, _ := os.Executable()
+	go func() {
+		o, err := campaign.Run(context.Background(), campaign.Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &m.log, Timing: timing})
+		m.done <- midRunEnd{o, err}
+	}()
+	return m
+}
+
+// await polls every 100 ms, once the journal holds 3 records, until found
+// reports true; the campaign ending first, or 90 s passing, fails the test.
+func (m *midRun) await(what string, found func() bool) {
+	m.t.Helper()
+	deadline := time.After(90 * time.Second)
+	for {
+		select {
+		case r := <-m.done:
+			m.t.Fatalf("the campaign ended before %s: %v\n%s", what, r.err, m.log.String())
+		case <-deadline:
+			m.t.Fatalf("no %s after 90s\n%s", what, m.log.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if journalLines(m.dir) >= 3 && found() {
+			return
+		}
+	}
+}
+
+// finish waits for the campaign's end and checks that every item was
+// scored once and no job is left; it returns the jobs npcorch submitted.
+func (m *midRun) finish(after string) (*campaign.Outcome, []slurm.Attempt) {
+	m.t.Helper()
+	var r midRunEnd
+	select {
+	case r = <-m.done:
+	case <-time.After(2 * time.Minute):
+		m.t.Fatalf("the campaign did not finish after %s\n%s", after, m.log.String())
+	}
+	if r.err != nil {
+		m.t.Fatalf("campaign: %v\n%s", r.err, m.log.String())
+	}
+	if testing.Verbose() {
+		m.t.Log(m.log.String())
+	}
+	checkComplete(m.t, r.o)
+	attempts := readAttempts(m.t, r.o.RunDir)
+	if len(attempts) < 2 {
+		m.t.Fatalf("want the job re-submitted after %s; jobs: %+v\n%s", after, attempts, m.log.String())
+	}
+	if last := attempts[len(attempts)-1]; last.Ready.IsZero() || last.Outcome != "stopped" {
+		m.t.Errorf("the re-submitted job %s: ready %v, outcome %q", last.JobID, last.Ready, last.Outcome)
+	}
+	if left := activeJobs(m.t, m.name); len(left) > 0 {
+		m.t.Errorf("jobs left in squeue: %v", left)
+	}
+	return r.o, attempts
+}
+
 // TestSlurmJobKilledMidRunIsResubmitted cancels the only replica's job with
 // scancel while requests stream: the replica must come back in a new job
 // and every item must be scored exactly once.
 func TestSlurmJobKilledMidRunIsResubmitted(t *testing.T) {
 	requireSlurm(t)
-	data, prepDir := fixture(t)
-	name := uniqueName("kill")
-	c := campaignFile(t, name, data, prepDir, "", `
-  - name: Qwen3-VL-8B-Instruct
-    engine: {kind: sim, replicas: 1, tensor_parallel: 1, max_num_seqs: 4, sim: [--sim-policy, oracle, --sim-decode-tps, "300"]}
-`)
-	exe, _ := os.Executable()
-	var log proctest.Buffer
-	type result struct {
-		o   *campaign.Outcome
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		o, err := campaign.Run(context.Background(), campaign.Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: testTiming()})
-		done <- result{o, err}
-	}()
-	runDir := c.Path(c.Output)
+	m := startMidRun(t, "kill", testTiming())
 	killed := ""
-	deadline := time.After(90 * time.Second)
-	for killed == "" {
-		select {
-		case r := <-done:
-			t.Fatalf("the campaign ended before a job could be killed: %v\n%s", r.err, log.String())
-		case <-deadline:
-			t.Fatalf("no running job with answers after 90s\n%s", log.String())
-		case <-time.After(100 * time.Millisecond):
-		}
-		if journalLines(runDir) < 3 {
-			continue
-		}
-		for _, j := range activeJobs(t, name) {
+	m.await("a running job with answers", func() bool {
+		for _, j := range activeJobs(t, m.name) {
 			if f := strings.Fields(j); len(f) >= 2 && f[1] == "RUNNING" {
 				killed = f[0]
 			}
 		}
-	}
-	before := journalLines(runDir)
+		return killed != ""
+	})
+	before := journalLines(m.dir)
 	if out, err := exec.Command("scancel", killed).CombinedOutput(); err != nil {
 		t.Fatalf("scancel %s: %v %s", killed, err, out)
 	}
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("the campaign did not finish after its job was killed\n%s", log.String())
-	}
-	if r.err != nil {
-		t.Fatalf("campaign: %v\n%s", r.err, log.String())
-	}
-	if testing.Verbose() {
-		t.Log(log.String())
-	}
-	checkComplete(t, r.o)
-	attempts := readAttempts(t, r.o.RunDir)
-	if len(attempts) < 2 {
-		t.Fatalf("want the killed job re-submitted; jobs: %+v\n%s", attempts, log.String())
-	}
-	first := attempts[0]
-	if first.JobID != killed || !strings.HasPrefix(first.Outcome, "resubmitted") || !strings.Contains(first.State, "CANCELLED") {
+	o, attempts := m.finish("its job was killed")
+	if first := attempts[0]; first.JobID != killed || !strings.HasPrefix(first.Outcome, "resubmitted") || !strings.Contains(first.State, "CANCELLED") {
 		t.Errorf("first job %s: state %q outcome %q; want job %s CANCELLED and resubmitted", first.JobID, first.State, first.Outcome, killed)
 	}
-	last := attempts[len(attempts)-1]
-	if last.Ready.IsZero() || last.Outcome != "stopped" {
-		t.Errorf("the re-submitted job %s: ready %v, outcome %q", last.JobID, last.Ready, last.Outcome)
-	}
-	if before >= journalLines(r.o.RunDir) {
-		t.Errorf("no request was answered after the kill (%d records before, %d after)", before, journalLines(r.o.RunDir))
-	}
-	if left := activeJobs(t, name); len(left) > 0 {
-		t.Errorf("jobs left in squeue: %v", left)
+	if before >= journalLines(o.RunDir) {
+		t.Errorf("no request was answered after the kill (%d records before, %d after)", before, journalLines(o.RunDir))
 	}
 }
 
@@ -337,74 +367,27 @@ func TestSlurmJobKilledMidRunIsResubmitted(t *testing.T) {
 // client's timeouts, on the same hung engine.
 func TestSlurmHungEngineIsCancelledAndResubmitted(t *testing.T) {
 	requireSlurm(t)
-	data, prepDir := fixture(t)
-	name := uniqueName("hang")
-	c := campaignFile(t, name, data, prepDir, "", `
-  - name: Qwen3-VL-8B-Instruct
-    engine: {kind: sim, replicas: 1, tensor_parallel: 1, max_num_seqs: 4, sim: [--sim-policy, oracle, --sim-decode-tps, "300"]}
-`)
 	timing := testTiming()
 	timing.StallCheck, timing.StallWindow = 200*time.Millisecond, time.Second
-	exe, _ := os.Executable()
-	var log proctest.Buffer
-	type result struct {
-		o   *campaign.Outcome
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		o, err := campaign.Run(context.Background(), campaign.Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: timing})
-		done <- result{o, err}
-	}()
-	runDir := c.Path(c.Output)
+	m := startMidRun(t, "hang", timing)
 	var hung slurm.Endpoint
-	deadline := time.After(90 * time.Second)
-	for hung.Job == "" {
-		select {
-		case r := <-done:
-			t.Fatalf("the campaign ended before its engine could be hung: %v\n%s", r.err, log.String())
-		case <-deadline:
-			t.Fatalf("no engine answering after 90s\n%s", log.String())
-		case <-time.After(100 * time.Millisecond):
-		}
-		if journalLines(runDir) < 3 {
-			continue
-		}
-		files, _ := filepath.Glob(filepath.Join(runDir, "slurm", "*", "*", "endpoint.json"))
+	m.await("an engine answering", func() bool {
+		files, _ := filepath.Glob(filepath.Join(m.dir, "slurm", "*", "*", "endpoint.json"))
 		for _, f := range files {
 			if raw, err := os.ReadFile(f); err == nil && json.Unmarshal(raw, &hung) == nil {
-				break
+				return true
 			}
 		}
-	}
+		return false
+	})
 	resp, err := http.Post(fmt.Sprintf("http://%s:%d/sim/fault", hung.Host, hung.Port), "application/json", strings.NewReader(`{"fault":"hang"}`))
 	if err != nil {
 		t.Fatalf("hanging job %s's engine: %v", hung.Job, err)
 	}
 	resp.Body.Close()
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("the campaign did not finish after its engine hung\n%s", log.String())
-	}
-	if r.err != nil {
-		t.Fatalf("campaign: %v\n%s", r.err, log.String())
-	}
-	checkComplete(t, r.o)
-	attempts := readAttempts(t, r.o.RunDir)
-	if len(attempts) < 2 {
-		t.Fatalf("want the hung job re-submitted; jobs: %+v\n%s", attempts, log.String())
-	}
-	first := attempts[0]
-	if first.JobID != hung.Job || !strings.HasPrefix(first.Outcome, "resubmitted") || !strings.Contains(first.Outcome, "no new token") {
+	_, attempts := m.finish("its engine hung")
+	if first := attempts[0]; first.JobID != hung.Job || !strings.HasPrefix(first.Outcome, "resubmitted") || !strings.Contains(first.Outcome, "no new token") {
 		t.Errorf("first job %s: outcome %q; want job %s resubmitted because no new token came", first.JobID, first.Outcome, hung.Job)
-	}
-	if last := attempts[len(attempts)-1]; last.Ready.IsZero() || last.Outcome != "stopped" {
-		t.Errorf("the re-submitted job %s: ready %v, outcome %q", last.JobID, last.Ready, last.Outcome)
-	}
-	if left := activeJobs(t, name); len(left) > 0 {
-		t.Errorf("jobs left in squeue: %v", left)
 	}
 }
 

@@ -221,18 +221,8 @@ func TestForeignServerOnTheJobsPortResubmits(t *testing.T) {
 		http.Error(w, `{"error":"Unauthorized"}`, http.StatusUnauthorized)
 	}))
 	defer foreign.Close()
-	u, err := url.Parse(foreign.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fakeSlurm{
-		scripts: [][]string{{"RUNNING"}, {"RUNNING"}, {"RUNNING"}},
-		endpoint: func(id string) string {
-			return fmt.Sprintf(`{"job":%q,"node":"n1","host":"127.0.0.1","port":%s,"gpus":"0"}`, id, u.Port())
-		},
-	}
-	b := newFakeBackend(t, f)
-	_, err = b.Start(context.Background(), launcher.ReplicaSpec{Model: simModel(), Replica: 1, GPUs: []string{"slurm:n1:0"}})
+	b := newFakeBackend(t, jobsServedBy(t, foreign, 3))
+	_, err := b.Start(context.Background(), launcher.ReplicaSpec{Model: simModel(), Replica: 1, GPUs: []string{"slurm:n1:0"}})
 	if err == nil || !strings.Contains(err.Error(), "gave up after 2 re-submissions") || !strings.Contains(err.Error(), "served by another server") {
 		t.Fatalf("Start = %v; want re-submissions for the port clash, then a bounded give-up", err)
 	}
@@ -274,17 +264,7 @@ func TestHungEngineInALiveJobIsResubmitted(t *testing.T) {
 		}
 	}))
 	defer hung.Close()
-	u, err := url.Parse(hung.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fakeSlurm{
-		scripts: [][]string{{"RUNNING"}, {"RUNNING"}, {"RUNNING"}},
-		endpoint: func(id string) string {
-			return fmt.Sprintf(`{"job":%q,"node":"n1","host":"127.0.0.1","port":%s,"gpus":"0"}`, id, u.Port())
-		},
-	}
-	b := newFakeBackend(t, f)
+	b := newFakeBackend(t, jobsServedBy(t, hung, 3))
 	b.cfg.Timing.StallCheck, b.cfg.Timing.StallWindow = 10*time.Millisecond, 100*time.Millisecond
 	crashed := make(chan error, 4)
 	b.cfg.OnEvent = func(e launcher.Event) {
@@ -332,4 +312,21 @@ func servedNameOf(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return inv.ServedName
+}
+
+// jobsServedBy is a fake Slurm whose first n jobs run at once and report
+// srv as their engine's endpoint.
+func jobsServedBy(t *testing.T, srv *httptest.Server, n int) *fakeSlurm {
+	t.Helper()
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeSlurm{endpoint: func(id string) string {
+		return fmt.Sprintf(`{"job":%q,"node":"n1","host":"127.0.0.1","port":%s,"gpus":"0"}`, id, u.Port())
+	}}
+	for range n {
+		f.scripts = append(f.scripts, []string{"RUNNING"})
+	}
+	return f
 }

@@ -32,17 +32,7 @@ type fakeEngine struct {
 }
 
 func (f *fakeEngine) handler(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Messages []struct {
-			Content []struct {
-				Type     string `json:"type"`
-				Text     string `json:"text"`
-				ImageURL struct {
-					URL string `json:"url"`
-				} `json:"image_url"`
-			} `json:"content"`
-		} `json:"messages"`
-	}
+	var req sentChat
 	json.NewDecoder(r.Body).Decode(&req)
 	f.mu.Lock()
 	if f.failN > 0 {

@@ -162,18 +162,22 @@ func newRecorder(t testing.TB, target string) *recorder {
 	return rec
 }
 
+// sentChat is what the tests read of a chat completion request: the text
+// and image parts of its messages.
+type sentChat struct {
+	Messages []struct {
+		Content []struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			ImageURL struct {
+				URL string `json:"url"`
+			} `json:"image_url"`
+		} `json:"content"`
+	} `json:"messages"`
+}
+
 func (rec *recorder) add(body []byte) {
-	var req struct {
-		Messages []struct {
-			Content []struct {
-				Type     string `json:"type"`
-				Text     string `json:"text"`
-				ImageURL struct {
-					URL string `json:"url"`
-				} `json:"image_url"`
-			} `json:"content"`
-		} `json:"messages"`
-	}
+	var req sentChat
 	_ = json.Unmarshal(body, &req)
 	var s sent
 	var texts []string

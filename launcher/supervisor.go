@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -115,22 +116,12 @@ func (s *Supervisor) Replicas(model string) []*Replica {
 		}
 	}
 	slices.SortFunc(out, func(a, b *Replica) int {
-		if c := compareStrings(a.spec.Model.Name, b.spec.Model.Name); c != 0 {
+		if c := cmp.Compare(a.spec.Model.Name, b.spec.Model.Name); c != 0 {
 			return c
 		}
 		return a.spec.Replica - b.spec.Replica
 	})
 	return out
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Endpoints returns the endpoints of model's replicas that are ready now

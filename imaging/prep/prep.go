@@ -253,7 +253,7 @@ func Run(ctx context.Context, opt Options) (*dataset.Prepared, *Report, error) {
 	werr := g.Wait()
 	r.progress.done()
 	_, r.report.TilesResized = r.readOpt.Tiles.Stats()
-	slices.SortStableFunc(r.report.Errors, func(a, b FileError) int { return cmpStr(a.Output, b.Output) })
+	slices.SortStableFunc(r.report.Errors, func(a, b FileError) int { return cmp.Compare(a.Output, b.Output) })
 	if werr != nil {
 		return nil, r.report, fmt.Errorf("prep: %w", werr)
 	}
@@ -268,16 +268,6 @@ func Run(ctx context.Context, opt Options) (*dataset.Prepared, *Report, error) {
 		return nil, r.report, err
 	}
 	return man, r.report, nil
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // compact drops the slots of outputs that failed (reported in Errors), so

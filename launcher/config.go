@@ -70,7 +70,9 @@ var DefaultTiming = Timing{
 	StallWindow:    5 * time.Minute,
 }
 
-func (t Timing) withDefaults() Timing {
+// WithDefaults fills every zero duration from DefaultTiming. MaxRestarts
+// 0 takes the default and a negative one means never restart (0 after).
+func (t Timing) WithDefaults() Timing {
 	d := DefaultTiming
 	pick := func(v *time.Duration, def time.Duration) {
 		if *v <= 0 {
@@ -171,7 +173,7 @@ func (c Config) withDefaults() Config {
 	if c.Host == "" {
 		c.Host = "127.0.0.1"
 	}
-	c.Timing = c.Timing.withDefaults()
+	c.Timing = c.Timing.WithDefaults()
 	return c
 }
 

@@ -26,7 +26,7 @@ var ErrForeignListener = errors.New("another server listens on the engine's port
 // and an error wrapping ErrRemoteRejected on a fatal answer. Deadlines are
 // the caller's: it knows whether the job behind the engine still runs.
 func ProbeRemote(ctx context.Context, client *http.Client, inv Invocation, t Timing, progress func(stage string)) error {
-	t = t.withDefaults()
+	t = t.WithDefaults()
 	if client == nil {
 		client = Config{}.withDefaults().HTTP
 	}

@@ -122,7 +122,7 @@ func TestBackoffDoublesToCap(t *testing.T) {
 }
 
 func TestTimingDefaultsAndNoRestart(t *testing.T) {
-	tm := Timing{Grace: time.Second, MaxRestarts: -1}.withDefaults()
+	tm := Timing{Grace: time.Second, MaxRestarts: -1}.WithDefaults()
 	if tm.Grace != time.Second || tm.NoProgress != 20*time.Minute || tm.MaxRestarts != 0 || tm.ProbeInterval != 50*time.Millisecond {
 		t.Errorf("%+v", tm)
 	}

@@ -32,7 +32,7 @@ type Reading struct {
 // NewWatchdog watches the engine behind p with t's stall window, reading
 // through client (nil: a default client).
 func NewWatchdog(client *http.Client, p Probe, t Timing) *Watchdog {
-	t = t.withDefaults()
+	t = t.WithDefaults()
 	if client == nil {
 		client = Config{}.withDefaults().HTTP
 	}

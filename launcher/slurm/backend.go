@@ -78,21 +78,8 @@ func (c Config) withDefaults() Config {
 	if c.Log == nil {
 		c.Log = io.Discard
 	}
-	d := launcher.DefaultTiming
+	c.Timing = c.Timing.WithDefaults()
 	t := &c.Timing
-	for _, f := range []struct {
-		v   *time.Duration
-		def time.Duration
-	}{
-		{&t.NoProgress, d.NoProgress}, {&t.HardCap, d.HardCap}, {&t.ProbeInterval, d.ProbeInterval},
-		{&t.ProbeTimeout, d.ProbeTimeout}, {&t.WarmUpTimeout, d.WarmUpTimeout}, {&t.RestartBackoff, d.RestartBackoff},
-		{&t.MaxBackoff, d.MaxBackoff}, {&t.Grace, d.Grace}, {&t.Verify, d.Verify},
-		{&t.StallCheck, d.StallCheck}, {&t.StallWindow, d.StallWindow},
-	} {
-		if *f.v <= 0 {
-			*f.v = f.def
-		}
-	}
 	// A probe every 50 ms suits a local engine, not one across the network.
 	t.ProbeInterval = max(t.ProbeInterval, 250*time.Millisecond)
 	if c.Settings.Poll <= 0 {

@@ -155,19 +155,21 @@ func (d *driver) builder(m configs.Model) tasks.RequestBuilder {
 type modelItems struct {
 	all   []tasks.Item
 	tasks map[string]configs.TaskSettings
-	n     int
 }
 
 func itemsFor(items []tasks.Item, m configs.Model) modelItems {
-	s := modelItems{all: items, tasks: m.Tasks}
-	for range s.Items() {
-		s.n++
-	}
-	return s
+	return modelItems{all: items, tasks: m.Tasks}
 }
 
-// Len is how many of the campaign's items the model is asked.
-func (s modelItems) Len() int { return s.n }
+// Len is how many of the campaign's items the model is asked, counted
+// when asked (the runner asks once a run).
+func (s modelItems) Len() int {
+	n := 0
+	for range s.Items() {
+		n++
+	}
+	return n
+}
 
 // Items yields the model's items in the campaign's order.
 func (s modelItems) Items() iter.Seq[tasks.Item] {

@@ -349,8 +349,8 @@ func (r *replica) follow(a *Attempt, js JobSpec) (end, error) {
 				return endResubmit, err
 			}
 			if res.err != nil {
-				err := &launcher.EngineError{Model: r.spec.Model.Name, Replica: r.spec.Replica, Kind: launcher.FailureRejected,
-					Detail: fmt.Sprintf("Slurm job %s on %s", a.JobID, r.node.Name), Err: res.err, Log: js.LogPath(), Tail: logTail(js.LogPath(), 12)}
+				err := r.jobError(launcher.FailureRejected, a, js, "")
+				err.Err = res.err
 				return endFailed, errors.Join(err, r.cancel(a))
 			}
 			ph = phaseReady
@@ -375,8 +375,7 @@ func (r *replica) follow(a *Attempt, js JobSpec) (end, error) {
 		case rd := <-readings:
 			reading = false
 			if kind, why := watch.Judge(rd, r.b.cfg.Now()); kind != "" {
-				err := &launcher.EngineError{Model: r.spec.Model.Name, Replica: r.spec.Replica, Kind: kind,
-					Detail: fmt.Sprintf("Slurm job %s on %s: %s", a.JobID, r.node.Name, why), Log: js.LogPath(), Tail: logTail(js.LogPath(), 12)}
+				err := r.jobError(kind, a, js, why)
 				r.emit(launcher.EventCrashed, err, func(e *launcher.Event) { e.Log = js.LogPath() })
 				if cerr := r.cancel(a); cerr != nil {
 					// A job that may still hold its GPUs and port is never
@@ -388,17 +387,25 @@ func (r *replica) follow(a *Attempt, js JobSpec) (end, error) {
 		case <-progress:
 			pushProgress()
 		case <-noProg:
-			err := &launcher.EngineError{Model: r.spec.Model.Name, Replica: r.spec.Replica, Kind: launcher.FailureNoProgress,
-				Detail: fmt.Sprintf("Slurm job %s on %s: no new log line and no readiness progress for %v", a.JobID, r.node.Name, t.NoProgress),
-				Hint:   "read the engine log, or raise the start-up timeout if loading is just slow", Log: js.LogPath(), Tail: logTail(js.LogPath(), 12)}
+			err := r.jobError(launcher.FailureNoProgress, a, js, fmt.Sprintf("no new log line and no readiness progress for %v", t.NoProgress))
+			err.Hint = "read the engine log, or raise the start-up timeout if loading is just slow"
 			return endFailed, errors.Join(err, r.cancel(a))
 		case <-hardCap:
-			err := &launcher.EngineError{Model: r.spec.Model.Name, Replica: r.spec.Replica, Kind: launcher.FailureHardCap,
-				Detail: fmt.Sprintf("Slurm job %s on %s: not ready after the hard cap of %v", a.JobID, r.node.Name, t.HardCap),
-				Log:    js.LogPath(), Tail: logTail(js.LogPath(), 12)}
+			err := r.jobError(launcher.FailureHardCap, a, js, fmt.Sprintf("not ready after the hard cap of %v", t.HardCap))
 			return endFailed, errors.Join(err, r.cancel(a))
 		}
 	}
+}
+
+// jobError is a failure of the attempt's engine, with the job and node
+// named, what went wrong (detail, may be empty) and its log's tail.
+func (r *replica) jobError(kind launcher.FailureKind, a *Attempt, js JobSpec, detail string) *launcher.EngineError {
+	d := fmt.Sprintf("Slurm job %s on %s", a.JobID, r.node.Name)
+	if detail != "" {
+		d += ": " + detail
+	}
+	return &launcher.EngineError{Model: r.spec.Model.Name, Replica: r.spec.Replica, Kind: kind, Detail: d,
+		Log: js.LogPath(), Tail: logTail(js.LogPath(), 12)}
 }
 
 // probe waits for the job's endpoint file, checks that it names our job,

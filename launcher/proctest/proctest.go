@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Proc is a live process seen in /proc.
@@ -45,30 +46,59 @@ func (p Proc) Flag(name string) string {
 func Procs(mark string) []Proc {
 	var out []Proc
 	for _, pid := range pids() {
-		cmd, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-		if err != nil || !bytes.Contains(cmd, []byte(mark)) {
+		st, ok := stat(pid)
+		if !ok || !st.live() {
 			continue
 		}
-		state, pgid, ok := stat(pid)
-		if !ok || state == 'Z' || state == 'X' {
+		cmd := cmdline(pid, st)
+		if !bytes.Contains(cmd, []byte(mark)) {
 			continue
 		}
-		argv := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
-		out = append(out, Proc{PID: pid, PGID: pgid, Argv: argv})
+		out = append(out, Proc{PID: pid, PGID: st.pgid, Argv: argv(cmd)})
 	}
 	return out
+}
+
+// execWindow bounds how long cmdline waits for a process caught inside
+// execve to show its new command line.
+const execWindow = time.Second
+
+// cmdline reads a process's NUL-separated argv. The kernel lets a parent
+// waiting on exec's close-on-exec pipe go on before it has set up the new
+// program's arguments, and in that window the command line reads empty
+// (seen for a fifth of the children read at once after exec.Cmd.Start, and
+// for up to 4 ms when the program's file is not in the page cache, as on a
+// fresh CI machine). A live user process with an empty command line is
+// therefore read again until its arguments appear, it ends, or the window
+// closes; kernel threads have none and are not waited for.
+func cmdline(pid int, st procStat) []byte {
+	path := filepath.Join("/proc", strconv.Itoa(pid), "cmdline")
+	end := time.Now().Add(execWindow)
+	for {
+		cmd, err := os.ReadFile(path)
+		if err != nil || len(cmd) > 0 || st.kernelThread() || time.Now().After(end) {
+			return cmd
+		}
+		time.Sleep(time.Millisecond)
+		if now, ok := stat(pid); !ok || !now.live() {
+			return nil
+		}
+	}
+}
+
+func argv(cmd []byte) []string {
+	return strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
 }
 
 // GroupMembers lists the live processes of the process groups in pgids.
 func GroupMembers(pgids map[int]bool) []Proc {
 	var out []Proc
 	for _, pid := range pids() {
-		state, pgid, ok := stat(pid)
-		if !ok || !pgids[pgid] || state == 'Z' || state == 'X' {
+		st, ok := stat(pid)
+		if !ok || !pgids[st.pgid] || !st.live() {
 			continue
 		}
-		cmd, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-		out = append(out, Proc{PID: pid, PGID: pgid, Argv: strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")})
+		out = append(out, Proc{PID: pid, PGID: st.pgid, Argv: argv(cmdline(pid, st))})
 	}
 	return out
 }
@@ -85,27 +115,45 @@ func pids() []int {
 	return out
 }
 
-// stat reads a process's state and process group from /proc/PID/stat; the
-// command name in parentheses may hold spaces, so fields count from the
-// last ')'.
-func stat(pid int) (state byte, pgid int, ok bool) {
+// procStat is what /proc/PID/stat tells of a process that Procs needs.
+type procStat struct {
+	state byte
+	pgid  int
+	flags uint64
+}
+
+// live reports whether the process still runs: not a zombie, not dead.
+func (s procStat) live() bool { return s.state != 'Z' && s.state != 'X' }
+
+// kernelThread reports PF_KTHREAD, set on threads that never have a
+// command line.
+func (s procStat) kernelThread() bool { return s.flags&0x00200000 != 0 }
+
+// stat reads a process's state, process group and flags from
+// /proc/PID/stat; the command name in parentheses may hold spaces, so
+// fields count from the last ')'.
+func stat(pid int) (procStat, bool) {
 	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return 0, 0, false
+		return procStat{}, false
 	}
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
-		return 0, 0, false
+		return procStat{}, false
 	}
 	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 3 {
-		return 0, 0, false
+	if len(f) < 7 || len(f[0]) == 0 {
+		return procStat{}, false
 	}
-	pgid, err = strconv.Atoi(f[2])
-	if err != nil || len(f[0]) == 0 {
-		return 0, 0, false
+	pgid, err := strconv.Atoi(f[2])
+	if err != nil {
+		return procStat{}, false
 	}
-	return f[0][0], pgid, true
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	if err != nil {
+		return procStat{}, false
+	}
+	return procStat{state: f[0][0], pgid: pgid, flags: flags}, true
 }
 
 // Buffer is a bytes.Buffer that a process's output writers and a test

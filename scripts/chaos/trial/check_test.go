@@ -114,7 +114,14 @@ func TestCheckFindsAndEndsALeftoverProcess(t *testing.T) {
 	if !strings.Contains(strings.Join(res.Mismatches, "\n"), "process left after the run") {
 		t.Errorf("leftover process not reported: %q", res.Mismatches)
 	}
-	if err := <-done; err == nil {
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("the leftover process exited by itself instead of being ended")
+		}
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
 		t.Error("the leftover process was not ended")
 	}
 }

@@ -55,6 +55,11 @@ func (h *HostProcesses) Describe(ctx context.Context, pid int) ProcessInfo {
 		info.Command = &cmd
 	}
 	info.Model, info.Replica = launchedBy(ctx, p)
+	if info.Command == nil {
+		// Caught inside execve (its arguments not yet set up) or ending:
+		// ask again next time rather than remember an empty answer.
+		return info
+	}
 	h.mu.Lock()
 	if h.cache == nil {
 		h.cache = map[int32]cachedProcess{}

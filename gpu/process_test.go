@@ -47,15 +47,17 @@ func startEngineLike(t *testing.T) (shellPID, childPID int) {
 		cmd.Wait()
 	})
 	// The pid is printed as soon as sh forks; until the child has become
-	// sleep it is a copy of sh, with the variables and another command.
+	// sleep it is a copy of sh, with the variables and another command. Its
+	// name changes early in execve, its command line only later, so wait
+	// for the command line.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		comm, _ := os.ReadFile("/proc/" + strconv.Itoa(child) + "/comm")
-		if strings.TrimSpace(string(comm)) == "sleep" {
+		argv, _ := os.ReadFile("/proc/" + strconv.Itoa(child) + "/cmdline")
+		if string(argv) == "sleep\x00300\x00" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("pid %d did not become sleep within 10 s (comm %q)", child, comm)
+			t.Fatalf("pid %d did not become sleep 300 within 10 s (command line %q)", child, argv)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -104,8 +104,9 @@ func (t Timing) WithDefaults() Timing {
 	return t
 }
 
-// backoff is the delay before restart attempt n (from 1).
-func (t Timing) backoff(n int) time.Duration {
+// Backoff is the delay before restart attempt n (from 1): RestartBackoff
+// doubled per attempt, at most MaxBackoff.
+func (t Timing) Backoff(n int) time.Duration {
 	d := t.RestartBackoff
 	for i := 1; i < n && d < t.MaxBackoff; i++ {
 		d *= 2
@@ -164,11 +165,7 @@ func (c Config) withDefaults() Config {
 		c.Now = time.Now
 	}
 	if c.HTTP == nil {
-		c.HTTP = &http.Client{Transport: &http.Transport{
-			Proxy:               nil, // engines are local: never go through HTTP_PROXY
-			MaxIdleConnsPerHost: 4,
-			IdleConnTimeout:     30 * time.Second,
-		}}
+		c.HTTP = EngineClient()
 	}
 	if c.Host == "" {
 		c.Host = "127.0.0.1"
@@ -177,9 +174,20 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// newAPIKey returns a random 128-bit key in hex, prefixed so that it is
-// recognisable in a leak report.
-func newAPIKey(r io.Reader) (string, error) {
+// EngineClient is the HTTP client that probes and watches engines npcorch
+// launched: it never goes through HTTP_PROXY (the engines are on this
+// machine or the cluster's network) and keeps few idle connections.
+func EngineClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:               nil,
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     30 * time.Second,
+	}}
+}
+
+// NewAPIKey returns a random 128-bit key read from r, in hex, prefixed
+// so that it is recognisable in a leak report.
+func NewAPIKey(r io.Reader) (string, error) {
 	b := make([]byte, 16)
 	if _, err := io.ReadFull(r, b); err != nil {
 		return "", fmt.Errorf("generate an API key: %w", err)

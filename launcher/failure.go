@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -100,6 +101,17 @@ var logPatterns = []logPattern{
 		"another process took the port; find it with `ss -ltnp` — npcorch allocates a fresh port on the next start"},
 	{FailureNotFound, regexp.MustCompile(`(?i)executable file not found|no such file or directory|command not found`),
 		"install the engine or set engine.command to its full path (e.g. a virtual environment's bin/vllm)"},
+}
+
+// LogShows reports whether any of an engine's log lines shows the sign of
+// failure kind (its pattern in logPatterns); false for a kind without one.
+func LogShows(lines []string, kind FailureKind) bool {
+	for _, p := range logPatterns {
+		if p.kind == kind {
+			return slices.ContainsFunc(lines, p.re.MatchString)
+		}
+	}
+	return false
 }
 
 // classify names a failure from the log tail; fallback is used when no

@@ -30,7 +30,7 @@ func (r *Replica) launch() {
 		return
 	}
 	if r.key == "" {
-		if r.key, err = newAPIKey(r.cfg.Rand); err != nil {
+		if r.key, err = NewAPIKey(r.cfg.Rand); err != nil {
 			r.failNow(FailureConfig, err.Error(), err)
 			return
 		}
@@ -353,7 +353,7 @@ func (r *Replica) afterCrash(e *EngineError, teardownErr error) {
 		return
 	}
 	r.attempts++
-	delay := r.cfg.Timing.backoff(r.attempts)
+	delay := r.cfg.Timing.Backoff(r.attempts)
 	r.state = StateRestarting
 	r.backoff = time.NewTimer(delay)
 	r.emit(EventRestarting, e, func(ev *Event) { ev.Attempt = r.attempts; ev.Delay = delay })

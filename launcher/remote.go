@@ -28,7 +28,7 @@ var ErrForeignListener = errors.New("another server listens on the engine's port
 func ProbeRemote(ctx context.Context, client *http.Client, inv Invocation, t Timing, progress func(stage string)) error {
 	t = t.WithDefaults()
 	if client == nil {
-		client = Config{}.withDefaults().HTTP
+		client = EngineClient()
 	}
 	p := &prober{client: client, inv: inv, timeout: t.ProbeTimeout, warmUp: t.WarmUpTimeout, interval: t.ProbeInterval}
 	result := make(chan error, 1)

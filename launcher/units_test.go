@@ -113,7 +113,7 @@ func TestBackoffDoublesToCap(t *testing.T) {
 	tm := DefaultTiming
 	var got []time.Duration
 	for n := 1; n <= 7; n++ {
-		got = append(got, tm.backoff(n))
+		got = append(got, tm.Backoff(n))
 	}
 	want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second, 300 * time.Second, 300 * time.Second}
 	if !slices.Equal(got, want) {
@@ -176,11 +176,11 @@ func TestProcScannerReadsStatWithOddNames(t *testing.T) {
 }
 
 func TestAPIKeysAreRandomAndWellFormed(t *testing.T) {
-	a, err := newAPIKey(bytes.NewReader(bytes.Repeat([]byte{0xab}, 16)))
+	a, err := NewAPIKey(bytes.NewReader(bytes.Repeat([]byte{0xab}, 16)))
 	if err != nil || a != "npc-abababababababababababababababab" {
 		t.Errorf("key %q, %v", a, err)
 	}
-	if _, err := newAPIKey(bytes.NewReader(nil)); err == nil {
+	if _, err := NewAPIKey(bytes.NewReader(nil)); err == nil {
 		t.Error("short random source: no error")
 	}
 }

@@ -34,7 +34,7 @@ type Reading struct {
 func NewWatchdog(client *http.Client, p Probe, t Timing) *Watchdog {
 	t = t.WithDefaults()
 	if client == nil {
-		client = Config{}.withDefaults().HTTP
+		client = EngineClient()
 	}
 	return &Watchdog{client: client, probe: p, timeout: t.ProbeTimeout, stall: stallWatch{window: t.StallWindow}}
 }

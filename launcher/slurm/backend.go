@@ -3,7 +3,6 @@ package slurm
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,7 +63,7 @@ func (c Config) withDefaults() Config {
 		c.Cmd = Exec{}
 	}
 	if c.HTTP == nil {
-		c.HTTP = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second}}
+		c.HTTP = launcher.EngineClient()
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -209,9 +208,9 @@ func (b *Backend) add(spec launcher.ReplicaSpec) (*replica, error) {
 	if _, dup := b.replicas[name]; dup {
 		return nil, fmt.Errorf("slurm: replica %s already exists; stop it first", name)
 	}
-	key, err := newAPIKey(b.cfg.Rand)
+	key, err := launcher.NewAPIKey(b.cfg.Rand)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("slurm: %w", err)
 	}
 	r := newReplica(b, spec, nd, key)
 	b.replicas[name] = r
@@ -497,14 +496,4 @@ func (b *Backend) writeAttempts() error {
 		return fmt.Errorf("slurm: %w", err)
 	}
 	return nil
-}
-
-// newAPIKey returns a random 128-bit key in hex, prefixed like the
-// launcher's so that it is recognisable in a leak report.
-func newAPIKey(r io.Reader) (string, error) {
-	k := make([]byte, 16)
-	if _, err := io.ReadFull(r, k); err != nil {
-		return "", fmt.Errorf("slurm: generate an API key: %w", err)
-	}
-	return "npc-" + hex.EncodeToString(k), nil
 }

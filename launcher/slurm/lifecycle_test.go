@@ -153,6 +153,27 @@ func TestNodeFailureResubmitsAndEngineExitFails(t *testing.T) {
 	}
 }
 
+// An engine that could not bind its port (another process took it on
+// the node) is re-submitted on another port, not failed.
+func TestPortTakenOnTheNodeResubmitsOnAnotherPort(t *testing.T) {
+	f := &fakeSlurm{
+		scripts: [][]string{{"PENDING", "RUNNING", "FAILED"}, {"PENDING", "RUNNING", "FAILED"}},
+		logs:    []string{"loading\nOSError: [Errno 98] Address already in use\n", "RuntimeError: the model config is broken\n"},
+	}
+	b := newFakeBackend(t, f)
+	_, err := b.Start(context.Background(), launcher.ReplicaSpec{Model: simModel(), Replica: 1, GPUs: []string{"slurm:n1:0"}})
+	if err == nil || !strings.Contains(err.Error(), "the model config is broken") {
+		t.Fatalf("Start = %v; want the second job's own failure", err)
+	}
+	a := b.Attempts()
+	if len(a) != 2 || !strings.HasPrefix(a[0].Outcome, "resubmitted") || !strings.Contains(a[0].Outcome, "port") {
+		t.Fatalf("attempts %+v; want the first re-submitted because its port was taken", a)
+	}
+	if a[0].Port == a[1].Port {
+		t.Errorf("both jobs asked for port %d; the re-submission must try another", a[0].Port)
+	}
+}
+
 // Preemption, time limits and cancellations count against max_resubmits.
 func TestResubmissionsAreBounded(t *testing.T) {
 	f := &fakeSlurm{scripts: [][]string{{"PREEMPTED"}, {"TIMEOUT"}, {"CANCELLED"}, {"RUNNING"}}}

@@ -9,7 +9,6 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,11 +117,7 @@ func (r *replica) run() {
 			return
 		}
 		resubmits++
-		delay := t.RestartBackoff
-		for i := 1; i < resubmits && delay < t.MaxBackoff; i++ {
-			delay *= 2
-		}
-		delay = min(delay, t.MaxBackoff)
+		delay := t.Backoff(resubmits)
 		r.b.update(func() { a.Outcome = "resubmitted: " + err.Error() })
 		r.logf("%v; re-submitting in %v (%d of at most %d)", err, delay, resubmits, r.b.cfg.Settings.MaxResubmits)
 		r.emit(launcher.EventRestarting, err, func(e *launcher.Event) { e.Attempt, e.Delay = resubmits, delay })
@@ -331,7 +326,7 @@ func (r *replica) follow(a *Attempt, js JobSpec) (end, error) {
 				return endResubmit, cause
 			}
 			tail := logTail(js.LogPath(), 12)
-			if portTaken(tail) {
+			if launcher.LogShows(tail, launcher.FailurePortInUse) {
 				return endResubmit, fmt.Errorf("%w: port %d was taken on %s", cause, js.Port, r.node.Name)
 			}
 			return endFailed, &launcher.EngineError{Model: r.spec.Model.Name, Replica: r.spec.Replica, Kind: launcher.FailureExited,
@@ -490,17 +485,6 @@ func (r *replica) cancel(a *Attempt) error {
 			return fmt.Errorf("slurm: %s: job %s still in squeue %v after scancel; check `squeue -j %s`", r.name(), a.JobID, bound, a.JobID)
 		}
 	}
-}
-
-var portTakenRE = regexp.MustCompile(`(?i)address already in use|errno 98`)
-
-func portTaken(lines []string) bool {
-	for _, l := range lines {
-		if portTakenRE.MatchString(l) {
-			return true
-		}
-	}
-	return false
 }
 
 // logTail returns the last n non-empty lines of a log file.

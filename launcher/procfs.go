@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -30,54 +31,83 @@ func (s ProcScanner) root() string {
 
 // Members implements GroupScanner.
 func (s ProcScanner) Members(pgid int) ([]int, error) {
-	entries, err := os.ReadDir(s.root())
+	all, err := s.PIDs()
 	if err != nil {
 		return nil, fmt.Errorf("list processes of group %d: %w", pgid, err)
 	}
 	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, err := readStat(filepath.Join(s.root(), e.Name(), "stat"))
+	for _, pid := range all {
+		st, err := s.Stat(pid)
 		if err != nil {
 			continue // exited while we looked
 		}
-		if st.pgrp == pgid && st.state != 'Z' && st.state != 'X' {
+		if st.PGID == pgid && st.Live() {
 			pids = append(pids, pid)
 		}
 	}
 	return pids, nil
 }
 
-type procStat struct {
-	state byte
-	ppid  int
-	pgrp  int
+// PIDs lists the processes in /proc, in ascending order.
+func (s ProcScanner) PIDs() ([]int, error) {
+	entries, err := os.ReadDir(s.root())
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	slices.Sort(pids)
+	return pids, nil
 }
 
-// readStat parses /proc/PID/stat; the command name may hold spaces and
+// ProcStat is what /proc/PID/stat tells of a process.
+type ProcStat struct {
+	State      byte
+	PPID, PGID int
+	// Flags are the kernel's PF_* flags; 0 when the line stops short of
+	// them.
+	Flags uint64
+}
+
+// Live reports whether the process still runs: not a zombie, not dead.
+func (s ProcStat) Live() bool { return s.State != 'Z' && s.State != 'X' }
+
+// KernelThread reports PF_KTHREAD: a kernel thread, which never has a
+// command line.
+func (s ProcStat) KernelThread() bool { return s.Flags&0x00200000 != 0 }
+
+// Stat reads /proc/PID/stat; the command name may hold spaces and
 // parentheses, so fields are counted after the last ')'.
-func readStat(path string) (procStat, error) {
+func (s ProcScanner) Stat(pid int) (ProcStat, error) {
+	path := filepath.Join(s.root(), strconv.Itoa(pid), "stat")
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return procStat{}, err
+		return ProcStat{}, err
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return procStat{}, fmt.Errorf("%s: malformed", path)
+		return ProcStat{}, fmt.Errorf("%s: malformed", path)
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 3 || len(f[0]) != 1 {
-		return procStat{}, fmt.Errorf("%s: malformed", path)
+		return ProcStat{}, fmt.Errorf("%s: malformed", path)
 	}
 	ppid, err1 := strconv.Atoi(f[1])
-	pgrp, err2 := strconv.Atoi(f[2])
+	pgid, err2 := strconv.Atoi(f[2])
 	if err1 != nil || err2 != nil {
-		return procStat{}, fmt.Errorf("%s: malformed", path)
+		return ProcStat{}, fmt.Errorf("%s: malformed", path)
 	}
-	return procStat{state: f[0][0], ppid: ppid, pgrp: pgrp}, nil
+	st := ProcStat{State: f[0][0], PPID: ppid, PGID: pgid}
+	if len(f) > 6 {
+		if st.Flags, err = strconv.ParseUint(f[6], 10, 64); err != nil {
+			return ProcStat{}, fmt.Errorf("%s: malformed flags", path)
+		}
+	}
+	return st, nil
 }
 
 // ListenerCheck tells whether the sockets listening on a port belong to a

@@ -9,12 +9,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/npcorch/npcorch/launcher"
 )
 
 // Proc is a live process seen in /proc.
@@ -43,18 +44,25 @@ func (p Proc) Flag(name string) string {
 
 // Procs lists the live processes (zombies excluded) whose command line
 // contains mark, ordered by pid.
-func Procs(mark string) []Proc {
+func Procs(mark string) []Proc { return Matching(mark, nil) }
+
+// Matching lists, ordered by pid and each once, the live processes
+// (zombies excluded) whose command line contains mark (unless mark is
+// empty) or whose process group is in groups.
+func Matching(mark string, groups map[int]bool) []Proc {
+	var scan launcher.ProcScanner
+	pids, _ := scan.PIDs()
 	var out []Proc
-	for _, pid := range pids() {
-		st, ok := stat(pid)
-		if !ok || !st.live() {
+	for _, pid := range pids {
+		st, err := scan.Stat(pid)
+		if err != nil || !st.Live() {
 			continue
 		}
-		cmd := cmdline(pid, st)
-		if !bytes.Contains(cmd, []byte(mark)) {
+		cmd := cmdline(scan, pid, st)
+		if !groups[st.PGID] && (mark == "" || !bytes.Contains(cmd, []byte(mark))) {
 			continue
 		}
-		out = append(out, Proc{PID: pid, PGID: st.pgid, Argv: argv(cmd)})
+		out = append(out, Proc{PID: pid, PGID: st.PGID, Argv: strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")})
 	}
 	return out
 }
@@ -71,89 +79,19 @@ const execWindow = time.Second
 // fresh CI machine). A live user process with an empty command line is
 // therefore read again until its arguments appear, it ends, or the window
 // closes; kernel threads have none and are not waited for.
-func cmdline(pid int, st procStat) []byte {
+func cmdline(scan launcher.ProcScanner, pid int, st launcher.ProcStat) []byte {
 	path := filepath.Join("/proc", strconv.Itoa(pid), "cmdline")
 	end := time.Now().Add(execWindow)
 	for {
 		cmd, err := os.ReadFile(path)
-		if err != nil || len(cmd) > 0 || st.kernelThread() || time.Now().After(end) {
+		if err != nil || len(cmd) > 0 || st.KernelThread() || time.Now().After(end) {
 			return cmd
 		}
 		time.Sleep(time.Millisecond)
-		if now, ok := stat(pid); !ok || !now.live() {
+		if now, err := scan.Stat(pid); err != nil || !now.Live() {
 			return nil
 		}
 	}
-}
-
-func argv(cmd []byte) []string {
-	return strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
-}
-
-// GroupMembers lists the live processes of the process groups in pgids.
-func GroupMembers(pgids map[int]bool) []Proc {
-	var out []Proc
-	for _, pid := range pids() {
-		st, ok := stat(pid)
-		if !ok || !pgids[st.pgid] || !st.live() {
-			continue
-		}
-		out = append(out, Proc{PID: pid, PGID: st.pgid, Argv: argv(cmdline(pid, st))})
-	}
-	return out
-}
-
-func pids() []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			out = append(out, pid)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// procStat is what /proc/PID/stat tells of a process that Procs needs.
-type procStat struct {
-	state byte
-	pgid  int
-	flags uint64
-}
-
-// live reports whether the process still runs: not a zombie, not dead.
-func (s procStat) live() bool { return s.state != 'Z' && s.state != 'X' }
-
-// kernelThread reports PF_KTHREAD, set on threads that never have a
-// command line.
-func (s procStat) kernelThread() bool { return s.flags&0x00200000 != 0 }
-
-// stat reads a process's state, process group and flags from
-// /proc/PID/stat; the command name in parentheses may hold spaces, so
-// fields count from the last ')'.
-func stat(pid int) (procStat, bool) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return procStat{}, false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return procStat{}, false
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 7 || len(f[0]) == 0 {
-		return procStat{}, false
-	}
-	pgid, err := strconv.Atoi(f[2])
-	if err != nil {
-		return procStat{}, false
-	}
-	flags, err := strconv.ParseUint(f[6], 10, 64)
-	if err != nil {
-		return procStat{}, false
-	}
-	return procStat{state: f[0][0], pgid: pgid, flags: flags}, true
 }
 
 // Buffer is a bytes.Buffer that a process's output writers and a test

@@ -4,8 +4,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/npcorch/npcorch/launcher"
 )
 
 // A child read right after exec.Cmd.Start is often still inside execve,
@@ -43,17 +46,48 @@ func TestProcsSkipsZombies(t *testing.T) {
 	}
 	defer cmd.Wait()
 	for range 500 {
-		st, ok := stat(cmd.Process.Pid)
-		if ok && !st.live() {
+		st, err := launcher.ProcScanner{}.Stat(cmd.Process.Pid)
+		if err == nil && !st.Live() {
 			if got := Procs(mark); len(got) != 0 {
 				t.Fatalf("a zombie was listed: %v", got)
 			}
 			return
 		}
-		if !ok {
-			t.Fatal("child vanished before it was reaped")
+		if err != nil {
+			t.Fatalf("child vanished before it was reaped: %v", err)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
 	t.Fatal("child never became a zombie")
+}
+
+// A process that carries the mark and belongs to a listed group is
+// listed once; a group alone finds it too.
+func TestMatchingListsEachProcessOnce(t *testing.T) {
+	if _, err := exec.LookPath("tail"); err != nil {
+		t.Skip("no tail")
+	}
+	mark := filepath.Join(t.TempDir(), "grouped")
+	if err := os.WriteFile(mark, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("tail", "-f", mark)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	group := map[int]bool{cmd.Process.Pid: true}
+	for _, c := range []struct {
+		mark   string
+		groups map[int]bool
+	}{{mark, group}, {"", group}, {mark, nil}} {
+		got := Matching(c.mark, c.groups)
+		if len(got) != 1 || got[0].PID != cmd.Process.Pid || got[0].PGID != cmd.Process.Pid {
+			t.Errorf("Matching(%q, %v) = %v, want the child %d once", c.mark, c.groups, got, cmd.Process.Pid)
+		}
+	}
+	if got := Matching("", nil); len(got) != 0 {
+		t.Errorf("Matching with neither mark nor groups = %d processes, want none", len(got))
+	}
 }

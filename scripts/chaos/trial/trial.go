@@ -124,7 +124,6 @@ type Bench struct {
 
 	data, prep string
 	settle     time.Duration // how long orphans may take to die (0: from Timing)
-	base       *Result
 	scores     map[string][]byte
 	keys       map[string]bool
 }
@@ -176,7 +175,6 @@ func (b *Bench) Baseline(ctx context.Context) (Result, error) {
 			b.keys[k] = true
 		}
 	}
-	b.base = &res
 	return res, nil
 }
 
@@ -446,7 +444,7 @@ func (b *Bench) check(res *Result, dir, runDir string, groups map[int]bool) {
 	}
 	bound := time.Now().Add(settle)
 	for {
-		left := append(proctest.Procs(dir), proctest.GroupMembers(groups)...)
+		left := proctest.Matching(dir, groups)
 		if len(left) == 0 {
 			return
 		}

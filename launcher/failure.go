@@ -1,10 +1,10 @@
 package launcher
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 )
 
@@ -43,7 +43,7 @@ type EngineError struct {
 	// Detail is what was observed ("exit status 1", "no new log line
 	// for 20m0s").
 	Detail string
-	// Hint is what the user can do.
+	// Hint is what the user can do; empty takes the kind's usual advice.
 	Hint string
 	// Log is the replica's log file; Tail its last error-looking lines.
 	Log  string
@@ -61,8 +61,8 @@ func (e *EngineError) Error() string {
 	if e.Err != nil && !strings.Contains(e.Detail, e.Err.Error()) {
 		b.WriteString(": " + e.Err.Error())
 	}
-	if e.Hint != "" {
-		b.WriteString("; " + e.Hint)
+	if hint := cmp.Or(e.Hint, hintFor(e.Kind)); hint != "" {
+		b.WriteString("; " + hint)
 	}
 	if len(e.Tail) > 0 {
 		b.WriteString("\n  last log lines")
@@ -103,20 +103,10 @@ var logPatterns = []logPattern{
 		"install the engine or set engine.command to its full path (e.g. a virtual environment's bin/vllm)"},
 }
 
-// LogShows reports whether any of an engine's log lines shows the sign of
-// failure kind (its pattern in logPatterns); false for a kind without one.
-func LogShows(lines []string, kind FailureKind) bool {
-	for _, p := range logPatterns {
-		if p.kind == kind {
-			return slices.ContainsFunc(lines, p.re.MatchString)
-		}
-	}
-	return false
-}
-
-// classify names a failure from the log tail; fallback is used when no
-// pattern matches.
-func classify(lines []string, fallback FailureKind) (FailureKind, string) {
+// Classify names a failure from an engine's log lines, with what to do
+// about it; fallback is used when no pattern matches. Local replicas and
+// Slurm jobs share it.
+func Classify(lines []string, fallback FailureKind) (FailureKind, string) {
 	for _, p := range logPatterns {
 		for _, l := range lines {
 			if p.re.MatchString(l) {

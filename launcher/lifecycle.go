@@ -278,11 +278,8 @@ func (r *Replica) engineError(kind FailureKind, detail string, err error) *Engin
 	if r.log != nil {
 		e.Tail = r.log.tail()
 		if kind == FailureExited || kind == FailureNotFound {
-			e.Kind, e.Hint = classify(r.log.lines(), kind)
+			e.Kind, e.Hint = Classify(r.log.lines(), kind)
 		}
-	}
-	if e.Hint == "" {
-		e.Hint = hintFor(e.Kind)
 	}
 	if e.Kind == FailurePortInUse && err == nil {
 		e.Err = ErrPortInUse

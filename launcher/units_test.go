@@ -58,9 +58,9 @@ func TestClassify(t *testing.T) {
 		{"npcorch engine shim: start vllm: exec: \"vllm\": executable file not found in $PATH", FailureNotFound},
 		{"something else happened", FailureExited},
 	} {
-		got, hint := classify([]string{"INFO start", tc.line}, FailureExited)
+		got, hint := Classify([]string{"INFO start", tc.line}, FailureExited)
 		if got != tc.want || hint == "" {
-			t.Errorf("classify(%q) = %s %q, want %s", tc.line, got, hint, tc.want)
+			t.Errorf("Classify(%q) = %s %q, want %s", tc.line, got, hint, tc.want)
 		}
 	}
 }

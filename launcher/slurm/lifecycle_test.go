@@ -153,17 +153,19 @@ func TestNodeFailureResubmitsAndEngineExitFails(t *testing.T) {
 	}
 }
 
-// An engine that could not bind its port (another process took it on
-// the node) is re-submitted on another port, not failed.
-func TestPortTakenOnTheNodeResubmitsOnAnotherPort(t *testing.T) {
+// An engine's exit before it is ready is named from its log as a local
+// one's is: a port another process took on the node re-submits the job on
+// another port; running out of GPU memory fails it with what to change.
+func TestEngineExitIsClassifiedFromTheJobLog(t *testing.T) {
 	f := &fakeSlurm{
 		scripts: [][]string{{"PENDING", "RUNNING", "FAILED"}, {"PENDING", "RUNNING", "FAILED"}},
-		logs:    []string{"loading\nOSError: [Errno 98] Address already in use\n", "RuntimeError: the model config is broken\n"},
+		logs:    []string{"loading\nOSError: [Errno 98] Address already in use\n", "torch.OutOfMemoryError: CUDA out of memory\n"},
 	}
 	b := newFakeBackend(t, f)
 	_, err := b.Start(context.Background(), launcher.ReplicaSpec{Model: simModel(), Replica: 1, GPUs: []string{"slurm:n1:0"}})
-	if err == nil || !strings.Contains(err.Error(), "the model config is broken") {
-		t.Fatalf("Start = %v; want the second job's own failure", err)
+	var ee *launcher.EngineError
+	if !errors.As(err, &ee) || ee.Kind != launcher.FailureOOM || !strings.Contains(err.Error(), "gpu_memory_utilization") {
+		t.Fatalf("Start = %v; want the second job's out-of-memory failure with its hint", err)
 	}
 	a := b.Attempts()
 	if len(a) != 2 || !strings.HasPrefix(a[0].Outcome, "resubmitted") || !strings.Contains(a[0].Outcome, "port") {

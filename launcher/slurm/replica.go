@@ -325,13 +325,12 @@ func (r *replica) follow(a *Attempt, js JobSpec) (end, error) {
 			case j.ClusterEnded():
 				return endResubmit, cause
 			}
-			tail := logTail(js.LogPath(), 12)
-			if launcher.LogShows(tail, launcher.FailurePortInUse) {
+			// Named from the log as a local engine's exit is.
+			e := r.jobError(launcher.FailureExited, a, js, "ended "+j.State+" before the engine was ready")
+			if e.Kind, e.Hint = launcher.Classify(e.Tail, launcher.FailureExited); e.Kind == launcher.FailurePortInUse {
 				return endResubmit, fmt.Errorf("%w: port %d was taken on %s", cause, js.Port, r.node.Name)
 			}
-			return endFailed, &launcher.EngineError{Model: r.spec.Model.Name, Replica: r.spec.Replica, Kind: launcher.FailureExited,
-				Detail: fmt.Sprintf("its Slurm job %s ended %s on %s before the engine was ready", a.JobID, j.State, j.Node),
-				Hint:   "read the engine log for the cause", Log: js.LogPath(), Tail: tail}
+			return endFailed, e
 		case res := <-probed:
 			if errors.Is(res.err, launcher.ErrForeignListener) {
 				// Another server holds the port on that node (engines bind
@@ -383,7 +382,6 @@ func (r *replica) follow(a *Attempt, js JobSpec) (end, error) {
 			pushProgress()
 		case <-noProg:
 			err := r.jobError(launcher.FailureNoProgress, a, js, fmt.Sprintf("no new log line and no readiness progress for %v", t.NoProgress))
-			err.Hint = "read the engine log, or raise the start-up timeout if loading is just slow"
 			return endFailed, errors.Join(err, r.cancel(a))
 		case <-hardCap:
 			err := r.jobError(launcher.FailureHardCap, a, js, fmt.Sprintf("not ready after the hard cap of %v", t.HardCap))

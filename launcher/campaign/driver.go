@@ -103,7 +103,7 @@ func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *con
 	}
 
 	lcfg := launcher.Config{
-		Engines: launcher.Engines{Sim: append(slices.Clone(opt.Self), "sim-engine", "serve")},
+		Engines: d.engines(),
 		Shim:    append(slices.Clone(opt.Self), "serve", "engine-shim"),
 		LogDir:  filepath.Join(runDir, "engines"),
 		Host:    c.Host,
@@ -133,6 +133,12 @@ func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *con
 		Progress: tasks.NewProgress(progress), Retries: c.Client.Retries, Backoff: c.Client.Backoff, MaxBackoff: 30 * time.Second}
 	d.runner.SetState(state)
 	return d, nil
+}
+
+// engines are the engine kinds npcorch launches, its own simulated engine
+// among them.
+func (d *driver) engines() launcher.Engines {
+	return launcher.Engines{Sim: append(slices.Clone(d.opt.Self), "sim-engine", "serve")}
 }
 
 // builder is the request builder of a model: file:// URLs for engines that

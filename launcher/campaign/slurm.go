@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
@@ -41,7 +40,7 @@ func (d *driver) planNode(ctx context.Context, src gpu.Source) (placement.Node, 
 		Settings: c.Slurm,
 		Run:      c.Name,
 		Dir:      filepath.Join(d.runDir, "slurm"),
-		Engines:  launcher.Engines{Sim: append(slices.Clone(d.opt.Self), "sim-engine", "serve")},
+		Engines:  d.engines(),
 		Timing:   d.opt.Timing,
 		OnEvent:  d.onEngineEvent,
 		Log:      d.opt.Log,

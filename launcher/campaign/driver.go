@@ -315,7 +315,15 @@ func (d *driver) startReplica(ctx context.Context, r schedule.Replica) {
 	spec := launcher.ReplicaSpec{Model: m, Replica: int(r.ID), GPUs: r.UUIDs, MediaRoot: abs(d.prepDir), Images: lim, APIServers: r.APIServers}
 	ep, err := d.startEngine(ctx, r.ID, spec)
 	if d.stopWasAsked(r.ID) {
-		return // the scheduler stopped it while it started: stopReplica reports EventStopped, the only end it expects
+		// The scheduler stopped it while it started: stopReplica reports
+		// EventStopped, the only end it expects. A Slurm job submitted
+		// after that stop found nothing to cancel is cancelled now.
+		if d.slurm != nil && err == nil {
+			if err := d.stopSlurmEngine(r); err != nil {
+				fmt.Fprintf(d.opt.Log, "stop %s replica %d: %v\n", r.Model, r.ID, err)
+			}
+		}
+		return
 	}
 	if err != nil {
 		d.send(schedule.Event{Kind: schedule.EventFailed, Replica: r.ID, Model: r.Model, Err: err.Error()})

@@ -124,9 +124,8 @@ func NewClient(s configs.ClientSettings) *Client {
 	tr := &http.Transport{
 		DialContext:         dialer.DialContext,
 		MaxIdleConnsPerHost: 256,
-		// The connection's write buffer stays small (every pooled
-		// connection holds one); base64 bodies of ~50 MB still go out in
-		// 64 KiB writes, because inlineBody.WriteTo bypasses it.
+		// The connections' write buffers stay at Go's default 4 KiB:
+		// every pooled connection holds one.
 		IdleConnTimeout:    90 * time.Second,
 		DisableCompression: true,
 	}

@@ -180,30 +180,6 @@ func (b *inlineBody) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// WriteTo sends the body in 64 KiB writes. net/http copies a body with
-// io.CopyBuffer, which prefers WriteTo: writes this large pass the
-// connection's small bufio buffer straight to the socket.
-func (b *inlineBody) WriteTo(w io.Writer) (int64, error) {
-	buf := make([]byte, 64<<10)
-	var total int64
-	for {
-		n, err := b.Read(buf)
-		if n > 0 {
-			m, werr := w.Write(buf[:n])
-			total += int64(m)
-			if werr != nil {
-				return total, werr
-			}
-		}
-		if err == io.EOF {
-			return total, nil
-		}
-		if err != nil {
-			return total, err
-		}
-	}
-}
-
 func (b *inlineBody) next() {
 	b.seg++
 	b.text, b.textPos = false, 0

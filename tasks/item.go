@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"iter"
+	"slices"
 
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
@@ -47,15 +48,7 @@ type ItemList []Item
 func (l ItemList) Len() int { return len(l) }
 
 // Items yields the list's items in order.
-func (l ItemList) Items() iter.Seq[Item] {
-	return func(yield func(Item) bool) {
-		for i := range l {
-			if !yield(l[i]) {
-				return
-			}
-		}
-	}
-}
+func (l ItemList) Items() iter.Seq[Item] { return slices.Values(l) }
 
 // Gold is a reference answer. Which fields are set depends on the task:
 // Label for pathology (0/1), sequence (class), T/N stage (T1..T4, N0..N3) and

@@ -262,9 +262,6 @@ func withYellowBoxes(g *image.Gray, rects []image.Rectangle, t int) image.Image 
 			break
 		}
 	}
-	inOutline := func(r image.Rectangle, x, y int) bool {
-		return x < r.Min.X+t || x >= r.Max.X-t || y < r.Min.Y+t || y >= r.Max.Y-t
-	}
 	if yi < 0 {
 		return &BoxedGray{Gray: g, Boxes: rects, Line: t}
 	}
@@ -277,13 +274,19 @@ func withYellowBoxes(g *image.Gray, rects []image.Rectangle, t int) image.Image 
 	for _, r := range rects {
 		for y := r.Min.Y; y < r.Max.Y; y++ {
 			for x := r.Min.X; x < r.Max.X; x++ {
-				if inOutline(r, x, y) {
+				if inOutline(r, x, y, t) {
 					out.Pix[y*out.Stride+x] = uint8(yi)
 				}
 			}
 		}
 	}
 	return out
+}
+
+// inOutline reports whether (x, y), a point of r, lies on r's outline of
+// thickness t drawn inside it.
+func inOutline(r image.Rectangle, x, y, t int) bool {
+	return x < r.Min.X+t || x >= r.Max.X-t || y < r.Min.Y+t || y >= r.Max.Y-t
 }
 
 // BoxedGray is a gray image with yellow rectangle outlines over it, kept
@@ -308,7 +311,7 @@ func (b *BoxedGray) Bounds() image.Rectangle { return b.Gray.Rect }
 func (b *BoxedGray) At(x, y int) color.Color {
 	p := image.Pt(x, y)
 	for _, r := range b.Boxes {
-		if p.In(r) && (x < r.Min.X+b.Line || x >= r.Max.X-b.Line || y < r.Min.Y+b.Line || y >= r.Max.Y-b.Line) {
+		if p.In(r) && inOutline(r, x, y, b.Line) {
 			return Yellow
 		}
 	}

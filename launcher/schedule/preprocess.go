@@ -88,32 +88,34 @@ func (s *Scheduler) groupRate(ms *modelState, throughput, images float64) float6
 // ranked returns, among opts, the placement of highest rate for ms that
 // ok accepts (fewer GPUs on ties, then the order of opts).
 func (s *Scheduler) ranked(ms *modelState, opts []placement.Placement, ok func(p placement.Placement, rate float64) bool) (placement.Placement, float64, bool) {
-	var best placement.Placement
-	var bestRate float64
-	found := false
-	for _, p := range opts {
-		r := s.rateOf(ms, p)
-		if !ok(p, r) {
-			continue
-		}
-		if !found || r > bestRate*(1+1e-9) || (r >= bestRate*(1-1e-9) && p.GPUCount() < best.GPUCount()) {
-			best, bestRate, found = p, r, true
-		}
-	}
-	return best, bestRate, found
+	return highest(opts, func(p placement.Placement) float64 { return s.rateOf(ms, p) }, ok)
 }
 
 // mostEfficient returns the placement with the highest rate per GPU (the
 // smallest one on ties) and that rate per GPU.
 func (s *Scheduler) mostEfficient(ms *modelState, opts []placement.Placement) (placement.Placement, float64, bool) {
+	perGPU := func(p placement.Placement) float64 { return s.rateOf(ms, p) / float64(max(p.GPUCount(), 1)) }
+	return highest(opts, perGPU, anyOption)
+}
+
+// anyOption accepts every placement.
+func anyOption(placement.Placement, float64) bool { return true }
+
+// highest returns, among opts that ok accepts, the placement of highest
+// score and that score: a score within a billionth of the best counts as
+// a tie, won by fewer GPUs, then by the order of opts.
+func highest(opts []placement.Placement, score func(placement.Placement) float64, ok func(placement.Placement, float64) bool) (placement.Placement, float64, bool) {
 	var best placement.Placement
-	var bestEff float64
+	var bestScore float64
 	found := false
 	for _, p := range opts {
-		e := s.rateOf(ms, p) / float64(max(p.GPUCount(), 1))
-		if !found || e > bestEff*(1+1e-9) || (e >= bestEff*(1-1e-9) && p.GPUCount() < best.GPUCount()) {
-			best, bestEff, found = p, e, true
+		v := score(p)
+		if !ok(p, v) {
+			continue
+		}
+		if !found || v > bestScore*(1+1e-9) || (v >= bestScore*(1-1e-9) && p.GPUCount() < best.GPUCount()) {
+			best, bestScore, found = p, v, true
 		}
 	}
-	return best, bestEff, found
+	return best, bestScore, found
 }

@@ -164,7 +164,6 @@ func New(cfg Config, fx Effects) (*Scheduler, error) {
 		}
 		res := placement.Evaluate(ms.m, idle, s.constraints(placement.Constraints{}))
 		ms.rejections = res.Rejections
-		anyOption := func(placement.Placement, float64) bool { return true }
 		best, bestRate, ok := s.ranked(ms, res.Options, anyOption)
 		if !ok {
 			ms.status, ms.note = StatusUnplaceable, rejectionSummary(res.Rejections)

@@ -67,7 +67,6 @@ type liveReplica struct {
 type modelState struct {
 	m      configs.Model
 	w      Workload
-	parts  []Workload
 	mix    mix
 	work   float64
 	speed  float64
@@ -141,18 +140,19 @@ func New(cfg Config, fx Effects) (*Scheduler, error) {
 		s.byName[m.Name] = ms
 		s.models = append(s.models, ms)
 	}
+	parts := map[*modelState][]Workload{}
 	for _, w := range cfg.Workloads {
 		ms, ok := s.byName[w.Model]
 		if !ok {
 			return nil, fmt.Errorf("schedule: workload names model %q, which the campaign does not list", w.Model)
 		}
 		ms.w = ms.w.Add(w)
-		ms.parts = append(ms.parts, w)
+		parts[ms] = append(parts[ms], w)
 	}
 	idle := cfg.Node
 	for _, ms := range s.models {
 		ms.work = cfg.Estimator.Work(ms.w)
-		ms.mix = newMix(cfg.Estimator, ms.parts)
+		ms.mix = newMix(cfg.Estimator, parts[ms])
 		s.fluid.remaining[ms.m.Name] = ms.work
 		switch {
 		case ms.m.Engine.Kind == configs.EngineExternal:

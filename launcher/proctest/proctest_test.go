@@ -11,17 +11,25 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 )
 
+// tailable returns a new empty file for `tail -f`, whose path marks the
+// tail's command line; it skips the test where there is no tail.
+func tailable(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("tail"); err != nil {
+		t.Skip("no tail")
+	}
+	mark := filepath.Join(t.TempDir(), "tailed")
+	if err := os.WriteFile(mark, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return mark
+}
+
 // A child read right after exec.Cmd.Start is often still inside execve,
 // its command line empty; Procs must see it all the same, or a leak check
 // that runs at that moment passes on a live process.
 func TestProcsSeesAChildRightAfterStart(t *testing.T) {
-	if _, err := exec.LookPath("tail"); err != nil {
-		t.Skip("no tail")
-	}
-	mark := filepath.Join(t.TempDir(), "watched")
-	if err := os.WriteFile(mark, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mark := tailable(t)
 	for i := range 200 {
 		cmd := exec.Command("tail", "-f", mark)
 		if err := cmd.Start(); err != nil {
@@ -64,13 +72,7 @@ func TestProcsSkipsZombies(t *testing.T) {
 // A process that carries the mark and belongs to a listed group is
 // listed once; a group alone finds it too.
 func TestMatchingListsEachProcessOnce(t *testing.T) {
-	if _, err := exec.LookPath("tail"); err != nil {
-		t.Skip("no tail")
-	}
-	mark := filepath.Join(t.TempDir(), "grouped")
-	if err := os.WriteFile(mark, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mark := tailable(t)
 	cmd := exec.Command("tail", "-f", mark)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

@@ -80,7 +80,8 @@ func answerObject(raw string, keys ...string) (object, *Failure) {
 	}
 	var found []object
 	var canon []string
-	for _, o := range objs {
+	for _, f := range objs {
+		o := f.obj
 		if len(o.lookup(keys...)) == 0 {
 			continue
 		}

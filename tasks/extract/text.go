@@ -157,37 +157,3 @@ func canonicalJSON(raw []byte) string {
 	}
 	return string(b)
 }
-
-// maxObjectAttempts bounds how many '{' positions are tried as the start of
-// a JSON object, so hostile text cannot make extraction quadratic.
-const maxObjectAttempts = 256
-
-// jsonObjects finds the top-level JSON objects in text: inside ``` fences,
-// after prose, or bare. Objects nested in a found object are not reported
-// separately. Candidates that do not parse are skipped.
-func jsonObjects(text string) []object {
-	var out []object
-	attempts := 0
-	for i := 0; i < len(text) && attempts < maxObjectAttempts; {
-		j := strings.IndexByte(text[i:], '{')
-		if j < 0 {
-			break
-		}
-		start := i + j
-		attempts++
-		dec := json.NewDecoder(strings.NewReader(text[start:]))
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			i = start + 1
-			continue
-		}
-		var obj object
-		if err := json.Unmarshal(raw, &obj); err != nil {
-			i = start + 1
-			continue
-		}
-		out = append(out, obj)
-		i = start + int(dec.InputOffset())
-	}
-	return out
-}

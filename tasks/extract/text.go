@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -43,44 +44,86 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-// boxedContents returns the contents of every \boxed{...} (and \fbox{...})
-// in order, braces matched. An unclosed box is ignored.
-func boxedContents(text string) []string {
-	var out []string
+// box is one \boxed{...} (or \fbox{...}): its span in the text and its
+// contents with TeX formatting removed.
+type box struct {
+	start, end int
+	contents   string
+}
+
+// boxes returns every \boxed{...} and \fbox{...} of text in text order,
+// braces matched. An unclosed box is ignored.
+func boxes(text string) []box {
+	var out []box
 	for _, cmd := range []string{`\boxed`, `\fbox`} {
-		rest := text
-		for {
-			i := strings.Index(rest, cmd)
+		for from := 0; ; {
+			i := strings.Index(text[from:], cmd)
 			if i < 0 {
 				break
 			}
-			rest = rest[i+len(cmd):]
-			body := strings.TrimLeft(rest, " ")
-			if !strings.HasPrefix(body, "{") {
+			start := from + i
+			from = start + len(cmd)
+			open := from + len(text[from:]) - len(strings.TrimLeft(text[from:], " "))
+			if open >= len(text) || text[open] != '{' {
 				continue
 			}
-			depth := 0
-			end := -1
-			for j, r := range body {
-				switch r {
-				case '{':
-					depth++
-				case '}':
-					depth--
-				}
-				if depth == 0 {
-					end = j
-					break
-				}
-			}
+			end := matchBrace(text, open)
 			if end < 0 {
 				break
 			}
-			out = append(out, stripTeX(body[1:end]))
-			rest = body[end+1:]
+			out = append(out, box{start: start, end: end + 1, contents: stripTeX(text[open+1 : end])})
+			from = end + 1
 		}
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
 	return out
+}
+
+// matchBrace returns the index of the '}' closing the '{' at text[open], or
+// -1 when it is never closed.
+func matchBrace(text string, open int) int {
+	depth := 0
+	for j := open; j < len(text); j++ {
+		switch text[j] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// boxedContents returns the contents of every box in text order.
+func boxedContents(text string) []string {
+	var out []string
+	for _, b := range boxes(text) {
+		out = append(out, b.contents)
+	}
+	return out
+}
+
+// unbox reads each box of s as its contents: "$\boxed{B}$" → "B".
+func unbox(s string) string {
+	bs := boxes(s)
+	if len(bs) == 0 {
+		return s
+	}
+	var b strings.Builder
+	at := 0
+	for _, bx := range bs {
+		if bx.start < at {
+			continue // a box inside a box
+		}
+		b.WriteString(s[at:bx.start])
+		b.WriteString(bx.contents)
+		at = bx.end
+	}
+	b.WriteString(s[at:])
+	return strings.Trim(b.String(), "$ ")
 }
 
 // stripTeX removes text-formatting commands and braces: \text{A} → A.

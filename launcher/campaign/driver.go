@@ -125,6 +125,7 @@ func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *con
 	if err != nil {
 		return nil, err
 	}
+	reportJournal(opt.Log, state, c, items)
 	progress := opt.Progress
 	if progress == nil {
 		progress = io.Discard

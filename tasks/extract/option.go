@@ -34,8 +34,12 @@ func newChoiceSet(values []string, names map[string]string, letter bool) choiceS
 
 // choiceKey normalises a spelling: case, spaces, hyphens and underscores.
 func choiceKey(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	return strings.NewReplacer(" ", "", "-", "", "_", "").Replace(s)
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' || r == '_' || unicode.IsSpace(r) {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, s)
 }
 
 // decoration is what models wrap answers in: markdown emphasis, quotes,
@@ -189,13 +193,15 @@ var (
 // labelWindow bounds how far after a keyword its separator may end.
 const labelWindow = 24
 
-// labelEnds returns, in text order, where each label ends: each keyword in
-// text followed by a separator, the offset just after the separator.
-// Matching ignores ASCII case.
-func labelEnds(text string, keywords []string, sep *regexp.Regexp) []int {
+// labelHit is one label in a text: the keyword starts at start and the
+// separator ends at end.
+type labelHit struct{ start, end int }
+
+// labelHits returns the labels of text in text order: each keyword followed
+// by a separator. Matching ignores ASCII case.
+func labelHits(text string, keywords []string, sep *regexp.Regexp) []labelHit {
 	lower := asciiLower(text)
-	type hit struct{ start, end int }
-	var hits []hit
+	var hits []labelHit
 	for _, kw := range keywords {
 		for from := 0; ; {
 			i := strings.Index(lower[from:], kw)
@@ -206,11 +212,17 @@ func labelEnds(text string, keywords []string, sep *regexp.Regexp) []int {
 			from = at
 			window := lower[at:min(len(lower), at+labelWindow)]
 			if loc := sep.FindStringIndex(window); loc != nil {
-				hits = append(hits, hit{at - len(kw), at + loc[1]})
+				hits = append(hits, labelHit{at - len(kw), at + loc[1]})
 			}
 		}
 	}
 	sort.Slice(hits, func(i, j int) bool { return hits[i].start < hits[j].start })
+	return hits
+}
+
+// labelEnds returns where each label of text ends, in text order.
+func labelEnds(text string, keywords []string, sep *regexp.Regexp) []int {
+	hits := labelHits(text, keywords, sep)
 	ends := make([]int, len(hits))
 	for i, h := range hits {
 		ends[i] = h.end
@@ -218,14 +230,24 @@ func labelEnds(text string, keywords []string, sep *regexp.Regexp) []int {
 	return ends
 }
 
-// labelled returns, for each label in text, the text after its separator
-// to the end of its line, with any \boxed{X} in it read as X.
+// labelled returns, for each label in text, the answer it introduces: the
+// text after its separator to the end of its line or the next label,
+// whichever comes first, with any \boxed{X} in it read as X. The spans do
+// not overlap, so a long line of labels is read in linear time.
 func labelled(text string, keywords []string, sep *regexp.Regexp) []string {
+	hits := labelHits(text, keywords, sep)
 	var out []string
-	for _, end := range labelEnds(text, keywords, sep) {
-		rest := text[end:]
-		if i := strings.IndexByte(rest, '\n'); i >= 0 {
-			rest = rest[:i]
+	for i, h := range hits {
+		limit := len(text)
+		for _, next := range hits[i+1:] {
+			if next.start >= h.end {
+				limit = next.start
+				break
+			}
+		}
+		rest := text[h.end:limit]
+		if j := strings.IndexByte(rest, '\n'); j >= 0 {
+			rest = rest[:j]
 		}
 		out = append(out, unbox(rest))
 	}

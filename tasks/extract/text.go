@@ -131,9 +131,12 @@ func stripTeX(s string) string {
 	for _, cmd := range []string{`\text`, `\textbf`, `\mathrm`, `\mathbf`, `\mathit`, `\textit`, `\rm`, `\bf`} {
 		s = strings.ReplaceAll(s, cmd+"{", "{")
 	}
-	s = strings.NewReplacer("{", "", "}", "", "$", "", `\,`, "", `\ `, " ", `\_`, "_", `\+`, "+").Replace(s)
-	return strings.TrimSpace(s)
+	return strings.TrimSpace(texMarks.Replace(s))
 }
+
+// texMarks removes braces and dollars and reads TeX escapes; like the
+// package's regexps it is built once and never changes.
+var texMarks = strings.NewReplacer("{", "", "}", "", "$", "", `\,`, "", `\ `, " ", `\_`, "_", `\+`, "+")
 
 // member is one key/value pair of a JSON object, in answer order.
 type member struct {

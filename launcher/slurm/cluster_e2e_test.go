@@ -461,7 +461,7 @@ func TestSlurmPendingJobIsCancelledWhenStartIsInterrupted(t *testing.T) {
 	b, err := slurm.New(slurm.Config{
 		Settings: configs.SlurmSettings{GRES: "gpu", TimeLimit: 5 * time.Minute, Poll: 200 * time.Millisecond, MaxResubmits: 1,
 			PortBase: 26000, PortSpan: 6000, SbatchArgs: []string{"--hold"}},
-		Run: run, Dir: dir, Engines: launcher.Engines{Sim: []string{exe, "sim-engine", "serve"}}, Timing: testTiming(), Log: &log,
+		Run: run, Dir: dir, Engines: launcher.Engines{Sim: []string{exe, "sim-engine"}}, Timing: testTiming(), Log: &log,
 	})
 	if err != nil {
 		t.Fatal(err)

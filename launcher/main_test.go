@@ -81,7 +81,7 @@ func testConfig(t testing.TB) Config {
 // SIGTERM, endless loading logs, other failure texts).
 func fakeConfig(t testing.TB) Config {
 	c := testConfig(t)
-	c.Engines.Sim = append(selfCmd("fake-engine"), "serve")
+	c.Engines.Sim = selfCmd("fake-engine")
 	return c
 }
 

@@ -276,3 +276,26 @@ func TestReasoningReadOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestScrapeLoadReadsEitherKVCacheName: vLLM forks older than about 0.10
+// serve vllm:gpu_cache_usage_perc instead of vllm:kv_cache_usage_perc,
+// and releases in between served both; the load reads the gauge once.
+func TestScrapeLoadReadsEitherKVCacheName(t *testing.T) {
+	for name, body := range map[string]string{
+		"current": "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.42\n",
+		"old fork": "# TYPE vllm:gpu_cache_usage_perc gauge\nvllm:gpu_cache_usage_perc{model_name=\"m\"} 0.42\n",
+		"both": "# TYPE vllm:gpu_cache_usage_perc gauge\nvllm:gpu_cache_usage_perc{model_name=\"m\"} 0.42\n" +
+			"# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{model_name=\"m\"} 0.42\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.WriteString(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\"} 3\n"+body)
+			}))
+			defer srv.Close()
+			l, err := ScrapeLoad(context.Background(), srv.Client(), srv.URL+"/metrics")
+			if err != nil || l.KVCache != 0.42 || l.Running != 3 {
+				t.Errorf("load %+v, %v; want KV cache 0.42 and 3 running", l, err)
+			}
+		})
+	}
+}

@@ -282,7 +282,7 @@ func TestReasoningReadOnce(t *testing.T) {
 // and releases in between served both; the load reads the gauge once.
 func TestScrapeLoadReadsEitherKVCacheName(t *testing.T) {
 	for name, body := range map[string]string{
-		"current": "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.42\n",
+		"current":  "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.42\n",
 		"old fork": "# TYPE vllm:gpu_cache_usage_perc gauge\nvllm:gpu_cache_usage_perc{model_name=\"m\"} 0.42\n",
 		"both": "# TYPE vllm:gpu_cache_usage_perc gauge\nvllm:gpu_cache_usage_perc{model_name=\"m\"} 0.42\n" +
 			"# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{model_name=\"m\"} 0.42\n",

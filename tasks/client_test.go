@@ -91,6 +91,10 @@ func TestStreamCollectsAnswerUsageAndSendsTemperatureZero(t *testing.T) {
 	if temp, ok := got["temperature"]; !ok || temp != 0.0 {
 		t.Errorf("temperature sent = %v (present %v), want an explicit 0", temp, ok)
 	}
+	// Explicit, so that no engine default (generation_config.json) applies.
+	if topP, ok := got["top_p"]; !ok || topP != 1.0 {
+		t.Errorf("top_p sent = %v (present %v), want an explicit 1", topP, ok)
+	}
 	if got["stream"] != true {
 		t.Errorf("stream = %v", got["stream"])
 	}

@@ -10,9 +10,10 @@ import (
 // files engines read their API key from (SecretFile), mode 0700.
 const SecretDirName = ".keys"
 
-// WriteSecretFiles writes files with mode 0600, their folders with 0700,
-// whatever the umask, and refuses a folder that others can read or
-// enter: a key file must never be readable by another user.
+// WriteSecretFiles writes files with mode 0600 and their folders with
+// 0700, whatever the umask, and closes a folder that others could read or
+// enter (an error if it cannot): a key file must never be readable by
+// another user.
 func WriteSecretFiles(files []SecretFile) error {
 	for _, f := range files {
 		dir := filepath.Dir(f.Path)

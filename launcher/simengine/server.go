@@ -49,7 +49,8 @@ func (e *engine) routes() http.Handler {
 	})
 }
 
-// authorized checks the bearer token against --api-key.
+// authorized checks the bearer token against the key (--api-key or
+// VLLM_API_KEY).
 func (e *engine) authorized(r *http.Request) bool {
 	if e.o.APIKey == "" {
 		return true

@@ -39,6 +39,10 @@ type Series struct {
 	Files []string
 	// Sidecar is the series.json path ("" for DICOM series).
 	Sidecar string
+	// Skipped lists the files of a DICOM series folder that are not DICOM
+	// slices (other files, a DICOMDIR), by name; hidden files are not
+	// listed.
+	Skipped []string
 	// Tiles, when set, shares resized tiles between the outputs that show
 	// the same slice (Series.Tile); nil resizes for every output.
 	Tiles *TileCache

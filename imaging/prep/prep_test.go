@@ -55,7 +55,7 @@ func runWith(t *testing.T, data, out string, workers int, p imaging.Params) (*da
 // noExternal pins "no dcmtk" so tests do not depend on PATH.
 type noExternal struct{}
 
-func (noExternal) DecodeDICOM(context.Context, []byte, string, imaging.Window) (image.Image, error) {
+func (noExternal) Decompress(context.Context, []byte, string) ([]byte, error) {
 	return nil, errors.New("no external decoder in tests")
 }
 

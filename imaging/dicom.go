@@ -310,7 +310,7 @@ func (d *dicomSlices) Slice(ctx context.Context, i int) (*image.Gray, error) {
 
 // ErrNeedsDCMTK is wrapped by DecodeDICOMSlice when a file's transfer
 // syntax needs dcmtk and no ExternalDecoder was given.
-var ErrNeedsDCMTK = errors.New("compressed DICOM needs dcmtk (Debian: apt-get install dcmtk)")
+var ErrNeedsDCMTK = errors.New("needs dcmtk, which is not installed")
 
 // DecodeDICOMSlice decodes one single-frame grayscale DICOM slice to 8
 // bits: stored values (signed when PixelRepresentation is 1, masked to
@@ -343,7 +343,7 @@ func DecodeDICOMSlice(ctx context.Context, data []byte, ext ExternalDecoder) (*i
 	case h.syntax == syntaxJPEGBaseline:
 		return decodeJPEGBaseline(h, f.Pixels)
 	case ext == nil:
-		return nil, fmt.Errorf("transfer syntax %s (%s): %w", h.syntax, syntaxName(h.syntax), ErrNeedsDCMTK)
+		return nil, fmt.Errorf("transfer syntax %s (%s) %w", h.syntax, syntaxName(h.syntax), ErrNeedsDCMTK)
 	}
 	native, err := ext.Decompress(ctx, data, h.syntax)
 	if err != nil {

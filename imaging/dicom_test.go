@@ -310,3 +310,25 @@ func TestBulkDecodeMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecodeDICOMSlice decodes a 512×512 12-bit slice, windowed by
+// the file's VOI window and by percentiles.
+func BenchmarkDecodeDICOMSlice(b *testing.B) {
+	for _, window := range []bool{true, false} {
+		sl := imagingtest.DICOMSeries(imagingtest.Options{Size: 512}, 0, 1)[3]
+		sl.WindowCenter, sl.WindowWidth = 0, 0
+		name := "percentiles"
+		if window {
+			sl.WindowCenter, sl.WindowWidth, name = 1600, 3000, "window"
+		}
+		data := sl.Encode()
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := DecodeDICOMSlice(context.Background(), data, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

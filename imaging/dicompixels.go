@@ -1,10 +1,10 @@
 package imaging
 
 import (
-	"encoding/binary"
 	"fmt"
 	"image"
 	"math"
+	"sync"
 )
 
 // storedValues describes how a slice's stored values become modality
@@ -46,6 +46,16 @@ func (s storedValues) ascending(yield func(u uint32) bool) {
 	}
 }
 
+// scratch is decodeNative's working memory, pooled: a count and an output
+// byte for every 16-bit stored value (indexing by a uint16 needs no bounds
+// check).
+type scratch struct {
+	counts [1 << 16]uint32
+	lut    [1 << 16]uint8
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
 // decodeNative maps the rows×cols stored values of native pixel data px
 // (8 or 16 bits allocated, little or big endian) to 8 bits: a histogram
 // of the stored values, the window (the header's, or percentiles taken
@@ -58,57 +68,63 @@ func decodeNative(h dicomHeader, px []byte, big bool) (*image.Gray, error) {
 	if len(px) < n*size {
 		return nil, fmt.Errorf("pixel data has %d bytes; %dx%d pixels of %d bits need %d: truncated", len(px), h.cols, h.rows, h.bitsAllocated, n*size)
 	}
+	px = px[:n*size]
 	sv := newStoredValues(h)
-	counts := make([]uint32, sv.mask+1)
-	histogram(counts, px[:n*size], size, big, sv.mask)
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	counts := sc.counts[:sv.mask+1]
+	clear(counts)
+	histogram(&sc.counts, px, size, big, uint16(sv.mask))
 	win := h.window
 	if win.Width == 0 {
 		win = sv.percentileWindow(counts, n)
 	}
 	wm := newWindowMap(win)
-	lut := make([]uint8, len(counts))
 	for u, c := range counts {
 		if c > 0 {
-			lut[u] = wm.byte(sv.modality(uint32(u)))
+			sc.lut[u] = wm.byte(sv.modality(uint32(u)))
 		}
 	}
 	out := image.NewGray(image.Rect(0, 0, h.cols, h.rows))
-	mapStored(out.Pix, px[:n*size], size, big, sv.mask, lut)
+	mapStored(out.Pix, px, size, big, uint16(sv.mask), &sc.lut)
 	return out, nil
 }
 
 // histogram counts the masked stored values of px.
-func histogram(counts []uint32, px []byte, size int, big bool, mask uint32) {
+func histogram(counts *[1 << 16]uint32, px []byte, size int, big bool, mask uint16) {
 	switch {
 	case size == 1:
 		for _, b := range px {
-			counts[uint32(b)&mask]++
+			counts[uint16(b)&mask]++
 		}
 	case big:
-		for i := 0; i+1 < len(px); i += 2 {
-			counts[uint32(binary.BigEndian.Uint16(px[i:]))&mask]++
+		for i := 1; i < len(px); i += 2 {
+			counts[(uint16(px[i-1])<<8|uint16(px[i]))&mask]++
 		}
 	default:
-		for i := 0; i+1 < len(px); i += 2 {
-			counts[uint32(binary.LittleEndian.Uint16(px[i:]))&mask]++
+		for i := 1; i < len(px); i += 2 {
+			counts[(uint16(px[i-1])|uint16(px[i])<<8)&mask]++
 		}
 	}
 }
 
 // mapStored writes lut[stored value] for each pixel of px into dst.
-func mapStored(dst []uint8, px []byte, size int, big bool, mask uint32, lut []uint8) {
+func mapStored(dst []uint8, px []byte, size int, big bool, mask uint16, lut *[1 << 16]uint8) {
 	switch {
 	case size == 1:
+		px = px[:len(dst)]
 		for i, b := range px {
-			dst[i] = lut[uint32(b)&mask]
+			dst[i] = lut[uint16(b)&mask]
 		}
 	case big:
+		px = px[:2*len(dst)]
 		for i := range dst {
-			dst[i] = lut[uint32(binary.BigEndian.Uint16(px[2*i:]))&mask]
+			dst[i] = lut[(uint16(px[2*i])<<8|uint16(px[2*i+1]))&mask]
 		}
 	default:
+		px = px[:2*len(dst)]
 		for i := range dst {
-			dst[i] = lut[uint32(binary.LittleEndian.Uint16(px[2*i:]))&mask]
+			dst[i] = lut[(uint16(px[2*i])|uint16(px[2*i+1])<<8)&mask]
 		}
 	}
 }

@@ -195,3 +195,15 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("file without pixel data: %v %+v", err, f)
 	}
 }
+
+// BenchmarkScanHeader reads the header of a 512×512 slice from memory.
+func BenchmarkScanHeader(b *testing.B) {
+	s := sample()
+	s.Rows, s.Cols, s.Pixels = 512, 512, make([]uint16, 512*512)
+	data := s.Encode()
+	for b.Loop() {
+		if _, err := dicomfile.ScanHeader(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -334,6 +334,9 @@ func DecodeDICOMSlice(ctx context.Context, data []byte, ext ExternalDecoder) (*i
 	if !f.HasPixelData {
 		return nil, fmt.Errorf("no PixelData element (7fe0,0010): the file has a header and no image")
 	}
+	if max := DefaultLimits.MaxSlicePixels; int64(h.rows)*int64(h.cols) > max {
+		return nil, fmt.Errorf("%dx%d pixels, over the limit of %d: %w", h.cols, h.rows, max, ErrTooLarge)
+	}
 	switch {
 	case nativeSyntaxes[h.syntax]:
 		if f.Pixels.Encapsulated {
@@ -369,7 +372,15 @@ func decodeJPEGBaseline(h dicomHeader, px *dicomfile.Pixels) (*image.Gray, error
 	if len(px.Fragments) == 0 {
 		return nil, fmt.Errorf("JPEG baseline pixel data has no fragment")
 	}
-	m, err := jpeg.Decode(bytes.NewReader(bytes.Join(px.Fragments, nil)))
+	frame := bytes.Join(px.Fragments, nil)
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(frame))
+	if err != nil {
+		return nil, fmt.Errorf("decode JPEG frame: %w", err)
+	}
+	if cfg.Width != h.cols || cfg.Height != h.rows {
+		return nil, fmt.Errorf("JPEG frame is %dx%d, header says %dx%d", cfg.Width, cfg.Height, h.cols, h.rows)
+	}
+	m, err := jpeg.Decode(bytes.NewReader(frame))
 	if err != nil {
 		return nil, fmt.Errorf("decode JPEG frame: %w", err)
 	}

@@ -332,3 +332,51 @@ func BenchmarkDecodeDICOMSlice(b *testing.B) {
 		})
 	}
 }
+
+// TestJPEGBaselineIsWindowedAsNative: a baseline JPEG slice (made by
+// dcmcjpeg) goes through the header's rescale and window as the same
+// slice uncompressed does (lossy: close, not equal), and a JPEG frame
+// whose size differs from the header's is refused before it is decoded.
+func TestJPEGBaselineIsWindowedAsNative(t *testing.T) {
+	if _, err := exec.LookPath("dcmcjpeg"); err != nil {
+		t.Skip("dcmtk is not installed")
+	}
+	sl := testSlices(1, "1.2.3.100", "T1 TRA")[0]
+	sl.Rows, sl.Cols, sl.BitsAllocated, sl.BitsStored = 64, 64, 8, 8
+	sl.Pixels = make([]uint16, 64*64)
+	for i := range sl.Pixels {
+		sl.Pixels[i] = uint16(96 + (i%64)/2) // a smooth ramp 96..127
+	}
+	sl.WindowCenter, sl.WindowWidth = 112, 32 // stretched 8×
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.dcm"), filepath.Join(dir, "out.dcm")
+	os.WriteFile(in, sl.Encode(), 0o644)
+	if b, err := exec.Command("dcmcjpeg", "+eb", "+q", "100", in, out).CombinedOutput(); err != nil {
+		t.Fatalf("dcmcjpeg: %v %s", err, b)
+	}
+	comp, _ := os.ReadFile(out)
+	want, err := DecodeDICOMSlice(context.Background(), sl.Encode(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeDICOMSlice(context.Background(), comp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0
+	for i := range want.Pix {
+		sum += max(int(got.Pix[i])-int(want.Pix[i]), int(want.Pix[i])-int(got.Pix[i]))
+	}
+	if mean := float64(sum) / float64(len(want.Pix)); mean > 4 {
+		t.Errorf("JPEG baseline differs from the native slice by %.1f grey levels on average: not windowed alike", mean)
+	}
+	// Claim a 60000×60000 frame in the JPEG's SOF0 marker.
+	i := bytes.Index(comp, []byte{0xff, 0xc0})
+	if i < 0 {
+		t.Fatal("no SOF0 marker")
+	}
+	copy(comp[i+5:], []byte{0xea, 0x60, 0xea, 0x60})
+	if _, err := DecodeDICOMSlice(context.Background(), comp, nil); err == nil || !strings.Contains(err.Error(), "60000x60000") {
+		t.Errorf("JPEG frame larger than the header: %v", err)
+	}
+}

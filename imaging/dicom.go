@@ -200,78 +200,76 @@ func describeSeries(all []*seriesFiles) string {
 // preamble are read; files that are not DICOM at all, and a DICOMDIR,
 // are skipped and listed in Series.Skipped.
 func ReadDICOMSeries(fsys fs.FS, dir, sequence string, opt ReadOptions) (*Series, error) {
+	found, skipped, err := scanSeriesFolder(fsys, dir, sequence, opt.Limits)
+	if err != nil {
+		return nil, err
+	}
+	if series := groupBySeries(found); len(series) > 1 {
+		return nil, fmt.Errorf("series %s: the folder holds %d DICOM series, and dataset.json lists it as one %s series: %s; keep one folder per series (move the others out, or list each in dataset.json with its own sequence)",
+			dir, len(series), sequence, describeSeries(series))
+	}
+	if len(found) == 0 {
+		return nil, fmt.Errorf("series %s: no %s and no DICOM files found", dir, SidecarName)
+	}
+	meta := SeriesMeta{Sequence: sequence}
+	for i, sc := range found {
+		h := sc.h
+		if i == 0 {
+			meta.FrameOfReference, meta.Orientation, meta.PixelSpacing, meta.SliceThickness = h.frameOfReference, h.orientation, h.spacing, h.thickness
+		} else if err := sameGeometry(h, meta); err != nil {
+			return nil, fmt.Errorf("dicom %s: %w", path.Join(dir, sc.name), err)
+		}
+		meta.Slices = append(meta.Slices, SliceMeta{File: sc.name, Instance: h.instance, Position: h.position})
+	}
+	if err := ValidateMeta(meta); err != nil {
+		return nil, fmt.Errorf("series %s: %w", dir, err)
+	}
+	if err := SortSlices(&meta); err != nil {
+		return nil, fmt.Errorf("series %s: %w", dir, err)
+	}
+	s := &Series{Meta: meta, Dir: dir, Skipped: skipped, Tiles: opt.Tiles}
+	for _, sl := range meta.Slices {
+		s.Files = append(s.Files, path.Join(dir, sl.File))
+	}
+	s.Source = opt.source(&dicomSlices{fsys: fsys, files: s.Files, ext: opt.External}, len(s.Files))
+	return s, nil
+}
+
+// scanSeriesFolder reads the header of every regular, not hidden file in
+// dir: the slices found, and the names of the files skipped (not DICOM, or
+// a DICOMDIR). A slice of another modality than MR, or over the limit, is
+// an error.
+func scanSeriesFolder(fsys fs.FS, dir, sequence string, lim Limits) (found []scannedSlice, skipped []string, err error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		return nil, fmt.Errorf("series %s: %w (a series folder holds series.json with PNG/JPEG slices, or DICOM files)", dir, err)
+		return nil, nil, fmt.Errorf("series %s: %w (a series folder holds series.json with PNG/JPEG slices, or DICOM files)", dir, err)
 	}
-	var found []scannedSlice
-	var skipped []string
 	for _, e := range entries {
 		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
 			continue
 		}
 		name := path.Join(dir, e.Name())
 		f, err := scanDICOMHeader(fsys, name)
-		if errors.Is(err, dicomfile.ErrNotDICOM) {
+		if errors.Is(err, dicomfile.ErrNotDICOM) || err == nil && f.String(dicomfile.MediaStorageSOPClassUID) == sopClassDICOMDIR {
 			skipped = append(skipped, e.Name())
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("dicom %s: %w", name, err)
-		}
-		if f.String(dicomfile.MediaStorageSOPClassUID) == sopClassDICOMDIR {
-			skipped = append(skipped, e.Name())
-			continue
+			return nil, nil, fmt.Errorf("dicom %s: %w", name, err)
 		}
 		h, err := readDICOMHeader(f)
 		if err != nil {
-			return nil, fmt.Errorf("dicom %s: %w", name, err)
+			return nil, nil, fmt.Errorf("dicom %s: %w", name, err)
 		}
 		if h.modality != "" && h.modality != "MR" {
-			return nil, fmt.Errorf("dicom %s: modality %s, not MR: dataset.json lists %s as the %s series, and npcorch reads MR series only; point it at the MR series", name, h.modality, dir, sequence)
+			return nil, nil, fmt.Errorf("dicom %s: modality %s, not MR: dataset.json lists %s as the %s series, and npcorch reads MR series only; point it at the MR series", name, h.modality, dir, sequence)
 		}
-		if int64(h.rows)*int64(h.cols) > opt.Limits.MaxSlicePixels {
-			return nil, fmt.Errorf("dicom %s: %dx%d pixels, over the limit of %d: %w", name, h.cols, h.rows, opt.Limits.MaxSlicePixels, ErrTooLarge)
+		if int64(h.rows)*int64(h.cols) > lim.MaxSlicePixels {
+			return nil, nil, fmt.Errorf("dicom %s: %dx%d pixels, over the limit of %d: %w", name, h.cols, h.rows, lim.MaxSlicePixels, ErrTooLarge)
 		}
 		found = append(found, scannedSlice{e.Name(), h})
 	}
-	if series := groupBySeries(found); len(series) > 1 {
-		return nil, fmt.Errorf("series %s: the folder holds %d DICOM series, and dataset.json lists it as one %s series: %s; keep one folder per series (move the others out, or list each in dataset.json with its own sequence)",
-			dir, len(series), sequence, describeSeries(series))
-	}
-	meta := SeriesMeta{Sequence: sequence}
-	var files []string
-	for i, sc := range found {
-		name, h := path.Join(dir, sc.name), sc.h
-		if i == 0 {
-			meta.FrameOfReference, meta.Orientation, meta.PixelSpacing, meta.SliceThickness = h.frameOfReference, h.orientation, h.spacing, h.thickness
-		} else if err := sameGeometry(h, meta); err != nil {
-			return nil, fmt.Errorf("dicom %s: %w", name, err)
-		}
-		files = append(files, name)
-		meta.Slices = append(meta.Slices, SliceMeta{File: sc.name, Instance: h.instance, Position: h.position})
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("series %s: no %s and no DICOM files found", dir, SidecarName)
-	}
-	if err := ValidateMeta(meta); err != nil {
-		return nil, fmt.Errorf("series %s: %w", dir, err)
-	}
-	byFile := make(map[string]int, len(files))
-	for i, s := range meta.Slices {
-		byFile[s.File] = i
-	}
-	if err := SortSlices(&meta); err != nil {
-		return nil, fmt.Errorf("series %s: %w", dir, err)
-	}
-	s := &Series{Meta: meta, Dir: dir, Skipped: skipped}
-	for _, sl := range meta.Slices {
-		s.Files = append(s.Files, files[byFile[sl.File]])
-	}
-	src := &dicomSlices{fsys: fsys, files: s.Files, ext: opt.External}
-	s.Source = opt.source(src, len(s.Files))
-	s.Tiles = opt.Tiles
-	return s, nil
+	return found, skipped, nil
 }
 
 // sameGeometry checks a slice against the series' frame of reference and
@@ -348,6 +346,12 @@ func DecodeDICOMSlice(ctx context.Context, data []byte, ext ExternalDecoder) (*i
 	case ext == nil:
 		return nil, fmt.Errorf("transfer syntax %s (%s) %w", h.syntax, syntaxName(h.syntax), ErrNeedsDCMTK)
 	}
+	return decodeDecompressed(ctx, data, h, ext)
+}
+
+// decodeDecompressed has ext decompress the file and decodes the result
+// as any uncompressed file.
+func decodeDecompressed(ctx context.Context, data []byte, h dicomHeader, ext ExternalDecoder) (*image.Gray, error) {
 	native, err := ext.Decompress(ctx, data, h.syntax)
 	if err != nil {
 		return nil, err

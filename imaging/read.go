@@ -118,8 +118,8 @@ func ValidateMeta(m SeriesMeta) error {
 // ReadOptions configures the series readers.
 type ReadOptions struct {
 	Limits Limits
-	// External decodes DICOM transfer syntaxes the Go reader cannot; nil
-	// means none (such files fail with an error saying to install dcmtk).
+	// External decompresses DICOM transfer syntaxes the Go reader does not
+	// decode; nil means none (such files fail with ErrNeedsDCMTK).
 	External ExternalDecoder
 	// Tiles, when set, becomes every series' Tiles, and the series then
 	// keep no decoded slices: the tile cache keeps what several outputs

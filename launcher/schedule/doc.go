@@ -80,16 +80,20 @@
 // A re-plan happens when a running or waiting model's estimate moves from
 // the factor the plan uses by more than both 10 % (a dead band, so the
 // plan does not follow noise; a scale-out already needs a 5 % gain) and
-// 2 standard deviations of the estimate (for an unmeasured model, of the
-// node's); at most once per 5 minutes (the default sampling period). It
+// 3 standard deviations of the estimate (for an unmeasured model, of the
+// node's: a campaign checks each model at every sample, over a thousand
+// checks, so 2 SD would re-plan on noise several times a campaign); at
+// most once per 5 minutes (the default sampling period). It
 // takes the new speeds for the models that moved (rankings, live
 // replicas' rates), sizes every waiting model's first wave against the
-// lower bound of the work left, orders them longest-first again, and
+// campaign's lower bound at the speeds now known (as the first waves were
+// sized against the registry's), orders them longest-first again, and
 // records a Replan with its reason. Freed GPUs then go first to a running
-// model whose finish at its measured speed lies more than 1.1 × the
-// remaining lower bound ahead (one replica at a time, while it shortens
-// that finish), then to waiting models. ReplanPolicy.Off keeps the
-// samples but plans as before.
+// model whose own measurements corrected its speed and whose finish at
+// that speed lies more than 1.25 × the remaining lower bound ahead (one
+// replica at a time, while it shortens that finish), then to waiting
+// models: a model measured as the registry says keeps the first wave it
+// was given. ReplanPolicy.Off keeps the samples but plans as before.
 //
 // The Simulator's engines run at SpeedTruth's factors × the registry's
 // speed and report samples every SampleEvery with seeded log-normal noise,

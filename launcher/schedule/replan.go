@@ -19,23 +19,24 @@ type ReplanPolicy struct {
 	Off bool
 	// MinChange and Z: a model's speed estimate must move by more than
 	// MinChange (0 = 0.10, i.e. 10 %) and by more than Z standard
-	// deviations of the estimate (0 = 2) from what the plan uses before
+	// deviations of the estimate (0 = 3) from what the plan uses before
 	// the plan changes.
 	MinChange float64
 	Z         float64
 	// Interval is the least campaign time between two re-plans (0 = 5 min).
 	Interval time.Duration
-	// Slack: a running model whose finish at its measured speed lies more
-	// than (1 + Slack) × the remaining lower bound ahead gets freed GPUs
-	// before waiting models do (0 = 0.1).
+	// Slack: a running model whose own measurements corrected its speed
+	// and whose finish at that speed lies more than (1 + Slack) × the
+	// remaining lower bound ahead gets freed GPUs before waiting models do
+	// (0 = 0.25).
 	Slack float64
 	// Prior tunes the speed estimator.
 	Prior SpeedPrior
 }
 
 func (p ReplanPolicy) minChange() float64 { return orDefault(p.MinChange, 0.10) }
-func (p ReplanPolicy) z() float64         { return orDefault(p.Z, 2) }
-func (p ReplanPolicy) slack() float64     { return orDefault(p.Slack, 0.1) }
+func (p ReplanPolicy) z() float64         { return orDefault(p.Z, 3) }
+func (p ReplanPolicy) slack() float64     { return orDefault(p.Slack, 0.25) }
 func (p ReplanPolicy) interval() time.Duration {
 	if p.Interval > 0 {
 		return p.Interval
@@ -183,6 +184,7 @@ func (s *Scheduler) maybeReplan() bool {
 		if e.measured {
 			changes = append(changes, SpeedChange{Model: ms.m.Name, From: round4(math.Exp(ms.logFactor)), To: round4(math.Exp(e.mean)),
 				LogSD: round4(e.sd), Samples: s.speeds.models[ms.m.Name].n})
+			ms.corrected = true
 		}
 		ms.logFactor = e.mean
 		changed = append(changed, ms)
@@ -210,7 +212,8 @@ func (s *Scheduler) setSpeed(ms *modelState) {
 }
 
 // replanPending sizes every waiting model's first wave against the
-// remaining lower bound and orders them longest-first again, in the
+// campaign's lower bound at the speeds now known, as New sized them
+// against the registry's, and orders them longest-first again, in the
 // places they held in s.models.
 func (s *Scheduler) replanPending() []PendingModel {
 	var slots []int
@@ -223,7 +226,7 @@ func (s *Scheduler) replanPending() []PendingModel {
 			was[ms] = PendingModel{WasGPUs: ms.target, WasPosition: len(pending)}
 		}
 	}
-	bound := s.remainingBound()
+	bound := s.campaignBound()
 	for _, ms := range pending {
 		ms.target = s.waveSize(ms, bound)
 	}
@@ -243,6 +246,21 @@ func byGPUTime(a, b *modelState) int {
 		return c
 	}
 	return strings.Compare(a.m.Name, b.m.Name)
+}
+
+// campaignBound is the whole campaign's lower bound at the speeds the
+// plan uses now: the bound first waves were sized against, with what was
+// learnt since.
+func (s *Scheduler) campaignBound() time.Duration {
+	var total, longest time.Duration
+	for _, ms := range s.models {
+		if ms.effRate <= 0 {
+			continue // external, without work, or unplaceable
+		}
+		total = addSat(total, ms.gpuTime)
+		longest = max(longest, seconds(ms.work, ms.bestRate))
+	}
+	return max(total/time.Duration(len(s.gpus)), longest)
 }
 
 // remainingBound is the lower bound of what is left: max(the remaining
@@ -285,14 +303,15 @@ func replanReason(changes []SpeedChange) string {
 }
 
 // scaleOutLate gives unused GPUs, before any waiting model gets them, to
-// running models whose measured speed puts their finish more than
-// (1 + Slack) × the remaining lower bound ahead: the model that would end
-// much later than the rest.
+// running models whose measurements corrected their speed and put their
+// finish more than (1 + Slack) × the remaining lower bound ahead: the
+// model that would end much later than the rest. A model measured as the
+// registry says keeps the first wave the plan gave it.
 func (s *Scheduler) scaleOutLate() {
 	if s.cfg.Policy.Replan.Off || s.cfg.Policy.NoScaleOut {
 		return
 	}
-	limit := time.Duration((1 + s.cfg.Policy.Replan.slack()) * float64(s.remainingBound()))
+	limit := (1 + s.cfg.Policy.Replan.slack()) * s.remainingBound().Seconds() // float: a huge Slack must not overflow
 	for {
 		type cand struct {
 			ms   *modelState
@@ -300,10 +319,10 @@ func (s *Scheduler) scaleOutLate() {
 		}
 		var cands []cand
 		for _, ms := range s.models {
-			if ms.status != StatusRunning || ms.m.Engine.Replicas > 0 || s.speeds.models[ms.m.Name].informative == 0 {
+			if ms.status != StatusRunning || ms.m.Engine.Replicas > 0 || !ms.corrected {
 				continue
 			}
-			if left := seconds(s.fluid.remaining[ms.m.Name], s.plannedRate(ms)); left > limit {
+			if left := seconds(s.fluid.remaining[ms.m.Name], s.plannedRate(ms)); left.Seconds() > limit {
 				cands = append(cands, cand{ms, left})
 			}
 		}

@@ -76,7 +76,9 @@ type modelState struct {
 	// speed is guess × e^logFactor: the registry's speed corrected by
 	// the measured factor the plan uses now.
 	speed, guess, logFactor float64
-	status                  ModelStatus
+	// corrected is set once a re-plan took the model's own measurements.
+	corrected bool
+	status    ModelStatus
 	// opts are the model's placements on the idle node.
 	opts []placement.Placement
 	// best, efficient and single are placements on the idle node: highest

@@ -55,7 +55,7 @@ func TestSimulationWithSpeedErrorsIsDeterministic(t *testing.T) {
 	cfg := Config{Node: placement.A800SXM8(), Models: models, Workloads: wls}
 	run := func(seed uint64) (string, string) {
 		var trace strings.Builder
-		p, err := Simulate(context.Background(), cfg, SimOptions{Trace: &trace, Truth: speedErrorTruth(models, seed)})
+		p, err := Simulate(context.Background(), cfg, SimOptions{Trace: &trace, Truth: speedCases[0].truth(models, seed)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestSimulationWithSpeedErrorsIsDeterministic(t *testing.T) {
 		t.Fatalf("plan has %d re-plans and speeds %v", len(p.Replans), p.Speeds)
 	}
 	// Every local model was measured, near its true factor.
-	truth := speedErrorTruth(models, 7).Factors
+	truth := speedCases[0].truth(models, 7).Factors
 	for _, m := range p.Speeds.Models {
 		if math.Abs(math.Log(m.Factor/truth[m.Model])) > 0.05 {
 			t.Errorf("%s measured at %.3f×, truly %.3f×", m.Model, m.Factor, truth[m.Model])
@@ -103,7 +103,7 @@ func TestSimulationWithSpeedErrorsIsDeterministic(t *testing.T) {
 func TestReplanKeepsUpWithAPlanThatKnewTheSpeeds(t *testing.T) {
 	models, wls := registryCampaign(t)
 	for seed := uint64(1); seed <= 5; seed++ {
-		r := runSpeedError(t, placement.A800SXM8(), models, wls, seed, samplings[0], Policy{})
+		r := runSpeedError(t, placement.A800SXM8(), models, wls, seed, speedCases[0], Policy{})
 		if got := float64(r.replan.Makespan) / float64(r.oracle.Makespan); got > 1.05 {
 			t.Errorf("seed %d: re-planned makespan %v is %.3f× the oracle's %v", seed, r.replan.Makespan, got, r.oracle.Makespan)
 		}

@@ -91,14 +91,19 @@ func (s *Scheduler) Speeds() *Speeds { return s.speeds.snapshot() }
 // Replans returns the re-plans so far.
 func (s *Scheduler) Replans() []Replan { return slices.Clone(s.replans) }
 
-// checkSample rejects a speed sample that cannot be used.
-func (r *liveReplica) checkSample(x SpeedSample) error {
-	if r.state != replicaReady && r.state != replicaStopping || r.starting {
-		return fmt.Errorf("schedule: speed sample for replica %d of %s, which is not serving", r.ID, r.Model)
-	}
-	if !x.valid() {
+// checkSample rejects a speed sample that cannot be used: from an engine
+// that never served, with amounts that are not numbers, or with a share
+// done that is not one.
+func (r *liveReplica) checkSample(ev Event) error {
+	x := ev.Speed
+	switch {
+	case !r.served:
+		return fmt.Errorf("schedule: speed sample for replica %d of %s, which has not served", r.ID, r.Model)
+	case !x.valid():
 		return fmt.Errorf("schedule: speed sample for replica %d of %s: seconds %v, work %v, images %v, TTFT %v; "+
 			"want a positive duration and finite, non-negative amounts", r.ID, r.Model, x.Seconds, x.Work, x.Images, x.TTFT)
+	case math.IsNaN(ev.Done) || math.IsInf(ev.Done, 0):
+		return fmt.Errorf("schedule: speed sample for replica %d of %s: done %v is not a share of its work", r.ID, r.Model, ev.Done)
 	}
 	return nil
 }

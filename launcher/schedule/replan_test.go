@@ -306,7 +306,7 @@ func TestSpeedSampleValidation(t *testing.T) {
 	o := &observer{}
 	s := mustNew(t, Config{Node: testNode(1), Models: []configs.Model{small("A")}, Workloads: []Workload{work("A", 1000)}, Estimator: fixed}, o)
 	s.Begin()
-	if err := s.Handle(speedAt(50, 1, 50, 1)); err == nil || !strings.Contains(err.Error(), "replica 1 of A, which is not serving") {
+	if err := s.Handle(speedAt(50, 1, 50, 1)); err == nil || !strings.Contains(err.Error(), "replica 1 of A, which has not served") {
 		t.Errorf("a sample from a starting engine: %v", err)
 	}
 	handle(t, s, Event{Kind: EventReady, At: at(100), Replica: 1})
@@ -319,8 +319,24 @@ func TestSpeedSampleValidation(t *testing.T) {
 	if err := s.Handle(speedAt(200, 9, 100, 1)); err == nil {
 		t.Error("a sample from an unknown replica was accepted")
 	}
-	if s.Speeds() != nil {
-		t.Errorf("refused samples were recorded: %+v", s.Speeds())
+	nan := speedAt(200, 1, 100, 1)
+	nan.Done = math.NaN()
+	if err := s.Handle(nan); err == nil || !strings.Contains(err.Error(), "done NaN is not a share of its work") {
+		t.Errorf("a sample with done NaN: %v", err)
+	}
+	if err := s.Handle(Event{Kind: EventProgress, At: at(200), Model: "A", Done: math.Inf(1)}); err == nil ||
+		!strings.Contains(err.Error(), "progress event for A: done +Inf is not a share of its work") {
+		t.Errorf("progress +Inf: %v", err)
+	}
+	if s.Speeds() != nil || s.fluid.remaining["A"] != 1000*1000 {
+		t.Errorf("refused events changed the state: speeds %+v, remaining %v", s.Speeds(), s.fluid.remaining["A"])
+	}
+	// A last sample racing with the engine's stop still counts.
+	handle(t, s, Event{Kind: EventFinished, At: at(1100), Model: "A"})
+	handle(t, s, Event{Kind: EventStopped, At: at(1110), Replica: 1})
+	handle(t, s, speedAt(1115, 1, 300, 1))
+	if sp := s.Speeds(); sp == nil || sp.Models[0].Samples != 1 {
+		t.Errorf("a sample after the stop: speeds %+v, want it recorded", sp)
 	}
 }
 

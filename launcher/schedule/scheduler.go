@@ -3,6 +3,7 @@ package schedule
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -62,8 +63,10 @@ type liveReplica struct {
 	// starting stays true until the engine is ready or gone, even while it
 	// is being stopped: the one-at-a-time rule holds until then.
 	starting bool
-	// sampledAt and servedAt are the time and the fluid's served seconds
-	// at its last speed sample (or when it became ready).
+	// served is set once the engine was ready; sampledAt and servedAt
+	// are the time and the fluid's served seconds at its last speed
+	// sample (or when it became ready).
+	served    bool
 	sampledAt time.Duration
 	servedAt  float64
 }
@@ -247,26 +250,18 @@ func (s *Scheduler) Handle(ev Event) error {
 	var ms *modelState
 	switch ev.Kind {
 	case EventReady, EventFailed, EventStopped, EventSpeed:
-		if ev.Replica < 1 || int(ev.Replica) > len(s.replicas) {
-			return fmt.Errorf("schedule: %s event for unknown replica %d", ev.Kind, ev.Replica)
+		var err error
+		if r, err = s.eventReplica(ev); err != nil {
+			return err
 		}
-		r = s.replicas[ev.Replica-1]
 		ms = s.byName[r.Model]
-		if r.state == replicaGone {
-			return fmt.Errorf("schedule: %s event for replica %d of %s, which has already ended", ev.Kind, r.ID, r.Model)
-		}
-		if ev.Kind == EventReady && !r.starting {
-			return fmt.Errorf("schedule: replica %d of %s reported ready twice", r.ID, r.Model)
-		}
-		if ev.Kind == EventSpeed {
-			if err := r.checkSample(ev.Speed); err != nil {
-				return err
-			}
-		}
 	case EventFinished, EventProgress:
 		var ok bool
 		if ms, ok = s.byName[ev.Model]; !ok {
 			return fmt.Errorf("schedule: %s event for unknown model %q", ev.Kind, ev.Model)
+		}
+		if math.IsNaN(ev.Done) || math.IsInf(ev.Done, 0) {
+			return fmt.Errorf("schedule: %s event for %s: done %v is not a share of its work", ev.Kind, ev.Model, ev.Done)
 		}
 	default:
 		return fmt.Errorf("schedule: unknown event kind %d", int(ev.Kind))
@@ -294,6 +289,24 @@ func (s *Scheduler) Handle(ev Event) error {
 	return nil
 }
 
+// eventReplica returns the replica ev is about, or why ev does not fit
+// it. A speed sample may come after its replica ended, if it served.
+func (s *Scheduler) eventReplica(ev Event) (*liveReplica, error) {
+	if ev.Replica < 1 || int(ev.Replica) > len(s.replicas) {
+		return nil, fmt.Errorf("schedule: %s event for unknown replica %d", ev.Kind, ev.Replica)
+	}
+	r := s.replicas[ev.Replica-1]
+	switch {
+	case ev.Kind == EventSpeed:
+		return r, r.checkSample(ev)
+	case r.state == replicaGone:
+		return nil, fmt.Errorf("schedule: %s event for replica %d of %s, which has already ended", ev.Kind, r.ID, r.Model)
+	case ev.Kind == EventReady && !r.starting:
+		return nil, fmt.Errorf("schedule: replica %d of %s reported ready twice", r.ID, r.Model)
+	}
+	return r, nil
+}
+
 // progress sets ms's remaining work from the share done.
 func (s *Scheduler) progress(ms *modelState, done float64) {
 	s.fluid.remaining[ms.m.Name] = ms.work * (1 - min(max(done, 0), 1))
@@ -310,7 +323,7 @@ func (s *Scheduler) ready(ms *modelState, r *liveReplica) {
 	}
 	r.state = replicaReady
 	s.fluid.addReady(r.Replica)
-	r.sampledAt, r.servedAt = s.now, s.fluid.served[r.ID]
+	r.served, r.sampledAt, r.servedAt = true, s.now, s.fluid.served[r.ID]
 }
 
 func (s *Scheduler) failed(ms *modelState, r *liveReplica, why string) {

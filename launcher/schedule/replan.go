@@ -163,45 +163,53 @@ func (s *Scheduler) anyFreeGPU() bool {
 // last re-plan is Interval ago), it takes the new speeds, sizes and
 // orders the waiting models again, and records why.
 func (s *Scheduler) maybeReplan() bool {
-	pol := s.cfg.Policy.Replan
-	if n := len(s.replans); n > 0 && s.now-time.Duration(float64(s.replans[n-1].At)*float64(time.Second)) < pol.interval() {
+	if len(s.replans) > 0 && s.now-s.replannedAt < s.cfg.Policy.Replan.interval() {
 		return false
 	}
-	moved := func(e speedEstimate, planned float64) bool {
-		return math.Abs(e.mean-planned) > max(math.Log1p(pol.minChange()), pol.z()*e.gateSD)
-	}
 	node := s.speeds.node()
-	nodeDue := moved(node, s.nodeLog)
-	var changes []SpeedChange
-	var changed []*modelState
-	if nodeDue {
-		changes = append(changes, SpeedChange{From: round4(math.Exp(s.nodeLog)), To: round4(math.Exp(node.mean)), LogSD: round4(node.sd)})
-		s.nodeLog = node.mean
+	nodeDue := s.moved(node, s.nodeLog)
+	type move struct {
+		ms *modelState
+		to float64
 	}
+	var moves []move
+	var changes []SpeedChange
 	for _, ms := range s.models {
 		if ms.status != StatusPending && ms.status != StatusRunning {
 			continue
 		}
-		e := s.speeds.estimate(ms.m.Name, node)
-		if e.measured && !moved(e, ms.logFactor) || !e.measured && (!nodeDue || e.mean == ms.logFactor) {
-			continue
-		}
-		if e.measured {
+		switch e := s.speeds.estimate(ms.m.Name, node); {
+		case e.measured && s.moved(e, ms.logFactor):
 			changes = append(changes, SpeedChange{Model: ms.m.Name, From: round4(math.Exp(ms.logFactor)), To: round4(math.Exp(e.mean)),
 				LogSD: round4(e.sd), Samples: s.speeds.models[ms.m.Name].n})
 			ms.corrected = true
+			moves = append(moves, move{ms, e.mean})
+		case !e.measured && nodeDue && e.mean != ms.logFactor:
+			moves = append(moves, move{ms, e.mean})
 		}
-		ms.logFactor = e.mean
-		changed = append(changed, ms)
 	}
-	if len(changed) == 0 {
+	if len(moves) == 0 {
 		return false
 	}
-	for _, ms := range changed {
-		s.setSpeed(ms)
+	if nodeDue {
+		nc := SpeedChange{From: round4(math.Exp(s.nodeLog)), To: round4(math.Exp(node.mean)), LogSD: round4(node.sd)}
+		changes = append([]SpeedChange{nc}, changes...)
+		s.nodeLog = node.mean
 	}
+	for _, m := range moves {
+		m.ms.logFactor = m.to
+		s.setSpeed(m.ms)
+	}
+	s.replannedAt = s.now
 	s.record(Replan{At: secs(s.now), Reason: replanReason(changes), Changes: changes, Pending: s.replanPending()})
 	return true
+}
+
+// moved reports whether estimate e lies beyond the gate around the log
+// factor the plan uses: more than MinChange and Z standard deviations.
+func (s *Scheduler) moved(e speedEstimate, planned float64) bool {
+	pol := s.cfg.Policy.Replan
+	return math.Abs(e.mean-planned) > max(math.Log1p(pol.minChange()), pol.z()*e.gateSD)
 }
 
 // setSpeed applies ms's log factor to its speed, its idle-node ranking and

@@ -127,8 +127,9 @@ type Scheduler struct {
 	speeds   *speedBook
 	replans  []Replan
 	// nodeLog is the node-wide log speed factor the plan uses for models
-	// not measured yet.
-	nodeLog float64
+	// not measured yet; replannedAt is when the last re-plan was made.
+	nodeLog     float64
+	replannedAt time.Duration
 }
 
 // New prepares a scheduler for cfg acting through fx. It places every model

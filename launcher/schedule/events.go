@@ -28,6 +28,10 @@ type Replica struct {
 	// Rate is the estimated token equivalents per second on GPUs of its
 	// own, image preprocessing included.
 	Rate float64 `json:"rate"`
+	// Throughput is its GPUs' in A800-equivalents; ImagesPerS its API
+	// servers' preprocessing ceiling in 512×1644 images per second.
+	Throughput float64 `json:"throughput"`
+	ImagesPerS float64 `json:"images_per_s"`
 }
 
 // Effects is how the scheduler acts. Calls must not block on the outcome:
@@ -56,9 +60,12 @@ const (
 	// EventProgress: Done (0..1) of Model's work is done; corrects the
 	// scheduler's estimate in real runs.
 	EventProgress
+	// EventSpeed: Replica was measured (Speed); Done, when above 0, is
+	// its model's share of work done, as in EventProgress.
+	EventSpeed
 )
 
-var kindNames = [...]string{"", "ready", "failed", "stopped", "finished", "progress"}
+var kindNames = [...]string{"", "ready", "failed", "stopped", "finished", "progress", "speed"}
 
 // String returns the kind's name.
 func (k EventKind) String() string {
@@ -77,6 +84,7 @@ type Event struct {
 	Model   string
 	Err     string
 	Done    float64
+	Speed   SpeedSample
 }
 
 // String describes the event in one line: "ready replica 3 (Lingshu-7B)".
@@ -88,6 +96,9 @@ func (e Event) String() string {
 		return fmt.Sprintf("%-8s %s %.0f%%", e.Kind, e.Model, 100*e.Done)
 	case EventFailed:
 		return fmt.Sprintf("%-8s replica %d (%s): %s", e.Kind, e.Replica, e.Model, e.Err)
+	case EventSpeed:
+		return fmt.Sprintf("%-8s replica %d (%s): %.0f tok/s over %s", e.Kind, e.Replica, e.Model,
+			e.Speed.Work/e.Speed.Seconds, fmtDur(time.Duration(e.Speed.Seconds*float64(time.Second))))
 	}
 	return fmt.Sprintf("%-8s replica %d (%s)", e.Kind, e.Replica, e.Model)
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/npcorch/npcorch/gpu/nvml"
 	"github.com/npcorch/npcorch/imaging/prep"
 	"github.com/npcorch/npcorch/launcher"
-	"github.com/npcorch/npcorch/launcher/campaign"
+	"github.com/npcorch/npcorch/tasks/campaign"
 	"github.com/npcorch/npcorch/tasks/report"
 	"github.com/npcorch/npcorch/tasks/synth"
 )

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/npcorch/npcorch/configs"
-	"github.com/npcorch/npcorch/launcher/campaign"
+	"github.com/npcorch/npcorch/tasks/campaign"
 )
 
 func newRunCmd() *cobra.Command {

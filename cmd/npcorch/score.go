@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/npcorch/npcorch/launcher/campaign"
+	"github.com/npcorch/npcorch/tasks/campaign"
 )
 
 func newScoreCmd() *cobra.Command {

@@ -64,7 +64,7 @@ func TestModelItemsFilterTheCampaignsItemsWithoutCopying(t *testing.T) {
 // stays once the dataset is dropped. It runs over the package's fixture,
 // or over the dataset in $NPCORCH_BENCH_DATA and $NPCORCH_BENCH_PREP.
 //
-//	go test ./launcher/campaign -run '^$' -bench CampaignItemMemory -benchtime 1x
+//	go test ./tasks/campaign -run '^$' -bench CampaignItemMemory -benchtime 1x
 func BenchmarkCampaignItemMemory(b *testing.B) {
 	data, prepDir := os.Getenv("NPCORCH_BENCH_DATA"), os.Getenv("NPCORCH_BENCH_PREP")
 	if data == "" || prepDir == "" {

@@ -159,6 +159,44 @@ func TestPortsSkipTakenPortsAndRelease(t *testing.T) {
 	}
 }
 
+// TestPortsOfTwoRegistriesNeverCollide is the race behind the flaky
+// TestParentSIGINTStopsEnginesBeforeExit: two npcorch processes (there,
+// the fake parent and the campaign package's tests) each proved port
+// 20000 free by binding it while neither engine listened yet (an engine
+// listens only once loaded), both engines bound it with SO_REUSEPORT,
+// and both starts failed as foreign listeners. Two registries stand for
+// the two processes: flock locks conflict between open files even within
+// one process.
+func TestPortsOfTwoRegistriesNeverCollide(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := ln.Addr().(*net.TCPAddr).Port
+	ln.Close() // free again: only the registries' locks can keep them apart
+	dir := t.TempDir()
+	a := &Ports{First: first, Last: first + 1, LockDir: dir}
+	b := &Ports{First: first, Last: first + 1, LockDir: dir}
+	pa, err := a.Allocate("run/m/r0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := b.Allocate("serve/m/r0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pa == pb {
+		t.Fatalf("two registries handed out port %d twice", pa)
+	}
+	if _, err := b.Allocate("serve/m/r1"); !errors.Is(err, ErrNoPort) {
+		t.Fatalf("third allocation in a two-port range: %v, want ErrNoPort", err)
+	}
+	a.Release(pa)
+	if pc, err := b.Allocate("serve/m/r1"); err != nil || pc != pa {
+		t.Errorf("after the other registry released %d: %d, %v", pa, pc, err)
+	}
+}
+
 func TestProcScannerReadsStatWithOddNames(t *testing.T) {
 	root := t.TempDir()
 	write := func(pid, stat string) {

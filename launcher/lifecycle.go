@@ -278,7 +278,13 @@ func (r *Replica) engineError(kind FailureKind, detail string, err error) *Engin
 	if r.log != nil {
 		e.Tail = r.log.tail()
 		if kind == FailureExited || kind == FailureNotFound {
-			e.Kind, e.Hint = Classify(r.log.lines(), kind)
+			lines := r.log.lines()
+			e.Kind, e.Hint = Classify(lines, kind)
+			// The line that names the cause goes into the first line of
+			// the message, which is what journals and summaries keep.
+			if ev := Evidence(lines, e.Kind); ev != "" && !strings.Contains(e.Detail, ev) {
+				e.Detail += ": " + ev
+			}
 		}
 	}
 	if e.Kind == FailurePortInUse && err == nil {
@@ -342,6 +348,10 @@ func (r *Replica) afterCrash(e *EngineError, teardownErr error) {
 	if teardownErr != nil {
 		e.Detail += "; cleanup: " + teardownErr.Error()
 		r.fail(e)
+		return
+	}
+	if e.Kind.Permanent() {
+		r.fail(e) // the next start would fail the same way
 		return
 	}
 	if r.attempts >= r.cfg.Timing.MaxRestarts {

@@ -245,6 +245,38 @@ func TestMissingBinaryIsNamed(t *testing.T) {
 	}
 }
 
+// TestBadEngineArgumentsFailAsConfiguration: an engine that rejects its
+// command line (argparse, exit 2) is a configuration failure of the
+// model: permanent, with argparse's message in the error, and never
+// restarted (MaxRestarts would allow two restarts here).
+func TestBadEngineArgumentsFailAsConfiguration(t *testing.T) {
+	cfg := testConfig(t)
+	sup := NewSupervisor(cfg)
+	defer stopAll(t, sup)
+	sub := sup.Subscribe()
+	defer sub.Close()
+	_, err := startOne(t, sup, ReplicaSpec{Model: simModel("badargs", "--bogus-flag", "1")})
+	var ee *EngineError
+	if !errors.As(err, &ee) || ee.Kind != FailureArgs || !IsPermanent(err) {
+		t.Fatalf("start error %v, want a permanent %s failure", err, FailureArgs)
+	}
+	if !strings.Contains(err.Error(), "error: unrecognized arguments: --bogus-flag") || !strings.Contains(err.Error(), "exit status 2") {
+		t.Errorf("the error lacks argparse's message or the exit status:\n%v", err)
+	}
+	starts := 0
+	for ev := range sub.C {
+		if ev.Kind == EventStarting {
+			starts++
+		}
+		if ev.Kind == EventFailed {
+			break
+		}
+	}
+	if starts != 1 {
+		t.Errorf("%d starts, want 1", starts)
+	}
+}
+
 // fault switches the sim engine's fault (crash, hang, 503, none).
 func fault(t *testing.T, ep Endpoint, name string) {
 	t.Helper()

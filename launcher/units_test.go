@@ -56,6 +56,12 @@ func TestClassify(t *testing.T) {
 		{"ValueError: Model architectures ['HealthGPTForCausalLM'] are not supported for now.", FailureUnsupported},
 		{"OSError: [Errno 98] Address already in use", FailurePortInUse},
 		{"npcorch engine shim: start vllm: exec: \"vllm\": executable file not found in $PATH", FailureNotFound},
+		// argparse's wording, as vLLM (issue 19: `vllm serve serve MODEL`)
+		// and SGLang print it before exiting with status 2.
+		{"vllm serve: error: unrecognized arguments: ZJU-AI4H/Hulu-Med-4B", FailureArgs},
+		{"vllm serve: error: argument --dtype: invalid choice: 'int3' (choose from 'auto', 'half')", FailureArgs},
+		{"launch_server.py: error: the following arguments are required: --model-path", FailureArgs},
+		{"ValueError: error: something unrelated", FailureExited},
 		{"something else happened", FailureExited},
 	} {
 		got, hint := Classify([]string{"INFO start", tc.line}, FailureExited)

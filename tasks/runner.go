@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"sync"
 	"time"
 
@@ -96,6 +97,26 @@ type Summary struct {
 	Problems []ItemProblem `json:"problems,omitempty"`
 	// Failures counts failed attempts by kind (retried or not).
 	Failures map[string]int `json:"failures,omitempty"`
+	// Reasons counts the NotRun requests by why they were not run: a
+	// problem's reason, or a request's last failure (see NotRunReason).
+	Reasons map[string]int `json:"not_run_reasons,omitempty"`
+}
+
+// FailNoReplica is the failure of a request that was never sent: its
+// model's pool was closed, because no replica will serve the model again.
+const FailNoReplica = "no_replica"
+
+// addressPort matches the host:port of an engine in a failure message.
+var addressPort = regexp.MustCompile(`(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\]|localhost):\d+`)
+
+// NotRunReason is why a not-run record was not run, in a form that groups
+// like failures: its last failure, with engine addresses blanked (a
+// restarted replica has another port).
+func NotRunReason(rec Record) string {
+	if len(rec.Failures) == 0 {
+		return "no attempt was made"
+	}
+	return addressPort.ReplaceAllString(rec.Failures[len(rec.Failures)-1], "HOST:PORT")
 }
 
 // SetState gives the runner the journal as read before the run, so that
@@ -156,7 +177,7 @@ func (r *Runner) Run(ctx context.Context, mr ModelRun) (Summary, error) {
 	if mr.Items == nil {
 		mr.Items = ItemList(nil)
 	}
-	s := Summary{Model: mr.Model.Name, Requests: mr.Items.Len() * mr.Repeats, Failures: map[string]int{}}
+	s := Summary{Model: mr.Model.Name, Requests: mr.Items.Len() * mr.Repeats, Failures: map[string]int{}, Reasons: map[string]int{}}
 	if r.Progress != nil {
 		r.Progress.Start(mr.Model.Name, s.Requests)
 		defer func() { r.Progress.Finish(mr.Model.Name, s) }()
@@ -194,6 +215,7 @@ func (r *Runner) runPhase(ctx context.Context, mr ModelRun, dependent bool, s *S
 					if problem != nil {
 						s.Problems = append(s.Problems, *problem)
 						s.NotRun++
+						s.Reasons[problem.Reason]++
 					} else {
 						s.Skipped++
 					}
@@ -213,6 +235,9 @@ func (r *Runner) runPhase(ctx context.Context, mr ModelRun, dependent bool, s *S
 	if workers <= 0 {
 		workers = mr.Pool.Capacity()
 	}
+	// At least one: a pool without replicas yet (or closed) must still
+	// drain the queue, or the producer would wait for ever.
+	workers = max(workers, 1)
 	for i := 0; i < workers; i++ {
 		g.Go(func() error {
 			for req := range reqs {
@@ -231,6 +256,7 @@ func (r *Runner) runPhase(ctx context.Context, mr ModelRun, dependent bool, s *S
 					s.Answered++
 				} else {
 					s.NotRun++
+					s.Reasons[NotRunReason(rec)]++
 				}
 				for _, k := range fails {
 					s.Failures[k]++
@@ -287,6 +313,13 @@ func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request) (Record, [
 	var kinds []string
 	for attempt := 1; ; attempt++ {
 		lease, err := mr.Pool.Acquire(ctx)
+		if errors.Is(err, ErrPoolClosed) {
+			// No replica will come: the request ends not run, with why.
+			kinds = append(kinds, FailNoReplica)
+			rec.Failures = append(rec.Failures, err.Error())
+			rec.Status = StatusNotRun
+			return rec, kinds, nil
+		}
 		if err != nil {
 			return rec, kinds, err
 		}

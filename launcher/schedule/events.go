@@ -38,6 +38,11 @@ type Effects interface {
 	// StopReplica stops r (starting or ready) and verifies its GPUs are
 	// free; the end is EventStopped.
 	StopReplica(r Replica)
+	// AbandonModel says that model will never be served again (it could
+	// not be placed, or its engines failed for good, for why): its
+	// outstanding work must end as not run, or the work would wait for a
+	// replica that never comes. No event answers it.
+	AbandonModel(model, why string)
 }
 
 // EventKind says what happened.
@@ -76,7 +81,12 @@ type Event struct {
 	Replica ReplicaID
 	Model   string
 	Err     string
-	Done    float64
+	// Permanent marks an EventFailed that no other GPU set can fix: the
+	// model's own configuration is wrong (a bad engine command line, a
+	// missing binary, an architecture the engine does not support). The
+	// model fails at once and its other replicas are stopped.
+	Permanent bool
+	Done      float64
 }
 
 // String describes the event in one line: "ready replica 3 (Lingshu-7B)".

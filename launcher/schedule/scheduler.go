@@ -80,6 +80,7 @@ type modelState struct {
 	target                        int
 	avoid                         [][]int
 	failures                      int
+	lastFailure                   string // first line of the last failure
 	live                          []ReplicaID
 	started                       bool
 	start, workEnd, end           time.Duration
@@ -203,6 +204,11 @@ func (s *Scheduler) Begin() {
 		return
 	}
 	s.began = true
+	for _, ms := range s.models {
+		if ms.status == StatusUnplaceable {
+			s.fx.AbandonModel(ms.m.Name, ms.note)
+		}
+	}
 	s.schedule()
 }
 
@@ -254,7 +260,7 @@ func (s *Scheduler) Handle(ev Event) error {
 	case EventReady:
 		s.ready(ms, r)
 	case EventFailed:
-		s.failed(ms, r, ev.Err)
+		s.failed(ms, r, ev.Err, ev.Permanent)
 	case EventStopped:
 		s.stopped(ms, r)
 	case EventFinished:
@@ -279,7 +285,7 @@ func (s *Scheduler) ready(ms *modelState, r *liveReplica) {
 	s.fluid.addReady(r.Replica)
 }
 
-func (s *Scheduler) failed(ms *modelState, r *liveReplica, why string) {
+func (s *Scheduler) failed(ms *modelState, r *liveReplica, why string, permanent bool) {
 	if why == "" {
 		why = "no reason given"
 	}
@@ -287,23 +293,50 @@ func (s *Scheduler) failed(ms *modelState, r *liveReplica, why string) {
 	s.waves[r.Wave-1].Failed++
 	if ms.status == StatusRunning {
 		ms.failures++
+		ms.lastFailure = firstLine(why)
 		ms.avoid = append(ms.avoid, slices.Clone(r.GPUs))
 	}
 	s.end(ms, r)
+	if permanent && ms.status == StatusRunning {
+		// Other GPUs would fail the same way: stop the model's other
+		// replicas and give up on it now.
+		s.stopLive(ms)
+		s.giveUp(ms, "its engine cannot run as configured: "+why)
+		return
+	}
 	if len(ms.live) > 0 {
 		return
 	}
 	switch ms.status {
 	case StatusRunning:
 		if ms.failures >= s.cfg.Policy.maxStartFailures() {
-			ms.status = StatusFailed
-			ms.note = fmt.Sprintf("gave up after %d failed starts; last: %s", ms.failures, why)
-			ms.end = s.now
+			s.giveUp(ms, fmt.Sprintf("gave up after %d failed starts; last: %s", ms.failures, why))
 			return
 		}
 		ms.status = StatusPending
 	case StatusStopping:
 		ms.status, ms.end = StatusDone, s.now
+	}
+}
+
+// giveUp marks ms failed for good and tells the effects, so that its
+// outstanding work ends as not run. Live replicas, if any, are stopping;
+// Done waits for them.
+func (s *Scheduler) giveUp(ms *modelState, note string) {
+	ms.status, ms.end, ms.note = StatusFailed, s.now, note
+	s.fx.AbandonModel(ms.m.Name, note)
+}
+
+// stopLive asks every live replica of ms to stop.
+func (s *Scheduler) stopLive(ms *modelState) {
+	for _, id := range ms.live {
+		r := s.replicas[id-1]
+		if r.state == replicaStopping {
+			continue
+		}
+		s.fluid.remove(r.ID)
+		r.state = replicaStopping
+		s.fx.StopReplica(r.Replica)
 	}
 }
 
@@ -343,15 +376,7 @@ func (s *Scheduler) finished(ms *modelState) {
 	s.fluid.remaining[ms.m.Name] = 0
 	ms.workEnd = s.now
 	ms.status = StatusStopping
-	for _, id := range ms.live {
-		r := s.replicas[id-1]
-		if r.state == replicaStopping {
-			continue
-		}
-		s.fluid.remove(r.ID)
-		r.state = replicaStopping
-		s.fx.StopReplica(r.Replica)
-	}
+	s.stopLive(ms)
 	if len(ms.live) == 0 {
 		ms.status, ms.end = StatusDone, s.now
 	}
@@ -378,8 +403,11 @@ func (s *Scheduler) schedule() {
 		if ms.status == StatusPending {
 			// Nothing runs and it still cannot start: it never will.
 			res := placement.Evaluate(ms.m, s.view(), s.constraints(placement.Constraints{Avoid: ms.avoid}))
-			ms.status, ms.end = StatusFailed, s.now
-			ms.note = "no GPU set left to try: " + rejectionSummary(res.Rejections)
+			note := "no GPU set left to try: " + rejectionSummary(res.Rejections)
+			if ms.lastFailure != "" {
+				note = fmt.Sprintf("no GPU set left to try after %d failed starts (last: %s): %s", ms.failures, ms.lastFailure, rejectionSummary(res.Rejections))
+			}
+			s.giveUp(ms, note)
 		}
 	}
 }
@@ -540,6 +568,12 @@ func (s *Scheduler) startWave(ms *modelState, p placement.Placement, kind WaveKi
 	for _, r := range start {
 		s.fx.StartReplica(r)
 	}
+}
+
+// firstLine is the first line of an engine error (its log tail follows).
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // rejectionSummary joins rejection messages into one line.

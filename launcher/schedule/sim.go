@@ -88,6 +88,9 @@ func (sim *Simulator) StopReplica(r Replica) {
 	sim.push(sim.f.now+sim.est.StopTime(), Event{Kind: EventStopped, Replica: r.ID, Model: r.Model})
 }
 
+// AbandonModel implements Effects: a simulated model's work simply stops.
+func (sim *Simulator) AbandonModel(model, why string) {}
+
 // Next advances the virtual clock to the next event and returns it. It
 // fails when nothing is left to happen, which means the scheduler waits for
 // an event that cannot come.
@@ -190,6 +193,11 @@ func (t tracedEffects) StartReplica(r Replica) {
 func (t tracedEffects) StopReplica(r Replica) {
 	fmt.Fprintf(t.w, "%8s  stop     replica %d (%s)\n", fmtDur(t.now()), r.ID, r.Model)
 	t.fx.StopReplica(r)
+}
+
+func (t tracedEffects) AbandonModel(model, why string) {
+	fmt.Fprintf(t.w, "%8s  abandon  %s: %s\n", fmtDur(t.now()), model, why)
+	t.fx.AbandonModel(model, why)
 }
 
 // Traced returns a Source that writes each event of src to w as a line:

@@ -1,0 +1,173 @@
+package campaign
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher/schedule"
+	"github.com/npcorch/npcorch/tasks"
+)
+
+// TestCampaignGoesOnWhenAnEngineGivesUp is issue 12's hang, with real
+// engine processes: Qwen3-VL-8B's engine crashes after its first answer
+// each time it starts, is restarted once (max_restarts), then gives up.
+// Before the fix its remaining requests waited in Pool.Acquire for ever,
+// and so did the campaign. Now its GPUs go back to the scheduler (all
+// four: Hulu-Med-4B, pinned to the same four GPUs, can only start then),
+// its remaining requests end not run with the reason, and the campaign
+// finishes with Hulu-Med-4B fully answered.
+func TestCampaignGoesOnWhenAnEngineGivesUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real engine processes")
+	}
+	data, prepDir := fixture(t)
+	src := fmt.Sprintf(`
+name: gives-up
+node: fake:h100-sxm-4
+output: run
+dataset: {raw: %q, prepared: %q}
+tasks: [pathology, sequence]
+client: {connect_timeout: 2s, first_token_timeout: 20s, chunk_timeout: 10s, total_timeout: 1m, retries: 2, backoff: 50ms}
+models:
+  - name: Qwen3-VL-8B-Instruct
+    engine: {kind: sim, tensor_parallel: 4, replicas: 1, sim: [--sim-fault, crash-after=1, --sim-policy, oracle]}
+  - name: Hulu-Med-4B
+    engine: {kind: sim, tensor_parallel: 4, replicas: 1, sim: [--sim-policy, oracle]}
+`, data, prepDir)
+	c, err := configs.ParseCampaign("gives-up.yaml", t.TempDir(), []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	tm := testTiming()
+	tm.MaxRestarts = 1
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var log bytes.Buffer
+	o, err := Run(ctx, Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: tm})
+	if ctx.Err() != nil {
+		t.Fatalf("the campaign hung until the test's deadline; log:\n%s", log.String())
+	}
+	if err == nil || !strings.Contains(err.Error(), "Qwen3-VL-8B-Instruct") {
+		t.Fatalf("err = %v; want the run to say which model was not served", err)
+	}
+	sums := map[string]tasks.Summary{}
+	for _, s := range o.Summaries {
+		sums[s.Model] = s
+	}
+	hulu, qwen := sums["Hulu-Med-4B"], sums["Qwen3-VL-8B-Instruct"]
+	if hulu.Answered != hulu.Requests || hulu.Requests == 0 {
+		t.Errorf("Hulu-Med-4B: %+v; want every request answered after the other model gave up its GPUs", hulu)
+	}
+	if qwen.NotRun == 0 || qwen.Answered+qwen.NotRun != qwen.Requests {
+		t.Errorf("Qwen3-VL-8B-Instruct: %+v; want its unanswered requests ended as not run", qwen)
+	}
+	reason := ""
+	for r := range qwen.Reasons {
+		if strings.Contains(r, "not served") && strings.Contains(r, "gave up after 1 restarts") {
+			reason = r
+		}
+	}
+	if reason == "" {
+		t.Errorf("not-run reasons %v lack the engine giving up; log:\n%s", qwen.Reasons, log.String())
+	}
+	// The journal keeps each not-run request with the reason.
+	st, err := tasks.ReadJournal(o.RunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notRun := 0
+	for _, rec := range st.Records {
+		if rec.Model == "Qwen3-VL-8B-Instruct" && rec.Status == tasks.StatusNotRun {
+			notRun++
+			if !strings.Contains(strings.Join(rec.Failures, "; "), "not served") {
+				t.Errorf("not-run record %s lacks the reason: %q", rec.Item, rec.Failures)
+			}
+		}
+	}
+	if notRun != qwen.NotRun {
+		t.Errorf("%d not-run records journaled, summary says %d", notRun, qwen.NotRun)
+	}
+	for _, m := range o.Plan.Models {
+		want := map[string]schedule.ModelStatus{"Qwen3-VL-8B-Instruct": schedule.StatusFailed, "Hulu-Med-4B": schedule.StatusDone}[m.Model]
+		if m.Status != want {
+			t.Errorf("%s ended %s, want %s", m.Model, m.Status, want)
+		}
+	}
+	if left := liveProcesses(o.RunDir); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+}
+
+// TestBadEngineArgumentsFailTheModelWithoutReplanning is issue 19's bad
+// command line: vLLM exits 2 with argparse's "unrecognized arguments",
+// and npcorch re-planned the model onto other GPUs and started it again,
+// three times. Now the first failure fails the model: one start, no
+// restart (max_restarts allows two), its items not run with argparse's
+// message, and the other model runs.
+func TestBadEngineArgumentsFailTheModelWithoutReplanning(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real engine processes")
+	}
+	data, prepDir := fixture(t)
+	src := fmt.Sprintf(`
+name: bad-args
+node: fake:h100-sxm-4
+output: run
+dataset: {raw: %q, prepared: %q}
+tasks: [pathology]
+client: {connect_timeout: 2s, first_token_timeout: 20s, chunk_timeout: 10s, total_timeout: 1m, backoff: 50ms}
+models:
+  - name: Qwen3-VL-8B-Instruct
+    engine: {kind: sim, tensor_parallel: 1, replicas: 1, sim: [--bogus-flag, "1"]}
+  - name: Hulu-Med-4B
+    engine: {kind: sim, tensor_parallel: 1, replicas: 1, sim: [--sim-policy, oracle]}
+`, data, prepDir)
+	c, err := configs.ParseCampaign("bad-args.yaml", t.TempDir(), []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	tm := testTiming()
+	tm.MaxRestarts = 2
+	var log bytes.Buffer
+	o, err := Run(context.Background(), Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: tm})
+	if err == nil || !strings.Contains(err.Error(), "unrecognized arguments: --bogus-flag") {
+		t.Fatalf("err = %v; want it to carry argparse's message", err)
+	}
+	var fails int
+	for _, f := range o.Plan.Failures {
+		if f.Model == "Qwen3-VL-8B-Instruct" {
+			fails++
+		}
+	}
+	if fails != 1 {
+		t.Errorf("%d failed starts of the model with a bad command line, want 1 (no re-plan)", fails)
+	}
+	if n := strings.Count(log.String(), "Qwen3-VL-8B-Instruct/r1 restarting"); n != 0 {
+		t.Errorf("the engine was restarted %d times", n)
+	}
+	for _, s := range o.Summaries {
+		switch s.Model {
+		case "Hulu-Med-4B":
+			if s.Answered != s.Requests {
+				t.Errorf("Hulu-Med-4B: %+v", s)
+			}
+		case "Qwen3-VL-8B-Instruct":
+			found := false
+			for r, n := range s.Reasons {
+				found = found || (n == s.Requests && strings.Contains(r, "unrecognized arguments"))
+			}
+			if !found || s.NotRun != s.Requests {
+				t.Errorf("Qwen3-VL-8B-Instruct: %+v; want every request not run with argparse's message", s)
+			}
+		}
+	}
+}

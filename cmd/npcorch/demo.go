@@ -100,7 +100,7 @@ func runDemo(ctx context.Context, out string, seed int64, resume bool, stdout, s
 	// delays keep the demo fast and still exercise every stage.
 	timing := launcher.Timing{NoProgress: time.Minute, HardCap: 3 * time.Minute, Grace: 5 * time.Second,
 		RestartBackoff: 200 * time.Millisecond, MaxBackoff: 2 * time.Second, StallCheck: 2 * time.Second, StallWindow: 30 * time.Second}
-	o, err := campaign.Run(ctx, campaign.Options{Campaign: c, Self: []string{self}, Resume: true,
+	o, err := campaign.Run(ctx, campaign.Options{Campaign: c, Self: []string{self}, Resume: resume,
 		Out: stdout, Log: io.Discard, Progress: stderr, Timing: timing})
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)

@@ -23,7 +23,7 @@ func main() {
 	root := newRootCmd()
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "npcorch:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
 

@@ -25,8 +25,9 @@ type Options struct {
 	// [os.Executable()]; engines are started through `Self serve
 	// engine-shim` and simulated engines as `Self sim-engine serve`.
 	Self []string
-	// Resume allows a run directory that already holds a journal: only
-	// what it lacks is sent.
+	// Resume continues the run in the run directory: only what its
+	// journal lacks is sent. A directory without a run is refused.
+	// Without it, a directory whose journal holds answers is refused.
 	Resume bool
 	// Out receives the summary table; Log the event lines; Progress the
 	// per-model progress (bars on a terminal).
@@ -78,6 +79,9 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 func Run(ctx context.Context, opt Options) (*Outcome, error) {
 	c := opt.Campaign
 	runDir := c.Path(c.Output)
+	if opt.Resume && !begun(runDir) {
+		return nil, fmt.Errorf("--resume: %s holds no run to continue (no run.json, no journal/); give the --out of the interrupted run, or drop --resume to start the campaign there", runDir)
+	}
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
@@ -146,7 +150,20 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 	if opt.Out != nil {
 		res.WriteMarkdown(opt.Out)
 	}
+	if ctx.Err() == nil {
+		runErr = errors.Join(runErr, checkComplete(res, out.Summaries, opt.Out))
+	}
 	return out, runErr
+}
+
+// begun reports whether runDir holds a run: its run.json or its journal.
+func begun(runDir string) bool {
+	for _, name := range []string{"run.json", "journal"} {
+		if _, err := os.Stat(filepath.Join(runDir, name)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // loadPrompts reads the campaign's own prompt templates, or the embedded

@@ -283,7 +283,7 @@ models:
 	var log bytes.Buffer
 	o, err := Run(context.Background(), Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: tm})
 	t.Log(log.String())
-	if err == nil || !strings.Contains(err.Error(), "model Qwen3-VL-8B-Instruct did not run") || !strings.Contains(err.Error(), "out of memory") {
+	if err == nil || !strings.Contains(err.Error(), "model Qwen3-VL-8B-Instruct was abandoned") || !strings.Contains(err.Error(), "out of memory") {
 		t.Fatalf("err = %v; want it to name the model that did not run and why", err)
 	}
 	if o == nil || o.Results == nil {

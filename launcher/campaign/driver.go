@@ -287,22 +287,16 @@ func (d *driver) run(ctx context.Context) error {
 	return errors.Join(schedErr, extErr)
 }
 
-// modelsNotRun names every model the campaign could not serve, with the
-// reason: the run goes on without them, but must not look complete.
+// modelsNotRun names every model the campaign abandoned, with the reason:
+// the run goes on without them, but must not look complete.
 func modelsNotRun(p *schedule.Plan) error {
 	var errs []error
 	for _, m := range p.Models {
 		switch m.Status {
 		case schedule.StatusFailed:
-			last := ""
-			for _, f := range p.Failures {
-				if f.Model == m.Model {
-					last = f.Err
-				}
-			}
-			errs = append(errs, fmt.Errorf("model %s did not run: its engine failed to start (%s); the engine's log is in the run directory (engines/, or slurm/ for Slurm jobs)", m.Model, last))
+			errs = append(errs, fmt.Errorf("model %s was abandoned: %s; its engine logs are in the run directory (engines/, or slurm/ for Slurm jobs)", m.Model, firstLine(m.Note)))
 		case schedule.StatusUnplaceable:
-			errs = append(errs, fmt.Errorf("model %s did not run: %s", m.Model, m.Note))
+			errs = append(errs, fmt.Errorf("model %s was abandoned: %s", m.Model, m.Note))
 		}
 	}
 	return errors.Join(errs...)

@@ -25,6 +25,7 @@ const (
 	FailureHardCap     FailureKind = "start-timeout"
 	FailureForeign     FailureKind = "foreign-listener"
 	FailureRejected    FailureKind = "rejected"
+	FailureWarmUp      FailureKind = "warm-up-failed"
 	FailureStalled     FailureKind = "stalled"
 	FailureUnhealthy   FailureKind = "unhealthy"
 	FailureConfig      FailureKind = "config"
@@ -166,9 +167,11 @@ func hintFor(k FailureKind) string {
 	}
 	switch k {
 	case FailureNoProgress:
-		return "the engine printed nothing and changed no state for the whole no-progress window; read its log, or raise the start-up timeout if loading is just slow"
+		return "the engine printed no new log line (access-log and periodic stats lines do not count) and reached no new readiness stage for the whole no-progress window; the last readiness check above says what it answered; read its log, or raise launch.no_progress_timeout in the campaign file if loading is just slow"
+	case FailureWarmUp:
+		return "the engine is up but cannot answer a one-token chat; its answer is above and its log says why (a broken model, a bad chat template, a dead engine core)"
 	case FailureHardCap:
-		return "the engine kept working but never became ready within the hard cap; read its log, or raise the cap for very large models"
+		return "the engine kept working but never became ready within the hard cap; read its log, or raise launch.start_timeout in the campaign file for very large models"
 	case FailureForeign:
 		return "another server answers on this port; stop it (`ss -ltnp` names it) — npcorch will allocate another port"
 	case FailureStalled:

@@ -85,9 +85,11 @@ func (r *Replica) launch() {
 	p := &prober{
 		client: r.cfg.HTTP, inv: r.inv, port: r.port, pgid: pgid, owners: r.cfg.Listeners,
 		timeout: t.ProbeTimeout, warmUp: t.WarmUpTimeout, interval: t.ProbeInterval,
+		warmRetry: t.WarmUpRetry, warmFailures: t.WarmUpFailures,
 	}
-	go p.run(ctx, r.kick, func(st stage, err error) {
-		r.post(func() { r.onProbe(gen, st, err) })
+	r.launchedAt, r.stage, r.probeNote = r.cfg.Now(), stageDown, ""
+	go p.run(ctx, r.kick, func(rep probeReport) {
+		r.post(func() { r.onProbe(gen, rep) })
 	})
 	r.emit(EventStarting, nil, func(e *Event) {
 		e.Attempt = r.attempts
@@ -181,24 +183,47 @@ func (r *Replica) pushDeadline() {
 	}
 }
 
-func (r *Replica) onProbe(gen int, st stage, err error) {
+func (r *Replica) onProbe(gen int, rep probeReport) {
 	if gen != r.gen || r.state != StateStarting || r.tearing {
 		return
 	}
 	var fp *fatalProbe
 	switch {
-	case errors.As(err, &fp):
+	case errors.As(rep.err, &fp):
 		r.failStart(fp.kind, fp.msg, nil)
-	case err != nil:
-		r.failStart(FailureExited, err.Error(), err)
-	case st == stageReady:
+	case rep.err != nil:
+		r.failStart(FailureExited, rep.err.Error(), rep.err)
+	case rep.stage == stageReady:
 		r.becomeReady()
 	default:
-		if r.log != nil {
-			r.log.note("readiness: " + st.String())
+		r.probeNote = rep.note
+		if rep.stage <= r.stage {
+			return // the checks see something new, but it is no progress
 		}
 		r.pushDeadline()
+		// One check may pass several stages (port, /health, listing):
+		// each is announced, in order.
+		for r.stage < rep.stage {
+			r.stage++
+			if r.log != nil {
+				r.log.note("readiness: " + r.stage.String())
+			}
+			r.emit(EventProgress, nil, func(e *Event) {
+				e.Stage, e.Attempt = r.stage.Describe(), r.attempts
+				e.Delay = r.cfg.Now().Sub(r.launchedAt)
+			})
+		}
 	}
+}
+
+// noProgressDetail says what a start that made no progress was waiting
+// for: the stage it reached and what the last readiness check saw.
+func (r *Replica) noProgressDetail() string {
+	d := fmt.Sprintf("no new log line and no readiness progress for %v (last stage: %s", r.cfg.Timing.NoProgress, r.stage.Describe())
+	if r.probeNote != "" {
+		d += "; last readiness check: " + r.probeNote
+	}
+	return d + ")"
 }
 
 func (r *Replica) becomeReady() {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -200,6 +201,65 @@ func TestNeverReadyHardCapFiresDespiteProgress(t *testing.T) {
 	}
 	if len(ee.Tail) == 0 || !strings.Contains(ee.Error(), "Loading safetensors") {
 		t.Errorf("error lacks the log tail: %v", ee)
+	}
+}
+
+// TestStatsLinesDoNotKeepAHungStartAlive: an engine that never becomes
+// ready but prints vLLM's periodic throughput line every 50 ms fails on
+// the no-progress deadline, not on the hard cap (issue 12), and the
+// failure says what the last readiness check saw.
+func TestStatsLinesDoNotKeepAHungStartAlive(t *testing.T) {
+	cfg := fakeConfig(t)
+	cfg.Timing.NoProgress = 800 * time.Millisecond
+	cfg.Timing.HardCap = time.Minute
+	stats := "INFO 12-01 10:00:00 [loggers.py:123] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, Prefix cache hit rate: 0.0%"
+	ee, _ := startFailure(t, cfg, ReplicaSpec{Model: simModel("stats", "--sim-fault", "never-ready", "--sim-log-every", "50ms", "--sim-log-line", stats)})
+	if ee.Kind != FailureNoProgress {
+		t.Fatalf("kind %s, want %s: %v", ee.Kind, FailureNoProgress, ee)
+	}
+	if !strings.Contains(ee.Error(), "last readiness check: GET /health: connect: connection refused") {
+		t.Errorf("the failure does not say what the engine answered:\n%v", ee)
+	}
+}
+
+// TestWarmUpAnswered5xxFailsWithTheBody: a warm-up chat answered 500 was
+// retried silently about five times a second until the no-progress
+// deadline, whose message blamed a silent engine (issue 12). Repeated 5xx
+// answers fail the start with the engine's answer, before that deadline,
+// and each start-up stage is announced on the way.
+func TestWarmUpAnswered5xxFailsWithTheBody(t *testing.T) {
+	cfg := fakeConfig(t)
+	cfg.Timing.NoProgress, cfg.Timing.HardCap = 20*time.Second, time.Minute
+	cfg.Timing.WarmUpRetry, cfg.Timing.WarmUpFailures = 50*time.Millisecond, 3
+	sup := NewSupervisor(cfg)
+	defer stopAll(t, sup)
+	sub := sup.Subscribe()
+	defer sub.Close()
+	start := time.Now()
+	_, err := startOne(t, sup, ReplicaSpec{Model: simModel("warm500", "--sim-chat-status", "500")})
+	var ee *EngineError
+	if !errors.As(err, &ee) || ee.Kind != FailureWarmUp {
+		t.Fatalf("start error %v, want %s", err, FailureWarmUp)
+	}
+	if elapsed := time.Since(start); elapsed >= cfg.Timing.NoProgress {
+		t.Errorf("the start failed after %v, on the no-progress deadline", elapsed)
+	}
+	for _, want := range []string{"HTTP 500 3 times in a row", "CUDA error: an illegal memory access was encountered"} {
+		if !strings.Contains(ee.Error(), want) {
+			t.Errorf("the error lacks %q:\n%v", want, ee)
+		}
+	}
+	var stages []string
+	for ev := range sub.C {
+		if ev.Kind == EventProgress {
+			stages = append(stages, ev.Stage)
+		}
+		if ev.Kind == EventFailed {
+			break
+		}
+	}
+	if want := []string{"port open", "/health answers 200", "model listed in /v1/models; warm-up chat sent"}; !slices.Equal(stages, want) {
+		t.Errorf("start-up stages %q, want %q", stages, want)
 	}
 }
 

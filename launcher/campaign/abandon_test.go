@@ -18,6 +18,7 @@ import (
 // TestCampaignGoesOnWhenAnEngineGivesUp is issue 12's hang, with real
 // engine processes: Qwen3-VL-8B's engine crashes after its first answer
 // each time it starts, is restarted once (max_restarts), then gives up.
+// The restart policy comes from the campaign file's launch block.
 // Before the fix its remaining requests waited in Pool.Acquire for ever,
 // and so did the campaign. Now its GPUs go back to the scheduler (all
 // four: Hulu-Med-4B, pinned to the same four GPUs, can only start then),
@@ -35,6 +36,7 @@ output: run
 dataset: {raw: %q, prepared: %q}
 tasks: [pathology, sequence]
 client: {connect_timeout: 2s, first_token_timeout: 20s, chunk_timeout: 10s, total_timeout: 1m, retries: 2, backoff: 50ms}
+launch: {max_restarts: 1, restart_backoff: 100ms}
 models:
   - name: Qwen3-VL-8B-Instruct
     engine: {kind: sim, tensor_parallel: 4, replicas: 1, sim: [--sim-fault, crash-after=1, --sim-policy, oracle]}
@@ -47,7 +49,7 @@ models:
 	}
 	exe, _ := os.Executable()
 	tm := testTiming()
-	tm.MaxRestarts = 1
+	tm.MaxRestarts = 4 // the campaign file's launch.max_restarts wins
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var log bytes.Buffer
@@ -124,6 +126,7 @@ output: run
 dataset: {raw: %q, prepared: %q}
 tasks: [pathology]
 client: {connect_timeout: 2s, first_token_timeout: 20s, chunk_timeout: 10s, total_timeout: 1m, backoff: 50ms}
+launch: {max_restarts: 2}
 models:
   - name: Qwen3-VL-8B-Instruct
     engine: {kind: sim, tensor_parallel: 1, replicas: 1, sim: [--bogus-flag, "1"]}
@@ -135,10 +138,8 @@ models:
 		t.Fatal(err)
 	}
 	exe, _ := os.Executable()
-	tm := testTiming()
-	tm.MaxRestarts = 2
 	var log bytes.Buffer
-	o, err := Run(context.Background(), Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: tm})
+	o, err := Run(context.Background(), Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: testTiming()})
 	if err == nil || !strings.Contains(err.Error(), "unrecognized arguments: --bogus-flag") {
 		t.Fatalf("err = %v; want it to carry argparse's message", err)
 	}

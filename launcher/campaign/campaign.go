@@ -33,7 +33,8 @@ type Options struct {
 	// per-model progress (bars on a terminal).
 	Out, Log, Progress io.Writer
 	// Timing overrides the launcher's delays (tests and the demo shrink
-	// them); zero fields keep the defaults.
+	// them); zero fields keep the defaults, and the campaign file's launch
+	// settings win over both.
 	Timing launcher.Timing
 	// SampleInterval is the GPU sampler's period (0 = 1 s).
 	SampleInterval time.Duration

@@ -121,7 +121,7 @@ func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *con
 		Shim:    append(slices.Clone(opt.Self), "serve", "engine-shim"),
 		LogDir:  filepath.Join(runDir, "engines"),
 		Host:    c.Host,
-		Timing:  opt.Timing,
+		Timing:  d.timing(),
 	}
 	if !strings.HasPrefix(c.Node, "fake:") {
 		if _, absent := src.(gpu.Absent); !absent {
@@ -147,6 +147,12 @@ func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *con
 		Progress: tasks.NewProgress(progress), Retries: c.Client.Retries, Backoff: c.Client.Backoff, MaxBackoff: 30 * time.Second}
 	d.runner.SetState(state)
 	return d, nil
+}
+
+// timing is the engines' lifecycle: the campaign file's launch settings
+// over the caller's Timing over the launcher's defaults.
+func (d *driver) timing() launcher.Timing {
+	return d.opt.Timing.With(d.opt.Campaign.Launch)
 }
 
 // engines are the engine kinds npcorch launches, its own simulated engine
@@ -265,7 +271,8 @@ func (d *driver) run(ctx context.Context) error {
 	}
 	var schedErr error
 	if len(local) > 0 {
-		s, err := schedule.New(schedule.Config{Node: d.node, Models: local, Workloads: workloads}, effects{d, ctx})
+		s, err := schedule.New(schedule.Config{Node: d.node, Models: local, Workloads: workloads,
+			Policy: schedule.Policy{MaxStartFailures: c.Launch.MaxStartFailures}}, effects{d, ctx})
 		if err != nil {
 			return err
 		}

@@ -41,7 +41,7 @@ func (d *driver) planNode(ctx context.Context, src gpu.Source) (placement.Node, 
 		Run:      c.Name,
 		Dir:      filepath.Join(d.runDir, "slurm"),
 		Engines:  d.engines(),
-		Timing:   d.opt.Timing,
+		Timing:   d.timing(),
 		OnEvent:  d.onEngineEvent,
 		Log:      d.opt.Log,
 	})

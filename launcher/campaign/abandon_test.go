@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -170,5 +171,36 @@ models:
 				t.Errorf("Qwen3-VL-8B-Instruct: %+v; want every request not run with argparse's message", s)
 			}
 		}
+	}
+}
+
+// TestFakeNodeRefusesRealEngines: on a fake node a vLLM engine would be
+// started with CUDA_VISIBLE_DEVICES naming fake GPUs (issue 12). The run
+// refuses before it writes or launches anything, naming the model; the
+// simulated engine beside it is fine.
+func TestFakeNodeRefusesRealEngines(t *testing.T) {
+	src := `
+node: fake:a800-sxm-8
+output: run
+dataset: {raw: data, prepared: prep}
+models:
+  - Lingshu-7B
+  - name: Hulu-Med-4B
+    engine: {kind: sim}
+`
+	dir := t.TempDir()
+	c, err := configs.ParseCampaign("fake-real.yaml", dir, []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), Options{Campaign: c, Self: []string{"/nonexistent/npcorch"}})
+	if err == nil || !strings.Contains(err.Error(), "fake-real.yaml: model Lingshu-7B: engine kind vllm cannot run on the fake node fake:a800-sxm-8") {
+		t.Fatalf("err = %v; want a refusal naming the file, model and node", err)
+	}
+	if strings.Contains(err.Error(), "Hulu-Med-4B") {
+		t.Errorf("the simulated engine was refused too: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "run")); err == nil {
+		t.Error("the refused run created its run directory")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,6 +80,9 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 // was answered are written (provisional where items are missing).
 func Run(ctx context.Context, opt Options) (*Outcome, error) {
 	c := opt.Campaign
+	if err := checkFakeNode(c); err != nil {
+		return nil, err
+	}
 	runDir := c.Path(c.Output)
 	if opt.Resume && !begun(runDir) {
 		return nil, fmt.Errorf("--resume: %s holds no run to continue (no run.json, no journal/); give the --out of the interrupted run, or drop --resume to start the campaign there", runDir)
@@ -155,6 +159,25 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 		runErr = errors.Join(runErr, checkComplete(res, out.Summaries, opt.Out))
 	}
 	return out, runErr
+}
+
+// checkFakeNode refuses to launch a real engine on a fake node: its
+// CUDA_VISIBLE_DEVICES would name GPUs that do not exist. The simulated
+// engine and external endpoints need no GPU and stay allowed.
+func checkFakeNode(c *configs.Campaign) error {
+	if !strings.HasPrefix(c.Node, "fake:") || c.Backend != configs.BackendLocal {
+		return nil
+	}
+	var errs []error
+	for _, m := range c.Resolved {
+		switch m.Engine.Kind {
+		case configs.EngineSim, configs.EngineExternal:
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s: model %s: engine kind %s cannot run on the fake node %s: its CUDA_VISIBLE_DEVICES would name GPUs that do not exist; on a GPU machine set node: nvml (or auto), or give this model engine: {kind: sim} to simulate it",
+			c.File, m.Name, m.Engine.Kind, c.Node))
+	}
+	return errors.Join(errs...)
 }
 
 // begun reports whether runDir holds a run: its run.json or its journal.

@@ -104,6 +104,17 @@ models:
 			t.Errorf("%s ended %s, want %s", m.Model, m.Status, want)
 		}
 	}
+	// Replicas are numbered per model from 0, as `npcorch serve` numbers
+	// them (issue 12): Hulu-Med-4B's only replica is r0, though it is the
+	// campaign's second.
+	for _, name := range []string{"Hulu-Med-4B.r0.log", "Qwen3-VL-8B-Instruct.r0.log"} {
+		if _, err := os.Stat(filepath.Join(o.RunDir, "engines", name)); err != nil {
+			t.Errorf("engine log: %v", err)
+		}
+	}
+	if !strings.Contains(log.String(), "Hulu-Med-4B/r0 ready") {
+		t.Errorf("the log does not call Hulu-Med-4B's replica r0:\n%s", log.String())
+	}
 	if left := liveProcesses(o.RunDir); len(left) > 0 {
 		t.Errorf("processes left: %v", left)
 	}
@@ -153,7 +164,7 @@ models:
 	if fails != 1 {
 		t.Errorf("%d failed starts of the model with a bad command line, want 1 (no re-plan)", fails)
 	}
-	if n := strings.Count(log.String(), "Qwen3-VL-8B-Instruct/r1 restarting"); n != 0 {
+	if n := strings.Count(log.String(), "Qwen3-VL-8B-Instruct/r0 restarting"); n != 0 {
 		t.Errorf("the engine was restarted %d times", n)
 	}
 	for _, s := range o.Summaries {

@@ -285,7 +285,7 @@ func (d *driver) run(ctx context.Context) error {
 		}
 		if d.plan != nil {
 			for _, f := range d.plan.Failures {
-				fmt.Fprintf(d.opt.Log, "engine failure: %s replica %d on GPUs %v: %s\n", f.Model, f.Replica, f.GPUs, f.Err)
+				fmt.Fprintf(d.opt.Log, "engine failure: %s on GPUs %v: %s\n", schedule.ReplicaName(f.Model, f.Index), f.GPUs, f.Err)
 			}
 			schedErr = errors.Join(schedErr, modelsNotRun(d.plan))
 		}
@@ -333,7 +333,7 @@ func (d *driver) startReplica(ctx context.Context, r schedule.Replica) {
 	m := d.models[r.Model]
 	lim := d.imgLimit
 	lim.Count = maxImages(m, d.items)
-	spec := launcher.ReplicaSpec{Model: m, Replica: int(r.ID), GPUs: r.UUIDs, MediaRoot: abs(d.prepDir), Images: lim, APIServers: r.APIServers}
+	spec := launcher.ReplicaSpec{Model: m, Replica: r.Index, GPUs: r.UUIDs, MediaRoot: abs(d.prepDir), Images: lim, APIServers: r.APIServers}
 	ended := make(chan error, 1)
 	d.mu.Lock()
 	d.ended[endpointName(m.Name, spec.Replica)] = ended
@@ -345,21 +345,21 @@ func (d *driver) startReplica(ctx context.Context, r schedule.Replica) {
 		// after that stop found nothing to cancel is cancelled now.
 		if d.slurm != nil && err == nil {
 			if err := d.stopSlurmEngine(r); err != nil {
-				fmt.Fprintf(d.opt.Log, "stop %s replica %d: %v\n", r.Model, r.ID, err)
+				fmt.Fprintf(d.opt.Log, "stop %s: %v\n", schedule.ReplicaName(r.Model, r.Index), err)
 			}
 		}
 		return
 	}
 	if err != nil {
-		d.sendEnd(schedule.Event{Kind: schedule.EventFailed, Replica: r.ID, Model: r.Model, Err: err.Error(), Permanent: launcher.IsPermanent(err)})
+		d.sendEnd(schedule.Event{Kind: schedule.EventFailed, Replica: r.ID, Model: r.Model, Index: r.Index, Err: err.Error(), Permanent: launcher.IsPermanent(err)})
 		return
 	}
 	d.mu.Lock()
-	d.spans[r.ID] = &gpu.Span{Model: r.Model, Replica: fmt.Sprint(r.ID), GPUs: slices.Clone(r.GPUs), Start: time.Now()}
+	d.spans[r.ID] = &gpu.Span{Model: r.Model, Replica: fmt.Sprint(r.Index), GPUs: slices.Clone(r.GPUs), Start: time.Now()}
 	pool := d.poolLocked(m.Name)
 	d.mu.Unlock()
 	pool.Upsert(taskEndpoint(ep), d.opt.Campaign.Client.Concurrency)
-	if !d.sendReady(schedule.Event{Kind: schedule.EventReady, Replica: r.ID, Model: r.Model}) {
+	if !d.sendReady(schedule.Event{Kind: schedule.EventReady, Replica: r.ID, Model: r.Model, Index: r.Index}) {
 		return // stopped meanwhile; the stop reported its end
 	}
 	d.startRunner(ctx, m.Name)
@@ -374,7 +374,7 @@ func (d *driver) startReplica(ctx context.Context, r schedule.Replica) {
 func (d *driver) watchReplica(ctx context.Context, r schedule.Replica, ended <-chan error) {
 	select {
 	case err := <-ended:
-		if err != nil && d.sendEnd(schedule.Event{Kind: schedule.EventFailed, Replica: r.ID, Model: r.Model, Err: err.Error(), Permanent: launcher.IsPermanent(err)}) {
+		if err != nil && d.sendEnd(schedule.Event{Kind: schedule.EventFailed, Replica: r.ID, Model: r.Model, Index: r.Index, Err: err.Error(), Permanent: launcher.IsPermanent(err)}) {
 			d.endSpan(r.ID)
 		}
 	case <-ctx.Done():
@@ -506,7 +506,7 @@ func (d *driver) stopReplica(r schedule.Replica) {
 	pool := d.pools[r.Model]
 	d.mu.Unlock()
 	if pool != nil {
-		pool.Remove(endpointName(r.Model, int(r.ID)))
+		pool.Remove(endpointName(r.Model, r.Index))
 	}
 	var err error
 	if rep != nil {
@@ -519,9 +519,9 @@ func (d *driver) stopReplica(r schedule.Replica) {
 	}
 	d.endSpan(r.ID)
 	if err != nil {
-		fmt.Fprintf(d.opt.Log, "stop %s replica %d: %v\n", r.Model, r.ID, err)
+		fmt.Fprintf(d.opt.Log, "stop %s: %v\n", schedule.ReplicaName(r.Model, r.Index), err)
 	}
-	d.sendEnd(schedule.Event{Kind: schedule.EventStopped, Replica: r.ID, Model: r.Model})
+	d.sendEnd(schedule.Event{Kind: schedule.EventStopped, Replica: r.ID, Model: r.Model, Index: r.Index})
 }
 
 func (d *driver) endSpan(id schedule.ReplicaID) {

@@ -87,7 +87,7 @@ func (d *driver) startSlurmEngine(ctx context.Context, spec launcher.ReplicaSpec
 func (d *driver) stopSlurmEngine(r schedule.Replica) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	return d.slurm.Stop(ctx, r.Model, int(r.ID))
+	return d.slurm.Stop(ctx, r.Model, r.Index)
 }
 
 // closeSlurm cancels every job of the run and writes RUN/slurm/jobs.json.

@@ -80,6 +80,7 @@ type modelState struct {
 	target                        int
 	avoid                         [][]int
 	failures                      int
+	replicas                      int    // replicas started so far: the next one's Index
 	lastFailure                   string // first line of the last failure
 	live                          []ReplicaID
 	started                       bool
@@ -289,7 +290,7 @@ func (s *Scheduler) failed(ms *modelState, r *liveReplica, why string, permanent
 	if why == "" {
 		why = "no reason given"
 	}
-	s.failures = append(s.failures, Failure{Model: r.Model, Replica: r.ID, TP: r.TP, GPUs: slices.Clone(r.GPUs), At: secs(s.now), Err: why})
+	s.failures = append(s.failures, Failure{Model: r.Model, Replica: r.ID, Index: r.Index, TP: r.TP, GPUs: slices.Clone(r.GPUs), At: secs(s.now), Err: why})
 	s.waves[r.Wave-1].Failed++
 	if ms.status == StatusRunning {
 		ms.failures++
@@ -544,7 +545,7 @@ func (s *Scheduler) startWave(ms *modelState, p placement.Placement, kind WaveKi
 	var start []Replica
 	for _, g := range p.Groups {
 		r := &liveReplica{Replica: Replica{
-			ID: ReplicaID(len(s.replicas) + 1), Model: ms.m.Name, Wave: w.ID, TP: p.TP,
+			ID: ReplicaID(len(s.replicas) + 1), Model: ms.m.Name, Index: ms.replicas, Wave: w.ID, TP: p.TP,
 			GPUs: slices.Clone(g.GPUs), Utilization: p.Utilization, APIServers: p.APIServers,
 			Rate: s.groupRate(ms, g.Throughput, p.ImagesPerS),
 		}, starting: true}
@@ -556,6 +557,7 @@ func (s *Scheduler) startWave(ms *modelState, p placement.Placement, kind WaveKi
 			gs.hosts = append(gs.hosts, r.ID)
 		}
 		s.replicas = append(s.replicas, r)
+		ms.replicas++
 		ms.live = append(ms.live, r.ID)
 		w.GPUs = append(w.GPUs, r.GPUs)
 		start = append(start, r.Replica)

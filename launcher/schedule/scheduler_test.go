@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -185,6 +186,31 @@ func TestReplanAfterFailedStart(t *testing.T) {
 	}
 	if len(p.Failures) != 3 || !reflect.DeepEqual(p.Failures[1].GPUs, []int{1}) {
 		t.Errorf("failures %+v, want 3, the second on GPU 1", p.Failures)
+	}
+}
+
+// TestReplicasAreNumberedPerModel: users see replicas as MODEL/rN, N
+// counting the model's replicas from 0 in start order (a retry takes the
+// next number), as `npcorch serve` numbers them; the campaign-wide ID
+// stays internal.
+func TestReplicasAreNumberedPerModel(t *testing.T) {
+	a, b := small("A"), small("B")
+	a.Engine.TensorParallel, a.Engine.Replicas = 1, 1
+	b.Engine.TensorParallel, b.Engine.Replicas = 1, 1
+	rec := &recorder{}
+	s := mustNew(t, Config{Node: testNode(4), Models: []configs.Model{a, b},
+		Workloads: []Workload{work("A", 4000), work("B", 3000)}, Estimator: fixed}, rec)
+	s.Begin()
+	handle(t, s, Event{Kind: EventFailed, At: at(10), Replica: 1, Err: "CUDA out of memory"})
+	var got []string
+	for _, r := range rec.started {
+		got = append(got, fmt.Sprintf("%d=%s", r.ID, ReplicaName(r.Model, r.Index)))
+	}
+	if want := []string{"1=A/r0", "2=B/r0", "3=A/r1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("replicas %q, want %q", got, want)
+	}
+	if f := s.Plan().Failures[0]; f.Index != 0 || f.Replica != 1 {
+		t.Errorf("failure %+v, want replica 1, A/r0", f)
 	}
 }
 
@@ -463,7 +489,7 @@ func TestSimulationIsDeterministic(t *testing.T) {
 			t.Errorf("Lingshu-32B %s after two failed starts; want it re-planned and done", m.Status)
 		}
 	}
-	if !strings.Contains(t1, "failed   replica") || !strings.Contains(t1, "finished Lingshu-32B") {
+	if !regexp.MustCompile(`failed   [^ ]+/r[0-9]+: CUDA out of memory`).MatchString(t1) || !strings.Contains(t1, "finished Lingshu-32B") {
 		t.Errorf("trace lacks the failure or the finish:\n%s", t1[:min(len(t1), 2000)])
 	}
 }

@@ -66,3 +66,22 @@ func FuzzParseRegistry(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseRelease: any engine.version gives a release or an error, never
+// a panic, and an accepted one prints back as a release that parses to
+// itself.
+func FuzzParseRelease(f *testing.F) {
+	for _, seed := range []string{"0.19.1", "v0.9", "0.8.5.post1", "0.10.1rc2", "", "1", "0..1", "99999999999999999999.1"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRelease(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseRelease(r.String())
+		if err != nil || again != r {
+			t.Errorf("%q parsed to %v, which reads back as %v (%v)", s, r, again, err)
+		}
+	})
+}

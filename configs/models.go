@@ -60,7 +60,16 @@ type Engine struct {
 	Kind string `yaml:"kind" json:"kind"`
 	// Command overrides the engine executable: a vLLM fork's binary or a
 	// virtual environment's bin/vllm (Hulu-Med), or a wrapper (HealthGPT).
+	// For vllm and sim engines it is the executable alone (with any
+	// arguments that come before the subcommand): npcorch adds `serve
+	// MODEL` itself, so a command ending in "serve" is refused.
 	Command []string `yaml:"command,omitempty" json:"command,omitempty"`
+	// Version is the vLLM release the engine runs, or the release a fork
+	// is based on ("0.8.5"); it decides which flags npcorch may pass
+	// (--api-server-count from 0.9.0, --enable-prompt-tokens-details from
+	// 0.6.4). Empty means the release npcorch is checked against
+	// (ReferenceVLLM), whether or not Command is set.
+	Version string `yaml:"version,omitempty" json:"version,omitempty"`
 	// Env is added to the engine's environment.
 	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
 	// GPUMemoryUtilization is --gpu-memory-utilization (default 0.9).

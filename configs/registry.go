@@ -3,6 +3,7 @@ package configs
 import (
 	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
 )
 
@@ -169,6 +170,14 @@ func (m Model) validate(loc locator, path string) error {
 	default:
 		return loc.errorf(path+".engine.kind", "model %q: unknown engine kind %q; use one of vllm, sglang, external, sim, wrapper", m.Name, m.Engine.Kind)
 	}
+	if err := m.Engine.validateCommand(loc, path, m.Name); err != nil {
+		return err
+	}
+	if v := m.Engine.Version; v != "" {
+		if _, err := ParseRelease(v); err != nil {
+			return loc.errorf(path+".engine.version", "model %q: %v", m.Name, err)
+		}
+	}
 	if u := m.Engine.GPUMemoryUtilization; u < 0 || u > 1 {
 		return loc.errorf(path+".engine.gpu_memory_utilization", "model %q: %g is outside (0, 1]", m.Name, u)
 	}
@@ -184,4 +193,49 @@ func (m Model) validate(loc locator, path string) error {
 		}
 	}
 	return nil
+}
+
+// validateCommand refuses the two engine.command mistakes that would
+// break a launch or leak a secret: a vllm or sim command that ends in
+// "serve" (npcorch adds `serve MODEL` itself; vLLM's parser takes one
+// positional, so `vllm serve serve MODEL` exits 2), and a wrapper command
+// that puts the API key on its command line, where every user sees it.
+func (e Engine) validateCommand(loc locator, path, model string) error {
+	cmd := e.Command
+	switch e.Kind {
+	case EngineVLLM, EngineSim:
+		if n := len(cmd); n > 1 && cmd[n-1] == "serve" {
+			return loc.errorf(path+".engine.command",
+				"model %q: the command ends in \"serve\", but npcorch adds `serve MODEL` itself; write the executable alone: [%s]",
+				model, strings.Join(quoteAll(cmd[:n-1]), ", "))
+		}
+	case EngineWrapper:
+		for i, a := range append(append([]string{}, cmd...), e.ExtraArgs...) {
+			if strings.Contains(a, "{api_key}") {
+				field := fmt.Sprintf("engine.command[%d]", i)
+				if i >= len(cmd) {
+					field = fmt.Sprintf("engine.extra_args[%d]", i-len(cmd))
+				}
+				return loc.errorf(path+"."+field,
+					"model %q: {api_key} would put the API key on the wrapper's command line, where every user of the machine sees it (ps); read it from the environment variable %s (or the file named by %s) instead",
+					model, WrapperKeyEnv, WrapperKeyFileEnv)
+			}
+		}
+	}
+	return nil
+}
+
+// Where a wrapper (engine kind wrapper) finds the API key npcorch expects
+// on /v1/*: the key itself, and a 0600 file holding it.
+const (
+	WrapperKeyEnv     = "NPCORCH_API_KEY"
+	WrapperKeyFileEnv = "NPCORCH_API_KEY_FILE"
+)
+
+func quoteAll(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = strconv.Quote(v)
+	}
+	return out
 }

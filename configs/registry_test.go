@@ -62,3 +62,49 @@ func TestRegistryErrorsNameFileLineField(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineCommandConvention: engine.command is the executable alone;
+// one ending in "serve" would run `vllm serve serve MODEL`, which vLLM's
+// parser rejects, so the loader refuses it and says what to write.
+func TestEngineCommandConvention(t *testing.T) {
+	head := "models:\n  - name: A\n    hf_id: org/a\n    attention_heads: 8\n    vocab_size: 64\n"
+	cases := map[string]string{
+		head + "    engine: {kind: vllm, command: [/opt/v/bin/vllm, serve]}\n":                             `reg.yaml: line 6: field models[0].engine.command: model "A": the command ends in "serve", but npcorch adds ` + "`serve MODEL`" + ` itself; write the executable alone: ["/opt/v/bin/vllm"]`,
+		head + "    engine:\n      kind: sim\n      command: [npcorch, sim-engine, serve]\n":               `line 8: field models[0].engine.command: model "A": the command ends in "serve"`,
+		head + "    engine: {kind: wrapper, command: [python, s.py, --key, \"{api_key}\"]}\n":              `line 6: field models[0].engine.command[3]: model "A": {api_key} would put the API key on the wrapper's command line`,
+		head + "    engine: {kind: wrapper, command: [python, s.py], extra_args: [\"--key={api_key}\"]}\n": "field models[0].engine.extra_args[0]",
+		head + "    engine: {kind: vllm, version: latest}\n":                                               `line 6: field models[0].engine.version: model "A": "latest" is not a release`,
+	}
+	for in, want := range cases {
+		_, err := ParseRegistry("reg.yaml", []byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseRegistry(%q):\n got %v\nwant it to contain %q", in, err, want)
+		}
+	}
+	for _, ok := range []string{
+		head + "    engine: {kind: vllm, command: [/opt/v/bin/vllm]}\n",
+		head + "    engine: {kind: vllm, command: [/opt/v/bin/python, -m, vllm.entrypoints.cli.main], version: 0.8.5.post1}\n",
+		head + "    engine: {kind: wrapper, command: [python, s.py, --port, \"{port}\"]}\n",
+	} {
+		if _, err := ParseRegistry("reg.yaml", []byte(ok)); err != nil {
+			t.Errorf("ParseRegistry(%q): %v", ok, err)
+		}
+	}
+}
+
+func TestParseRelease(t *testing.T) {
+	for in, want := range map[string]Release{"0.19.1": {0, 19, 1}, "v0.9": {0, 9, 0}, "0.8.5.post1": {0, 8, 5}, "0.10.1rc2": {0, 10, 1}, "0.11rc1": {0, 11, 0}} {
+		got, err := ParseRelease(in)
+		if err != nil || got != want {
+			t.Errorf("ParseRelease(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "1", "latest", "0..1", "a.b", "-1.2"} {
+		if _, err := ParseRelease(bad); err == nil {
+			t.Errorf("ParseRelease(%q) accepted", bad)
+		}
+	}
+	if !(Engine{}).Supports(MustRelease(ReferenceVLLM)) || (Engine{Version: "0.8.5"}).Supports(MustRelease("0.9.0")) {
+		t.Error("Supports: the empty version must be the reference release, and 0.8.5 is before 0.9.0")
+	}
+}

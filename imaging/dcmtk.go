@@ -4,20 +4,20 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"image"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
-// ExternalDecoder decodes DICOM files whose transfer syntax the Go reader
-// cannot (JPEG lossless, JPEG-LS, RLE, JPEG 2000...). It returns 8-bit
-// gray already windowed with win when win has a Width, else 16-bit gray
-// that is a linear function of the modality values (windowed afterwards by
-// percentiles).
+// ExternalDecoder decompresses DICOM files whose transfer syntax the Go
+// reader cannot decode (JPEG lossless and extended, JPEG-LS, RLE...): it
+// returns the same file with uncompressed pixel data, which the Go reader
+// then decodes, so the same pixels give the same output bytes whatever
+// the transfer syntax.
 type ExternalDecoder interface {
-	DecodeDICOM(ctx context.Context, data []byte, syntax string, win Window) (image.Image, error)
+	Decompress(ctx context.Context, data []byte, syntax string) ([]byte, error)
 }
 
 // CommandRunner runs an external program; tests replace it.
@@ -37,30 +37,45 @@ func (ExecRunner) Run(ctx context.Context, name string, args ...string) ([]byte,
 	return stderr.Bytes(), err
 }
 
-// DCMTK decodes through dcmtk's dcmj2pnm (JPEG, RLE, uncompressed) and
-// dcml2pnm (JPEG-LS), writing PNG to a temporary folder.
+// DCMTK decompresses through dcmtk's dcmdjpeg (JPEG), dcmdjpls (JPEG-LS)
+// and dcmdrle (RLE), writing explicit VR little endian files to a
+// temporary folder.
 type DCMTK struct {
 	// Runner runs the tools; nil means ExecRunner.
 	Runner CommandRunner
 	// TempDir holds the temporary files; "" means os.TempDir().
 	TempDir string
-	// Limits bound the PNG the tool writes.
-	MaxPixels int64
 }
 
-// FindDCMTK returns a DCMTK decoder when dcmj2pnm is on PATH, else nil.
+// FindDCMTK returns a DCMTK decoder when dcmdjpeg is on PATH, else nil.
 func FindDCMTK() ExternalDecoder {
-	if _, err := exec.LookPath("dcmj2pnm"); err != nil {
+	if _, err := exec.LookPath("dcmdjpeg"); err != nil {
 		return nil
 	}
-	return DCMTK{MaxPixels: DefaultLimits.MaxSlicePixels}
+	return DCMTK{}
 }
 
-// jpegLS lists the JPEG-LS transfer syntaxes (dcml2pnm).
-var jpegLS = map[string]bool{"1.2.840.10008.1.2.4.80": true, "1.2.840.10008.1.2.4.81": true}
+// dcmtkTool is the dcmtk program that decompresses a transfer syntax.
+func dcmtkTool(syntax string) (string, error) {
+	switch {
+	case syntax == "1.2.840.10008.1.2.5":
+		return "dcmdrle", nil
+	case syntax == "1.2.840.10008.1.2.4.80" || syntax == "1.2.840.10008.1.2.4.81":
+		return "dcmdjpls", nil
+	case strings.HasPrefix(syntax, "1.2.840.10008.1.2.4."):
+		if n, err := strconv.Atoi(strings.TrimPrefix(syntax, "1.2.840.10008.1.2.4.")); err == nil && n >= 50 && n <= 70 {
+			return "dcmdjpeg", nil
+		}
+	}
+	return "", fmt.Errorf("transfer syntax %s (%s) is not decoded by npcorch nor by dcmtk's dcmdjpeg, dcmdjpls or dcmdrle; convert the series to an uncompressed transfer syntax first (e.g. gdcmconv --raw)", syntax, syntaxName(syntax))
+}
 
-// DecodeDICOM implements ExternalDecoder.
-func (d DCMTK) DecodeDICOM(ctx context.Context, data []byte, syntax string, win Window) (image.Image, error) {
+// Decompress implements ExternalDecoder.
+func (d DCMTK) Decompress(ctx context.Context, data []byte, syntax string) ([]byte, error) {
+	tool, err := dcmtkTool(syntax)
+	if err != nil {
+		return nil, err
+	}
 	run := d.Runner
 	if run == nil {
 		run = ExecRunner{}
@@ -70,29 +85,19 @@ func (d DCMTK) DecodeDICOM(ctx context.Context, data []byte, syntax string, win 
 		return nil, fmt.Errorf("dcmtk: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	in, out := filepath.Join(tmp, "in.dcm"), filepath.Join(tmp, "out.png")
+	in, out := filepath.Join(tmp, "in.dcm"), filepath.Join(tmp, "out.dcm")
 	if err := os.WriteFile(in, data, 0o600); err != nil {
 		return nil, fmt.Errorf("dcmtk: %w", err)
 	}
-	tool := "dcmj2pnm"
-	if jpegLS[syntax] {
-		tool = "dcml2pnm"
+	if stderr, err := run.Run(ctx, tool, "+te", in, out); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%s could not decompress transfer syntax %s (%s): %w: %s", tool, syntax, syntaxName(syntax), err, bytes.TrimSpace(stderr))
 	}
-	args := []string{"+on2"}
-	if win.Width > 0 {
-		args = []string{"+on", "+Ww", strconv.FormatFloat(win.Center, 'g', -1, 64), strconv.FormatFloat(win.Width, 'g', -1, 64)}
-	}
-	args = append(args, in, out)
-	if stderr, err := run.Run(ctx, tool, args...); err != nil {
-		return nil, fmt.Errorf("%s could not decode transfer syntax %s: %w: %s", tool, syntax, err, bytes.TrimSpace(stderr))
-	}
-	png, err := os.ReadFile(out)
+	native, err := readLimited(os.DirFS(tmp), "out.dcm", maxInputFileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%s wrote no image: %w", tool, err)
+		return nil, fmt.Errorf("%s wrote no file: %w", tool, err)
 	}
-	max := d.MaxPixels
-	if max <= 0 {
-		max = DefaultLimits.MaxSlicePixels
-	}
-	return DecodeImage(png, max)
+	return native, nil
 }

@@ -133,33 +133,9 @@ func PercentileWindow(vals []float64) Window {
 // floor(v' + 0.5) clamped to 0..255.
 func ApplyWindow(vals []float64, w, h int, win Window) *image.Gray {
 	out := image.NewGray(image.Rect(0, 0, w, h))
-	if win.Width > 0 {
-		c, wd := win.Center, win.Width
-		lo := c - 0.5 - (wd-1)/2
-		hi := c - 0.5 + (wd-1)/2
-		den := wd - 1
-		if den <= 0 {
-			den = 1
-		}
-		for i, v := range vals {
-			switch {
-			case v <= lo:
-				out.Pix[i] = 0
-			case v > hi:
-				out.Pix[i] = 255
-			default:
-				out.Pix[i] = clampByte(math.Floor(((v-(c-0.5))/den+0.5)*255 + 0.5))
-			}
-		}
-		return out
-	}
-	lo, hi := win.Lo, win.Hi
-	if !(hi > lo) {
-		hi = lo + 1
-	}
-	k := 255 / (hi - lo)
+	m := newWindowMap(win)
 	for i, v := range vals {
-		out.Pix[i] = clampByte(math.Floor((v-lo)*k + 0.5))
+		out.Pix[i] = m.byte(v)
 	}
 	return out
 }

@@ -3,30 +3,40 @@ package imaging
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image"
+	"image/jpeg"
+	"io"
 	"io/fs"
 	"math"
 	"path"
-	"strconv"
+	"slices"
 	"strings"
 
-	"github.com/suyashkumar/dicom"
-	"github.com/suyashkumar/dicom/pkg/frame"
-	"github.com/suyashkumar/dicom/pkg/tag"
+	"github.com/npcorch/npcorch/imaging/dicomfile"
 )
 
-// Transfer syntaxes the Go reader decodes itself.
+// DICOM transfer syntaxes the Go reader decodes itself; every other goes
+// to the ExternalDecoder (dcmtk).
+const (
+	syntaxJPEGBaseline = "1.2.840.10008.1.2.4.50" // 8-bit, through image/jpeg
+	sopClassDICOMDIR   = "1.2.840.10008.1.3.10"
+)
+
 var nativeSyntaxes = map[string]bool{
-	"1.2.840.10008.1.2":      true, // implicit VR little endian
-	"1.2.840.10008.1.2.1":    true, // explicit VR little endian
-	"1.2.840.10008.1.2.2":    true, // explicit VR big endian
-	"1.2.840.10008.1.2.4.50": true, // JPEG baseline (8-bit, via image/jpeg)
+	dicomfile.ImplicitVRLittleEndian:         true,
+	dicomfile.ExplicitVRLittleEndian:         true,
+	dicomfile.DeflatedExplicitVRLittleEndian: true,
+	dicomfile.ExplicitVRBigEndian:            true,
 }
 
 // dicomHeader is what the reader needs from one DICOM file.
 type dicomHeader struct {
 	syntax                  string
+	modality                string
+	series, description     string
+	seriesNumber            int
 	rows, cols              int
 	bitsAllocated, bitsStor int
 	signed                  bool
@@ -41,101 +51,41 @@ type dicomHeader struct {
 	frameOfReference        string
 }
 
-// parseDICOM runs the DICOM parser and turns its panics on hostile input
-// into errors.
-func parseDICOM(data []byte, skipPixels bool) (ds dicom.Dataset, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("corrupt DICOM (parser failed: %v)", r)
-		}
-	}()
-	var opts []dicom.ParseOption
-	if skipPixels {
-		opts = append(opts, dicom.SkipPixelData())
+func intOr(f *dicomfile.File, t dicomfile.Tag, def int) int {
+	if v, ok := f.Int(t); ok {
+		return v
 	}
-	ds, err = dicom.Parse(bytes.NewReader(data), int64(len(data)), nil, opts...)
-	if err != nil {
-		return ds, fmt.Errorf("corrupt or truncated DICOM: %w", err)
-	}
-	return ds, nil
+	return def
 }
 
-func elemStrings(ds *dicom.Dataset, t tag.Tag) []string {
-	e, err := ds.FindElementByTag(t)
-	if err != nil || e.Value == nil {
-		return nil
+// readDICOMHeader reads and checks the header of a single-frame grayscale
+// slice.
+func readDICOMHeader(f *dicomfile.File) (dicomHeader, error) {
+	h := dicomHeader{slope: 1, syntax: f.Syntax}
+	h.modality = f.String(dicomfile.Modality)
+	h.series = f.String(dicomfile.SeriesInstanceUID)
+	h.description = f.String(dicomfile.SeriesDescription)
+	h.seriesNumber = intOr(f, dicomfile.SeriesNumber, 0)
+	h.rows = intOr(f, dicomfile.Rows, 0)
+	h.cols = intOr(f, dicomfile.Columns, 0)
+	h.bitsAllocated = intOr(f, dicomfile.BitsAllocated, 16)
+	h.bitsStor = intOr(f, dicomfile.BitsStored, h.bitsAllocated)
+	h.signed = intOr(f, dicomfile.PixelRepresentation, 0) == 1
+	h.samples = intOr(f, dicomfile.SamplesPerPixel, 1)
+	h.frames = intOr(f, dicomfile.NumberOfFrames, 1)
+	if v := f.Floats(dicomfile.RescaleSlope); len(v) > 0 && v[0] != 0 {
+		h.slope = v[0]
 	}
-	switch v := e.Value.GetValue().(type) {
-	case []string:
-		out := make([]string, 0, len(v))
-		for _, s := range v {
-			// Multi-valued strings may arrive as one backslash-joined value.
-			for _, p := range strings.Split(s, "\\") {
-				out = append(out, strings.TrimSpace(strings.Trim(p, "\x00")))
-			}
-		}
-		return out
-	case []int:
-		out := make([]string, len(v))
-		for i, n := range v {
-			out[i] = strconv.Itoa(n)
-		}
-		return out
-	case []float64:
-		out := make([]string, len(v))
-		for i, f := range v {
-			out[i] = strconv.FormatFloat(f, 'g', -1, 64)
-		}
-		return out
+	if v := f.Floats(dicomfile.RescaleIntercept); len(v) > 0 {
+		h.intercept = v[0]
 	}
-	return nil
-}
-
-func elemFloats(ds *dicom.Dataset, t tag.Tag) []float64 {
-	var out []float64
-	for _, s := range elemStrings(ds, t) {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil
-		}
-		out = append(out, f)
-	}
-	return out
-}
-
-func elemInt(ds *dicom.Dataset, t tag.Tag, def int) int {
-	f := elemFloats(ds, t)
-	if len(f) == 0 || f[0] < math.MinInt32 || f[0] > math.MaxInt32 {
-		return def
-	}
-	return int(f[0])
-}
-
-func readDICOMHeader(ds *dicom.Dataset) (dicomHeader, error) {
-	h := dicomHeader{slope: 1, samples: 1, frames: 1}
-	if s := elemStrings(ds, tag.TransferSyntaxUID); len(s) > 0 {
-		h.syntax = s[0]
-	}
-	h.rows = elemInt(ds, tag.Rows, 0)
-	h.cols = elemInt(ds, tag.Columns, 0)
-	h.bitsAllocated = elemInt(ds, tag.BitsAllocated, 16)
-	h.bitsStor = elemInt(ds, tag.BitsStored, h.bitsAllocated)
-	h.signed = elemInt(ds, tag.PixelRepresentation, 0) == 1
-	h.samples = elemInt(ds, tag.SamplesPerPixel, 1)
-	h.frames = elemInt(ds, tag.NumberOfFrames, 1)
-	if f := elemFloats(ds, tag.RescaleSlope); len(f) > 0 && f[0] != 0 {
-		h.slope = f[0]
-	}
-	if f := elemFloats(ds, tag.RescaleIntercept); len(f) > 0 {
-		h.intercept = f[0]
-	}
-	c, w := elemFloats(ds, tag.WindowCenter), elemFloats(ds, tag.WindowWidth)
+	c, w := f.Floats(dicomfile.WindowCenter), f.Floats(dicomfile.WindowWidth)
 	if len(c) > 0 && len(w) > 0 && w[0] >= 1 {
 		h.window = Window{Center: c[0], Width: w[0]}
 	}
-	o := elemFloats(ds, tag.ImageOrientationPatient)
-	p := elemFloats(ds, tag.ImagePositionPatient)
-	sp := elemFloats(ds, tag.PixelSpacing)
+	o := f.Floats(dicomfile.ImageOrientationPatient)
+	p := f.Floats(dicomfile.ImagePositionPatient)
+	sp := f.Floats(dicomfile.PixelSpacing)
 	if len(o) != 6 || len(p) != 3 {
 		return h, fmt.Errorf("missing ImageOrientationPatient or ImagePositionPatient: npcorch needs both to order and match slices")
 	}
@@ -146,13 +96,11 @@ func readDICOMHeader(ds *dicom.Dataset) (dicomHeader, error) {
 	} else {
 		h.spacing = [2]float64{1, 1}
 	}
-	if f := elemFloats(ds, tag.SliceThickness); len(f) > 0 {
-		h.thickness = f[0]
+	if v := f.Floats(dicomfile.SliceThickness); len(v) > 0 {
+		h.thickness = v[0]
 	}
-	h.instance = elemInt(ds, tag.InstanceNumber, 0)
-	if s := elemStrings(ds, tag.FrameOfReferenceUID); len(s) > 0 {
-		h.frameOfReference = s[0]
-	}
+	h.instance = intOr(f, dicomfile.InstanceNumber, 0)
+	h.frameOfReference = f.String(dicomfile.FrameOfReferenceUID)
 	if h.rows <= 0 || h.cols <= 0 {
 		return h, fmt.Errorf("rows %d × columns %d: not an image", h.rows, h.cols)
 	}
@@ -171,81 +119,171 @@ func readDICOMHeader(ds *dicom.Dataset) (dicomHeader, error) {
 	return h, nil
 }
 
-// ReadDICOMSeries reads a folder of single-frame DICOM MR slices: geometry
-// from the headers (checked for one frame of reference and one
-// orientation), pixels decoded on demand with rescale and windowing.
-func ReadDICOMSeries(fsys fs.FS, dir, sequence string, opt ReadOptions) (*Series, error) {
-	entries, err := fs.ReadDir(fsys, dir)
+// parseDICOM reads a whole file.
+func parseDICOM(data []byte) (*dicomfile.File, error) {
+	f, err := dicomfile.Parse(data)
+	if errors.Is(err, dicomfile.ErrNotDICOM) {
+		return nil, err
+	}
 	if err != nil {
-		return nil, fmt.Errorf("series %s: %w (a series folder holds series.json with PNG/JPEG slices, or DICOM files)", dir, err)
+		return nil, fmt.Errorf("corrupt or truncated DICOM: %w", err)
+	}
+	return f, nil
+}
+
+// scanDICOMHeader reads the header of the file name, up to its pixel
+// data.
+func scanDICOMHeader(fsys fs.FS, name string) (*dicomfile.File, error) {
+	fh, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	if st, err := fh.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	f, err := dicomfile.ScanHeader(io.LimitReader(fh, maxInputFileBytes))
+	if errors.Is(err, dicomfile.ErrNotDICOM) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("corrupt or truncated DICOM: %w", err)
+	}
+	return f, nil
+}
+
+// scannedSlice is a slice file's name in its folder and its header.
+type scannedSlice struct {
+	name string
+	h    dicomHeader
+}
+
+// groupBySeries groups slices by SeriesInstanceUID, in order of first
+// appearance.
+func groupBySeries(found []scannedSlice) []*seriesFiles {
+	var out []*seriesFiles
+	for _, sc := range found {
+		i := slices.IndexFunc(out, func(s *seriesFiles) bool { return s.uid == sc.h.series })
+		if i < 0 {
+			i = len(out)
+			out = append(out, &seriesFiles{uid: sc.h.series, description: sc.h.description, number: sc.h.seriesNumber})
+		}
+		out[i].files = append(out[i].files, sc.name)
+	}
+	return out
+}
+
+// seriesFiles are the files of one SeriesInstanceUID in a folder.
+type seriesFiles struct {
+	uid, description string
+	number           int
+	files            []string
+}
+
+// describeSeries names the series of a folder for a user choosing one.
+func describeSeries(all []*seriesFiles) string {
+	parts := make([]string, len(all))
+	for i, s := range all {
+		uid := s.uid
+		if uid == "" {
+			uid = "(no SeriesInstanceUID)"
+		}
+		parts[i] = fmt.Sprintf("%s %q (series number %d, %d files, e.g. %s)", uid, s.description, s.number, len(s.files), s.files[0])
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ReadDICOMSeries reads a folder of single-frame DICOM MR slices: geometry
+// from the headers (read up to the pixel data, checked for one series,
+// one frame of reference, one orientation and modality MR), pixels
+// decoded on demand with rescale and windowing. Files without the DICOM
+// preamble are read; files that are not DICOM at all, and a DICOMDIR,
+// are skipped and listed in Series.Skipped.
+func ReadDICOMSeries(fsys fs.FS, dir, sequence string, opt ReadOptions) (*Series, error) {
+	found, skipped, err := scanSeriesFolder(fsys, dir, sequence, opt.Limits)
+	if err != nil {
+		return nil, err
+	}
+	if series := groupBySeries(found); len(series) > 1 {
+		return nil, fmt.Errorf("series %s: the folder holds %d DICOM series, and dataset.json lists it as one %s series: %s; keep one folder per series (move the others out, or list each in dataset.json with its own sequence)",
+			dir, len(series), sequence, describeSeries(series))
+	}
+	if len(found) == 0 {
+		return nil, fmt.Errorf("series %s: no %s and no DICOM files found", dir, SidecarName)
 	}
 	meta := SeriesMeta{Sequence: sequence}
-	var files []string
-	var first bool = true
+	for i, sc := range found {
+		h := sc.h
+		if i == 0 {
+			meta.FrameOfReference, meta.Orientation, meta.PixelSpacing, meta.SliceThickness = h.frameOfReference, h.orientation, h.spacing, h.thickness
+		} else if err := sameGeometry(h, meta); err != nil {
+			return nil, fmt.Errorf("dicom %s: %w", path.Join(dir, sc.name), err)
+		}
+		meta.Slices = append(meta.Slices, SliceMeta{File: sc.name, Instance: h.instance, Position: h.position})
+	}
+	if err := ValidateMeta(meta); err != nil {
+		return nil, fmt.Errorf("series %s: %w", dir, err)
+	}
+	if err := SortSlices(&meta); err != nil {
+		return nil, fmt.Errorf("series %s: %w", dir, err)
+	}
+	s := &Series{Meta: meta, Dir: dir, Skipped: skipped, Tiles: opt.Tiles}
+	for _, sl := range meta.Slices {
+		s.Files = append(s.Files, path.Join(dir, sl.File))
+	}
+	s.Source = opt.source(&dicomSlices{fsys: fsys, files: s.Files, ext: opt.External}, len(s.Files))
+	return s, nil
+}
+
+// scanSeriesFolder reads the header of every regular, not hidden file in
+// dir: the slices found, and the names of the files skipped (not DICOM, or
+// a DICOMDIR). A slice of another modality than MR, or over the limit, is
+// an error.
+func scanSeriesFolder(fsys fs.FS, dir, sequence string, lim Limits) (found []scannedSlice, skipped []string, err error) {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("series %s: %w (a series folder holds series.json with PNG/JPEG slices, or DICOM files)", dir, err)
+	}
 	for _, e := range entries {
 		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
 			continue
 		}
 		name := path.Join(dir, e.Name())
-		data, err := readLimited(fsys, name, maxInputFileBytes)
-		if err != nil {
-			return nil, fmt.Errorf("series %s: %w", dir, err)
-		}
-		if !looksLikeDICOM(data) {
+		f, err := scanDICOMHeader(fsys, name)
+		if errors.Is(err, dicomfile.ErrNotDICOM) || err == nil && f.String(dicomfile.MediaStorageSOPClassUID) == sopClassDICOMDIR {
+			skipped = append(skipped, e.Name())
 			continue
 		}
-		ds, err := parseDICOM(data, true)
 		if err != nil {
-			return nil, fmt.Errorf("dicom %s: %w", name, err)
+			return nil, nil, fmt.Errorf("dicom %s: %w", name, err)
 		}
-		h, err := readDICOMHeader(&ds)
+		h, err := readDICOMHeader(f)
 		if err != nil {
-			return nil, fmt.Errorf("dicom %s: %w", name, err)
+			return nil, nil, fmt.Errorf("dicom %s: %w", name, err)
 		}
-		if int64(h.rows)*int64(h.cols) > opt.Limits.MaxSlicePixels {
-			return nil, fmt.Errorf("dicom %s: %dx%d pixels, over the limit of %d: %w", name, h.cols, h.rows, opt.Limits.MaxSlicePixels, ErrTooLarge)
+		if h.modality != "" && h.modality != "MR" {
+			return nil, nil, fmt.Errorf("dicom %s: modality %s, not MR: dataset.json lists %s as the %s series, and npcorch reads MR series only; point it at the MR series", name, h.modality, dir, sequence)
 		}
-		if first {
-			first = false
-			meta.FrameOfReference, meta.Orientation, meta.PixelSpacing, meta.SliceThickness = h.frameOfReference, h.orientation, h.spacing, h.thickness
-		} else {
-			if h.frameOfReference != meta.FrameOfReference {
-				return nil, fmt.Errorf("dicom %s: frame of reference %q differs from the series' %q: the folder mixes series", name, h.frameOfReference, meta.FrameOfReference)
-			}
-			for i := range h.orientation {
-				if math.Abs(h.orientation[i]-meta.Orientation[i]) > 1e-3 {
-					return nil, fmt.Errorf("dicom %s: orientation %v differs from the series' %v: the folder mixes series", name, h.orientation, meta.Orientation)
-				}
-			}
+		if int64(h.rows)*int64(h.cols) > lim.MaxSlicePixels {
+			return nil, nil, fmt.Errorf("dicom %s: %dx%d pixels, over the limit of %d: %w", name, h.cols, h.rows, lim.MaxSlicePixels, ErrTooLarge)
 		}
-		files = append(files, name)
-		meta.Slices = append(meta.Slices, SliceMeta{File: e.Name(), Instance: h.instance, Position: h.position})
+		found = append(found, scannedSlice{e.Name(), h})
 	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("series %s: no %s and no DICOM files found", dir, SidecarName)
-	}
-	if err := ValidateMeta(meta); err != nil {
-		return nil, fmt.Errorf("series %s: %w", dir, err)
-	}
-	byFile := make(map[string]int, len(files))
-	for i, s := range meta.Slices {
-		byFile[s.File] = i
-	}
-	if err := SortSlices(&meta); err != nil {
-		return nil, fmt.Errorf("series %s: %w", dir, err)
-	}
-	s := &Series{Meta: meta, Dir: dir}
-	for _, sl := range meta.Slices {
-		s.Files = append(s.Files, files[byFile[sl.File]])
-	}
-	src := &dicomSlices{fsys: fsys, files: s.Files, ext: opt.External}
-	s.Source = opt.source(src, len(s.Files))
-	s.Tiles = opt.Tiles
-	return s, nil
+	return found, skipped, nil
 }
 
-func looksLikeDICOM(data []byte) bool {
-	return len(data) >= 132 && string(data[128:132]) == "DICM"
+// sameGeometry checks a slice against the series' frame of reference and
+// orientation.
+func sameGeometry(h dicomHeader, meta SeriesMeta) error {
+	if h.frameOfReference != meta.FrameOfReference {
+		return fmt.Errorf("frame of reference %q differs from the series' %q: the folder mixes series", h.frameOfReference, meta.FrameOfReference)
+	}
+	for i := range h.orientation {
+		if math.Abs(h.orientation[i]-meta.Orientation[i]) > 1e-3 {
+			return fmt.Errorf("orientation %v differs from the series' %v: the folder mixes series", h.orientation, meta.Orientation)
+		}
+	}
+	return nil
 }
 
 // dicomSlices decodes DICOM slices on demand.
@@ -268,106 +306,111 @@ func (d *dicomSlices) Slice(ctx context.Context, i int) (*image.Gray, error) {
 	return g, nil
 }
 
+// ErrNeedsDCMTK is wrapped by DecodeDICOMSlice when a file's transfer
+// syntax needs dcmtk and no ExternalDecoder was given.
+var ErrNeedsDCMTK = errors.New("needs dcmtk, which is not installed")
+
 // DecodeDICOMSlice decodes one single-frame grayscale DICOM slice to 8
 // bits: stored values (signed when PixelRepresentation is 1, masked to
 // BitsStored) go through RescaleSlope/Intercept, then through the file's
-// first VOI window, or a percentile window when the file has none.
-// Transfer syntaxes the Go reader cannot decode go to ext (dcmtk); with ext
-// nil they fail with an error that says to install dcmtk.
+// first VOI window, or a percentile window when the file has none
+// (PercentileWindow, ApplyWindow). Uncompressed pixel data is read in
+// bulk and mapped through a table of every stored value present; JPEG
+// baseline is decoded by image/jpeg and every other compressed transfer
+// syntax is decompressed by ext (dcmtk) and then decoded as uncompressed,
+// so the same pixels give the same bytes whatever the transfer syntax.
+// With ext nil such files fail with an error wrapping ErrNeedsDCMTK.
 func DecodeDICOMSlice(ctx context.Context, data []byte, ext ExternalDecoder) (*image.Gray, error) {
-	if !looksLikeDICOM(data) {
-		return nil, fmt.Errorf("not a DICOM file (no DICM preamble)")
-	}
-	hds, err := parseDICOM(data, true)
+	f, err := parseDICOM(data)
 	if err != nil {
 		return nil, err
 	}
-	h, err := readDICOMHeader(&hds)
+	h, err := readDICOMHeader(f)
 	if err != nil {
 		return nil, err
 	}
-	if int64(h.rows)*int64(h.cols)*int64(h.bitsAllocated/8) > int64(len(data)) && nativeSyntaxes[h.syntax] && h.syntax != "1.2.840.10008.1.2.4.50" {
-		return nil, fmt.Errorf("header declares %dx%d pixels but the file has only %d bytes: truncated", h.cols, h.rows, len(data))
+	if !f.HasPixelData {
+		return nil, fmt.Errorf("no PixelData element (7fe0,0010): the file has a header and no image")
 	}
-	if !nativeSyntaxes[h.syntax] {
-		if ext == nil {
-			return nil, fmt.Errorf("transfer syntax %s is not decodable by the Go reader; install dcmtk (Debian: apt-get install dcmtk) so npcorch can use dcmj2pnm/dcml2pnm", h.syntax)
+	if max := DefaultLimits.MaxSlicePixels; int64(h.rows)*int64(h.cols) > max {
+		return nil, fmt.Errorf("%dx%d pixels, over the limit of %d: %w", h.cols, h.rows, max, ErrTooLarge)
+	}
+	switch {
+	case nativeSyntaxes[h.syntax]:
+		if f.Pixels.Encapsulated {
+			return nil, fmt.Errorf("transfer syntax %s is uncompressed but the pixel data is encapsulated", h.syntax)
 		}
-		m, err := ext.DecodeDICOM(ctx, data, h.syntax, h.window)
-		if err != nil {
-			return nil, err
-		}
-		return ToGray8(m), nil
+		return decodeNative(h, f.Pixels.Native, f.BigEndian)
+	case h.syntax == syntaxJPEGBaseline:
+		return decodeJPEGBaseline(h, f.Pixels)
+	case ext == nil:
+		return nil, fmt.Errorf("transfer syntax %s (%s) %w", h.syntax, syntaxName(h.syntax), ErrNeedsDCMTK)
 	}
-	ds, err := parseDICOM(data, false)
-	if err != nil {
-		return nil, err
-	}
-	pe, err := ds.FindElementByTag(tag.PixelData)
-	if err != nil {
-		return nil, fmt.Errorf("no pixel data")
-	}
-	info, ok := pe.Value.GetValue().(dicom.PixelDataInfo)
-	if !ok || len(info.Frames) == 0 || info.Frames[0] == nil {
-		return nil, fmt.Errorf("no readable pixel frame")
-	}
-	f := info.Frames[0]
-	if f.Encapsulated {
-		m, err := safeFrameImage(f)
-		if err != nil {
-			return nil, fmt.Errorf("decode JPEG frame: %w", err)
-		}
-		return ToGray8(m), nil
-	}
-	nf, err := f.GetNativeFrame()
-	if err != nil {
-		return nil, fmt.Errorf("pixel frame: %w", err)
-	}
-	if nf.Rows() != h.rows || nf.Cols() != h.cols || nf.SamplesPerPixel() != 1 {
-		return nil, fmt.Errorf("pixel frame is %dx%dx%d, header says %dx%dx1", nf.Cols(), nf.Rows(), nf.SamplesPerPixel(), h.cols, h.rows)
-	}
-	n := h.rows * h.cols
-	vals := make([]float64, n)
-	mask := uint32(1)<<uint(h.bitsStor) - 1
-	signBit := uint32(1) << uint(h.bitsStor-1)
-	conv := func(u uint32) float64 {
-		u &= mask
-		v := int64(u)
-		if h.signed && u&signBit != 0 {
-			v -= int64(mask) + 1
-		}
-		return float64(v)*h.slope + h.intercept
-	}
-	switch raw := nf.RawDataSlice().(type) {
-	case []uint16:
-		if len(raw) < n {
-			return nil, fmt.Errorf("pixel data has %d values, want %d", len(raw), n)
-		}
-		for i := 0; i < n; i++ {
-			vals[i] = conv(uint32(raw[i]))
-		}
-	case []uint8:
-		if len(raw) < n {
-			return nil, fmt.Errorf("pixel data has %d values, want %d", len(raw), n)
-		}
-		for i := 0; i < n; i++ {
-			vals[i] = conv(uint32(raw[i]))
-		}
-	default:
-		return nil, fmt.Errorf("unsupported pixel data type %T", raw)
-	}
-	win := h.window
-	if win.Width == 0 {
-		win = PercentileWindow(vals)
-	}
-	return ApplyWindow(vals, h.cols, h.rows, win), nil
+	return decodeDecompressed(ctx, data, h, ext)
 }
 
-func safeFrameImage(f *frame.Frame) (m image.Image, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("corrupt frame: %v", r)
-		}
-	}()
-	return f.GetImage()
+// decodeDecompressed has ext decompress the file and decodes the result
+// as any uncompressed file.
+func decodeDecompressed(ctx context.Context, data []byte, h dicomHeader, ext ExternalDecoder) (*image.Gray, error) {
+	native, err := ext.Decompress(ctx, data, h.syntax)
+	if err != nil {
+		return nil, err
+	}
+	nf, err := parseDICOM(native)
+	if err != nil {
+		return nil, fmt.Errorf("decompressed %s: %w", syntaxName(h.syntax), err)
+	}
+	nh, err := readDICOMHeader(nf)
+	if err != nil {
+		return nil, fmt.Errorf("decompressed %s: %w", syntaxName(h.syntax), err)
+	}
+	if !nativeSyntaxes[nh.syntax] || !nf.HasPixelData || nf.Pixels.Encapsulated || nh.rows != h.rows || nh.cols != h.cols {
+		return nil, fmt.Errorf("decompressing %s gave transfer syntax %s with %dx%d pixels, want uncompressed %dx%d", syntaxName(h.syntax), nh.syntax, nh.cols, nh.rows, h.cols, h.rows)
+	}
+	return decodeNative(nh, nf.Pixels.Native, nf.BigEndian)
+}
+
+// decodeJPEGBaseline decodes an 8-bit baseline JPEG frame (its fragments
+// joined) and maps its values as decodeNative maps stored values.
+func decodeJPEGBaseline(h dicomHeader, px *dicomfile.Pixels) (*image.Gray, error) {
+	if len(px.Fragments) == 0 {
+		return nil, fmt.Errorf("JPEG baseline pixel data has no fragment")
+	}
+	frame := bytes.Join(px.Fragments, nil)
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(frame))
+	if err != nil {
+		return nil, fmt.Errorf("decode JPEG frame: %w", err)
+	}
+	if cfg.Width != h.cols || cfg.Height != h.rows {
+		return nil, fmt.Errorf("JPEG frame is %dx%d, header says %dx%d", cfg.Width, cfg.Height, h.cols, h.rows)
+	}
+	m, err := jpeg.Decode(bytes.NewReader(frame))
+	if err != nil {
+		return nil, fmt.Errorf("decode JPEG frame: %w", err)
+	}
+	g, ok := m.(*image.Gray)
+	if !ok || g.Rect.Dx() != h.cols || g.Rect.Dy() != h.rows {
+		return nil, fmt.Errorf("JPEG frame is %T %dx%d, header says grayscale %dx%d", m, m.Bounds().Dx(), m.Bounds().Dy(), h.cols, h.rows)
+	}
+	h.bitsAllocated, h.bitsStor = 8, min(h.bitsStor, 8)
+	return decodeNative(h, ToGray8(g).Pix, false)
+}
+
+// syntaxName names the compressed transfer syntaxes met in MRI.
+func syntaxName(uid string) string {
+	switch uid {
+	case "1.2.840.10008.1.2.4.50":
+		return "JPEG baseline"
+	case "1.2.840.10008.1.2.4.51":
+		return "JPEG extended"
+	case "1.2.840.10008.1.2.4.57", "1.2.840.10008.1.2.4.70":
+		return "JPEG lossless"
+	case "1.2.840.10008.1.2.4.80", "1.2.840.10008.1.2.4.81":
+		return "JPEG-LS"
+	case "1.2.840.10008.1.2.4.90", "1.2.840.10008.1.2.4.91":
+		return "JPEG 2000"
+	case "1.2.840.10008.1.2.5":
+		return "RLE"
+	}
+	return "a compressed transfer syntax"
 }

@@ -1,9 +1,17 @@
 // Package imaging owns every pixel npcorch sends to a model: reading MRI
-// series (DICOM through github.com/suyashkumar/dicom with dcmtk as the
-// fallback for compressed transfer syntaxes, or PNG/JPEG folders with a
-// series.json sidecar) and pathology slides (OpenSlide behind the build
-// tag openslide, or plain PNG/JPEG/TIFF), the pure transforms that build
-// NPCBench's inputs, and lossless PNG output.
+// series (DICOM folders read by imaging/dicomfile, one SeriesInstanceUID
+// of modality MR each, with dcmtk decompressing the transfer syntaxes Go
+// does not decode; or PNG/JPEG folders with a series.json sidecar) and
+// pathology slides (OpenSlide behind the build tag openslide, or plain
+// PNG/JPEG/TIFF), the pure transforms that build NPCBench's inputs, and
+// lossless PNG output.
+//
+// DICOM pixels: stored values are masked, sign-extended, rescaled and
+// windowed (the file's VOI window, else the 0.5–99.5 percentiles) through
+// one table of every stored value present, read in bulk; a compressed
+// file is decompressed first and then decoded the same way, so the same
+// pixels give the same bytes whatever the transfer syntax. Header scans
+// read each file only up to its pixel data.
 //
 // Geometry: slices are ordered along the slice normal (row × column of
 // the orientation, dot the position; ties by instance) and matched across

@@ -3,11 +3,13 @@
 package imaging
 
 import (
+	"errors"
 	"image"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -69,5 +71,17 @@ func TestOpenSlidePyramidalTIFF(t *testing.T) {
 	}
 	if mean := sum / n; mean > 12 {
 		t.Errorf("mean difference to the plain overview %.1f, want a close match", mean)
+	}
+}
+
+// TestNonSlideSVSInTheOpenSlideBuild (issue 12, item 20): a .svs file
+// OpenSlide does not recognise is reported as such, not as a build
+// without OpenSlide.
+func TestNonSlideSVSInTheOpenSlideBuild(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "x.svs"), []byte("this is not a slide"), 0o644)
+	_, err := ReadSlide(os.DirFS(dir), dir, "x.svs", DefaultLimits)
+	if err == nil || errors.Is(err, ErrNoOpenSlide) || !strings.Contains(err.Error(), "OpenSlide does not recognise") {
+		t.Fatalf("non-slide .svs: %v", err)
 	}
 }

@@ -39,6 +39,10 @@ type Series struct {
 	Files []string
 	// Sidecar is the series.json path ("" for DICOM series).
 	Sidecar string
+	// Skipped lists the files of a DICOM series folder that are not DICOM
+	// slices (other files, a DICOMDIR), by name; hidden files are not
+	// listed.
+	Skipped []string
 	// Tiles, when set, shares resized tiles between the outputs that show
 	// the same slice (Series.Tile); nil resizes for every output.
 	Tiles *TileCache
@@ -114,8 +118,8 @@ func ValidateMeta(m SeriesMeta) error {
 // ReadOptions configures the series readers.
 type ReadOptions struct {
 	Limits Limits
-	// External decodes DICOM transfer syntaxes the Go reader cannot; nil
-	// means none (such files fail with an error saying to install dcmtk).
+	// External decompresses DICOM transfer syntaxes the Go reader does not
+	// decode; nil means none (such files fail with ErrNeedsDCMTK).
 	External ExternalDecoder
 	// Tiles, when set, becomes every series' Tiles, and the series then
 	// keep no decoded slices: the tile cache keeps what several outputs

@@ -44,6 +44,9 @@ func ReadSlide(fsys fs.FS, rootDir, rel string, lim Limits) (Slide, error) {
 		}
 	}
 	if wholeSlideOnly[ext] {
+		if OpenSlideAvailable && rootDir != "" {
+			return nil, fmt.Errorf("slide %s: OpenSlide does not recognise it as a whole-slide image (not a slide, or damaged)", rel)
+		}
 		return nil, fmt.Errorf("slide %s: %w", rel, ErrNoOpenSlide)
 	}
 	m, err := decodeSlideFile(fsys, rel, ext, lim.MaxSlidePixels)

@@ -30,6 +30,20 @@ type Launch struct {
 	Images    ImageLimits
 	// APIServers > 1 becomes --api-server-count (vLLM and sim engines).
 	APIServers int
+	// SecretDir is a folder only npcorch's user can read, where the
+	// invocation's Files are written before the engine starts (SGLang's
+	// key file). Engines that need it fail without it.
+	SecretDir string
+}
+
+// SecretFile is a file an engine reads a secret from (an API key), so
+// that the secret stays off its command line. The launcher writes it
+// with mode 0600 before the start and removes it after the stop.
+type SecretFile struct {
+	// Path is absolute, inside Launch.SecretDir.
+	Path string
+	// Content is the file's bytes.
+	Content []byte
 }
 
 // Probe says how readiness is proven for one engine kind.
@@ -51,8 +65,12 @@ type Invocation struct {
 	// Argv is the command to start; nil means nothing is launched
 	// (external endpoints).
 	Argv []string
-	// Env is added to npcorch's environment, as KEY=VALUE, sorted.
+	// Env is added to npcorch's environment, as KEY=VALUE, sorted. The
+	// API key travels here or in Files, never in Argv: /proc/PID/cmdline
+	// is readable by every user, /proc/PID/environ only by the owner.
 	Env []string
+	// Files must exist (mode 0600) before Argv starts.
+	Files []SecretFile
 	// BaseURL is the OpenAI-compatible base URL, ending in /v1.
 	BaseURL string
 	// APIKey is the bearer token clients send; may be empty for external
@@ -62,6 +80,11 @@ type Invocation struct {
 	ServedName string
 	// MaxNumSeqs is the engine's concurrency ceiling, for clients.
 	MaxNumSeqs int
+	// CachedTokens says that the engine was started to report cached
+	// prompt tokens (usage.prompt_tokens_details.cached_tokens), so that
+	// an answer without them had none cached. vLLM leaves the details out
+	// when nothing was cached.
+	CachedTokens bool
 	// Probe describes readiness checks.
 	Probe Probe
 }
@@ -85,8 +108,8 @@ type Engines struct {
 	// SGLang is the default SGLang launcher, ["python", "-m",
 	// "sglang.launch_server"] when nil.
 	SGLang []string
-	// Sim is the simulated engine's command up to and including "serve",
-	// e.g. [os.Executable(), "sim-engine", "serve"].
+	// Sim is the simulated engine's executable, e.g. [os.Executable(),
+	// "sim-engine"]; npcorch adds `serve MODEL` as for vLLM.
 	Sim []string
 	// Getenv reads API keys of external endpoints; os.Getenv when nil.
 	Getenv func(string) string
@@ -122,17 +145,25 @@ func (e Engines) For(kind string) (Engine, error) {
 	return nil, fmt.Errorf("unknown engine kind %q; use one of vllm, sglang, sim, wrapper, external", kind)
 }
 
-// baseEnv is the environment every launched engine gets: its GPUs by UUID
-// and the names the gpu package uses to attribute processes.
-func baseEnv(l Launch) []string {
-	env := []string{
-		"NPCORCH_MODEL=" + l.Model.Name,
-		"NPCORCH_REPLICA=" + strconv.Itoa(l.Replica),
-	}
-	if len(l.GPUs) > 0 {
-		env = append(env, "CUDA_VISIBLE_DEVICES="+strings.Join(l.GPUs, ","))
-	}
+// baseEnv is the environment every launched engine gets: its GPUs by UUID,
+// the names the gpu package uses to attribute processes, the model's
+// engine.env, and extra (the API key), which wins over engine.env.
+func baseEnv(l Launch, extra ...string) []string {
+	vars := map[string]string{}
 	for k, v := range l.Model.Engine.Env {
+		vars[k] = v
+	}
+	vars["NPCORCH_MODEL"] = l.Model.Name
+	vars["NPCORCH_REPLICA"] = strconv.Itoa(l.Replica)
+	if len(l.GPUs) > 0 {
+		vars["CUDA_VISIBLE_DEVICES"] = strings.Join(l.GPUs, ",")
+	}
+	for _, kv := range extra {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	env := make([]string, 0, len(vars))
+	for k, v := range vars {
 		env = append(env, k+"="+v)
 	}
 	sort.Strings(env)

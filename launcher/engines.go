@@ -3,15 +3,22 @@ package launcher
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/npcorch/npcorch/configs"
 )
 
-// VLLM runs `vllm serve`. A model's engine.command replaces Binary, for
-// forks and virtual environments (it must accept `serve MODEL` and vLLM's
-// flags).
+// VLLMKeyEnv is where vLLM reads its API key when --api-key is not given
+// (vllm/entrypoints/openai/api_server.py, build_app); npcorch never puts
+// the key on the command line.
+const VLLMKeyEnv = "VLLM_API_KEY"
+
+// VLLM runs `vllm serve MODEL`. Binary is the executable alone; a model's
+// engine.command replaces it (a fork, a virtual environment), and npcorch
+// adds `serve MODEL` after it, once.
 type VLLM struct {
 	Binary []string
 }
@@ -22,15 +29,25 @@ func (v VLLM) Invocation(l Launch) (Invocation, error) {
 	if err != nil {
 		return Invocation{}, err
 	}
+	return vllmInvocation(l, bin, nil)
+}
+
+// vllmInvocation is `BIN serve MODEL FLAGS... TAIL...` with the key in
+// VLLM_API_KEY: vLLM's and the simulated engine's invocation.
+func vllmInvocation(l Launch, bin, tail []string) (Invocation, error) {
 	flags, err := vllmFlags(l)
 	if err != nil {
 		return Invocation{}, err
 	}
-	argv := append(append(append([]string{}, bin...), "serve", weights(l.Model)), flags...)
-	return openAIInvocation(l, argv, "/health", "/metrics"), nil
+	argv := append(append(slices.Clone(bin), "serve", weights(l.Model)), flags...)
+	inv := openAIInvocation(l, append(argv, tail...), "/health", "/metrics")
+	inv.Env = baseEnv(l, VLLMKeyEnv+"="+l.APIKey)
+	inv.CachedTokens = l.Model.Engine.Supports(configs.VLLMPromptTokensDetails)
+	return inv, nil
 }
 
-// vllmFlags are the flags after `serve MODEL`, shared with Sim.
+// vllmFlags are the flags after `serve MODEL`, shared with Sim. The API
+// key is not among them: it travels in VLLM_API_KEY.
 func vllmFlags(l Launch) ([]string, error) {
 	m := l.Model
 	tp, err := tensorParallel(l)
@@ -40,7 +57,6 @@ func vllmFlags(l Launch) ([]string, error) {
 	args := []string{
 		"--host", hostOf(l),
 		"--port", strconv.Itoa(l.Port),
-		"--api-key", l.APIKey,
 		"--served-model-name", servedName(m),
 		"--tensor-parallel-size", strconv.Itoa(tp),
 		"--gpu-memory-utilization", formatFloat(gpuMemoryUtilization(m)),
@@ -57,8 +73,16 @@ func vllmFlags(l Launch) ([]string, error) {
 	if l.MediaRoot != "" {
 		args = append(args, "--allowed-local-media-path", l.MediaRoot)
 	}
+	// vLLM's neutral sampling defaults, not generation_config.json: the
+	// same as SGLang's --sampling-defaults openai (docs/conformance.md).
 	args = append(args, "--generation-config", "vllm")
+	if m.Engine.Supports(configs.VLLMPromptTokensDetails) {
+		args = append(args, "--enable-prompt-tokens-details")
+	}
 	if l.APIServers > 1 {
+		if !m.Engine.Supports(configs.VLLMAPIServerCount) {
+			return nil, fmt.Errorf("model %s: engine.version %s has no --api-server-count (vLLM %s and later); run one API server", m.Name, m.Engine.Version, configs.VLLMAPIServerCount)
+		}
 		args = append(args, "--api-server-count", strconv.Itoa(l.APIServers))
 	}
 	if m.Engine.TrustRemoteCode {
@@ -132,7 +156,11 @@ func openAIInvocation(l Launch, argv []string, health, metrics string) Invocatio
 	return inv
 }
 
-// SGLang runs `python -m sglang.launch_server`.
+// SGLang runs `python -m sglang.launch_server`. SGLang reads its API key
+// only from --api-key; npcorch writes it to a YAML file of 0600 that
+// --config names (sglang/srt/server_args_config_parser.py turns the file
+// into arguments inside the process, so they never reach the process's
+// command line).
 type SGLang struct {
 	Binary []string
 }
@@ -148,17 +176,24 @@ func (s SGLang) Invocation(l Launch) (Invocation, error) {
 	if err != nil {
 		return Invocation{}, err
 	}
-	args := append([]string{}, bin...)
-	args = append(args,
+	if l.SecretDir == "" {
+		return Invocation{}, fmt.Errorf("model %s: SGLang reads its API key from a file, and no private folder was given for it", m.Name)
+	}
+	keyFile := secretPath(l, ".yaml") // SGLang wants the suffix
+	args := append(slices.Clone(bin),
 		"--model-path", weights(m),
 		"--host", hostOf(l),
 		"--port", strconv.Itoa(l.Port),
-		"--api-key", l.APIKey,
+		"--config", keyFile,
 		"--served-model-name", servedName(m),
 		"--tp-size", strconv.Itoa(tp),
 		"--mem-fraction-static", formatFloat(gpuMemoryUtilization(m)),
 		"--max-running-requests", strconv.Itoa(maxNumSeqs(m)),
 		"--enable-metrics",
+		"--enable-cache-report",
+		// SGLang's default "model" reads generation_config.json; "openai"
+		// is the neutral defaults, as vLLM's --generation-config vllm.
+		"--sampling-defaults", "openai",
 	)
 	if m.ContextLength > 0 {
 		args = append(args, "--context-length", strconv.Itoa(m.ContextLength))
@@ -170,29 +205,27 @@ func (s SGLang) Invocation(l Launch) (Invocation, error) {
 		args = append(args, "--reasoning-parser", m.Engine.ReasoningParser)
 	}
 	args = append(args, m.Engine.ExtraArgs...)
-	return openAIInvocation(l, args, "/health", "/metrics"), nil
+	inv := openAIInvocation(l, args, "/health", "/metrics")
+	inv.Files = []SecretFile{{Path: keyFile, Content: []byte("api-key: " + strconv.Quote(l.APIKey) + "\n")}}
+	inv.CachedTokens = true
+	return inv, nil
 }
 
-// Sim runs npcorch's simulated engine with vLLM's flags plus the model's
-// engine.sim flags. Command is the self-invocation up to and including
-// "serve"; a model's engine.command replaces it.
+// Sim runs npcorch's simulated engine the way vLLM runs: `COMMAND serve
+// MODEL` with vLLM's flags, the key in VLLM_API_KEY, then the model's
+// engine.sim flags. Command is the executable alone (npcorch sim-engine);
+// a model's engine.command replaces it.
 type Sim struct {
 	Command []string
 }
 
 // Invocation implements Engine.
 func (s Sim) Invocation(l Launch) (Invocation, error) {
-	bin, err := command(l.Model, s.Command, "the sim engine's command is not set (npcorch sets it to `npcorch sim-engine serve`)")
+	bin, err := command(l.Model, s.Command, "the sim engine's command is not set (npcorch sets it to `npcorch sim-engine`)")
 	if err != nil {
 		return Invocation{}, err
 	}
-	flags, err := vllmFlags(l)
-	if err != nil {
-		return Invocation{}, err
-	}
-	argv := append(append([]string{}, bin...), weights(l.Model))
-	argv = append(append(argv, flags...), l.Model.Engine.Sim...)
-	return openAIInvocation(l, argv, "/health", "/metrics"), nil
+	return vllmInvocation(l, bin, l.Model.Engine.Sim)
 }
 
 // External is an OpenAI-compatible endpoint that already runs: nothing is
@@ -226,36 +259,49 @@ func (e External) Invocation(l Launch) (Invocation, error) {
 }
 
 // Wrapper runs a user command that serves the OpenAI API, for models
-// without engine support (HealthGPT). Placeholders {host}, {port},
-// {api_key}, {model} (served name) and {hf_id} are replaced in each
-// argument.
+// without engine support (HealthGPT). Placeholders {host}, {port}, {model}
+// (served name) and {hf_id} are replaced in each argument. The API key
+// clients send is in the environment variable NPCORCH_API_KEY and in the
+// 0600 file NPCORCH_API_KEY_FILE names; the loader refuses {api_key},
+// which would put it on the command line. Whether the wrapper checks the
+// key is its own affair, so readiness does not demand it.
 type Wrapper struct{}
 
 // Invocation implements Engine.
 func (Wrapper) Invocation(l Launch) (Invocation, error) {
 	m := l.Model
 	if len(m.Engine.Command) == 0 {
-		return Invocation{}, fmt.Errorf("model %s has no vLLM support; set engine.command to an OpenAI-compatible wrapper command (placeholders {host} {port} {api_key} {model} {hf_id})", m.Name)
+		return Invocation{}, fmt.Errorf("model %s has no vLLM support; set engine.command to an OpenAI-compatible wrapper command (placeholders {host} {port} {model} {hf_id}; the API key is in $%s)", m.Name, configs.WrapperKeyEnv)
 	}
 	r := strings.NewReplacer(
 		"{host}", hostOf(l),
 		"{port}", strconv.Itoa(l.Port),
-		"{api_key}", l.APIKey,
 		"{model}", servedName(m),
 		"{hf_id}", weights(m),
 	)
-	usesKey := false
 	argv := make([]string, 0, len(m.Engine.Command)+len(m.Engine.ExtraArgs))
-	for _, a := range append(append([]string{}, m.Engine.Command...), m.Engine.ExtraArgs...) {
-		usesKey = usesKey || strings.Contains(a, "{api_key}")
+	for _, a := range append(slices.Clone(m.Engine.Command), m.Engine.ExtraArgs...) {
+		if strings.Contains(a, "{api_key}") {
+			return Invocation{}, fmt.Errorf("model %s: {api_key} would put the API key on the wrapper's command line; read $%s instead", m.Name, configs.WrapperKeyEnv)
+		}
 		argv = append(argv, r.Replace(a))
 	}
 	inv := openAIInvocation(l, argv, "", "")
-	inv.Probe.RequireAuth = usesKey
-	if !usesKey {
-		inv.APIKey = ""
+	extra := []string{configs.WrapperKeyEnv + "=" + l.APIKey}
+	if l.SecretDir != "" {
+		keyFile := secretPath(l, ".key")
+		inv.Files = []SecretFile{{Path: keyFile, Content: []byte(l.APIKey + "\n")}}
+		extra = append(extra, configs.WrapperKeyFileEnv+"="+keyFile)
 	}
+	inv.Env = baseEnv(l, extra...)
+	inv.Probe.RequireAuth = false
 	return inv, nil
+}
+
+// secretPath is the replica's key file in l.SecretDir, which replicas of
+// several models may share.
+func secretPath(l Launch, suffix string) string {
+	return filepath.Join(l.SecretDir, unsafeName.ReplaceAllString(l.Model.Name, "_")+".r"+strconv.Itoa(l.Replica)+suffix)
 }
 
 var (

@@ -12,6 +12,7 @@ func launchFor(m configs.Model, gpus ...string) Launch {
 	return Launch{
 		Model: m, Replica: 1, GPUs: gpus, Port: 21001, APIKey: "npc-KEY",
 		MediaRoot: "/data/prepared", Images: ImageLimits{Count: 80, Width: 512, Height: 1644},
+		SecretDir: "/run/npc/.keys",
 	}
 }
 
@@ -33,22 +34,22 @@ func TestVLLMInvocationGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"vllm", "serve", "OpenGVLab/InternVL3_5-38B",
-		"--host", "127.0.0.1", "--port", "21001", "--api-key", "npc-KEY",
+		"--host", "127.0.0.1", "--port", "21001",
 		"--served-model-name", "InternVL3.5-38B", "--tensor-parallel-size", "2",
 		"--gpu-memory-utilization", "0.85", "--max-model-len", "65536", "--max-num-seqs", "16",
 		"--limit-mm-per-prompt", `{"image":{"count":80,"width":512,"height":1644},"video":0}`,
-		"--allowed-local-media-path", "/data/prepared", "--generation-config", "vllm",
+		"--allowed-local-media-path", "/data/prepared", "--generation-config", "vllm", "--enable-prompt-tokens-details",
 		"--trust-remote-code", "--reasoning-parser", "qwen3",
 		"--mm-processor-kwargs", `{"max_dynamic_patch":1}`,
 		"--mm-encoder-tp-mode", "data"}
 	if !slices.Equal(inv.Argv, want) {
 		t.Errorf("argv\n got %q\nwant %q", inv.Argv, want)
 	}
-	wantEnv := []string{"CUDA_VISIBLE_DEVICES=GPU-a,GPU-b", "NPCORCH_MODEL=InternVL3.5-38B", "NPCORCH_REPLICA=1", "VLLM_USE_V1=1"}
+	wantEnv := []string{"CUDA_VISIBLE_DEVICES=GPU-a,GPU-b", "NPCORCH_MODEL=InternVL3.5-38B", "NPCORCH_REPLICA=1", "VLLM_API_KEY=npc-KEY", "VLLM_USE_V1=1"}
 	if !slices.Equal(inv.Env, wantEnv) {
 		t.Errorf("env %q, want %q", inv.Env, wantEnv)
 	}
-	if inv.BaseURL != "http://127.0.0.1:21001/v1" || inv.MaxNumSeqs != 16 || inv.Probe.HealthURL != "http://127.0.0.1:21001/health" ||
+	if inv.BaseURL != "http://127.0.0.1:21001/v1" || inv.MaxNumSeqs != 16 || inv.Probe.HealthURL != "http://127.0.0.1:21001/health" || !inv.CachedTokens ||
 		!inv.Probe.RequireAuth || !inv.Probe.WarmUp || inv.Probe.MetricsURL != "http://127.0.0.1:21001/metrics" {
 		t.Errorf("invocation %+v", inv)
 	}
@@ -64,12 +65,25 @@ func TestVLLMDefaultsAndForkBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"/opt/hulu/bin/vllm", "serve", "ZJU-AI4H/Hulu-Med-7B",
-		"--host", "127.0.0.1", "--port", "21001", "--api-key", "npc-KEY",
+		"--host", "127.0.0.1", "--port", "21001",
 		"--served-model-name", "Hulu-Med-7B", "--tensor-parallel-size", "1",
 		"--gpu-memory-utilization", "0.9", "--max-num-seqs", "256",
-		"--limit-mm-per-prompt", `{"image":{"count":64},"video":0}`, "--generation-config", "vllm"}
+		"--limit-mm-per-prompt", `{"image":{"count":64},"video":0}`, "--generation-config", "vllm", "--enable-prompt-tokens-details"}
 	if !slices.Equal(inv.Argv, want) {
 		t.Errorf("argv\n got %q\nwant %q", inv.Argv, want)
+	}
+	// A fork older than 0.6.4 gets no --enable-prompt-tokens-details and
+	// its answers' cached tokens count as not reported; below 0.9.0 it
+	// cannot run several API servers.
+	m.Engine.Version = "0.6.3"
+	l.Model, l.APIServers = m, 2
+	if _, err := (VLLM{Binary: []string{"vllm"}}).Invocation(l); err == nil || !strings.Contains(err.Error(), "has no --api-server-count (vLLM 0.9.0 and later)") {
+		t.Errorf("api servers on 0.6.3: %v", err)
+	}
+	l.APIServers = 1
+	inv, err = VLLM{Binary: []string{"vllm"}}.Invocation(launchFor(m, "GPU-a"))
+	if err != nil || slices.Contains(inv.Argv, "--enable-prompt-tokens-details") || inv.CachedTokens {
+		t.Errorf("0.6.3: %q %v (cached tokens reported: %v)", inv.Argv, err, inv.CachedTokens)
 	}
 }
 
@@ -89,11 +103,17 @@ func TestSGLangInvocationGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"python", "-m", "sglang.launch_server", "--model-path", "lingshu-medical-mllm/Lingshu-7B",
-		"--host", "127.0.0.1", "--port", "21001", "--api-key", "npc-KEY", "--served-model-name", "Lingshu-7B",
+		"--host", "127.0.0.1", "--port", "21001", "--config", "/run/npc/.keys/Lingshu-7B.r1.yaml", "--served-model-name", "Lingshu-7B",
 		"--tp-size", "1", "--mem-fraction-static", "0.9", "--max-running-requests", "32", "--enable-metrics",
-		"--context-length", "32768"}
+		"--enable-cache-report", "--sampling-defaults", "openai", "--context-length", "32768"}
 	if !slices.Equal(inv.Argv, want) {
 		t.Errorf("argv\n got %q\nwant %q", inv.Argv, want)
+	}
+	// The key is in the --config file (SGLang has no environment variable
+	// for it), which the launcher writes with mode 0600.
+	if len(inv.Files) != 1 || inv.Files[0].Path != "/run/npc/.keys/Lingshu-7B.r1.yaml" || string(inv.Files[0].Content) != "api-key: \"npc-KEY\"\n" ||
+		!inv.CachedTokens || inv.APIKey != "npc-KEY" {
+		t.Errorf("files %q, cached tokens %v", inv.Files, inv.CachedTokens)
 	}
 	if !slices.Contains(inv.Env, "CUDA_VISIBLE_DEVICES=GPU-c") {
 		t.Errorf("env %q", inv.Env)
@@ -104,16 +124,16 @@ func TestSimInvocationGolden(t *testing.T) {
 	m := configs.Model{Name: "sim-8b", Engine: configs.Engine{Kind: configs.EngineSim, Sim: []string{"--sim-load-time", "2s"}}}
 	l := launchFor(m)
 	l.MediaRoot = ""
-	inv, err := Engines{Sim: []string{"/usr/bin/npcorch", "sim-engine", "serve"}}.mustFor(t, configs.EngineSim).Invocation(l)
+	inv, err := Engines{Sim: []string{"/usr/bin/npcorch", "sim-engine"}}.mustFor(t, configs.EngineSim).Invocation(l)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"/usr/bin/npcorch", "sim-engine", "serve", "sim-8b",
-		"--host", "127.0.0.1", "--port", "21001", "--api-key", "npc-KEY",
+		"--host", "127.0.0.1", "--port", "21001",
 		"--served-model-name", "sim-8b", "--tensor-parallel-size", "1",
 		"--gpu-memory-utilization", "0.9", "--max-num-seqs", "256",
 		"--limit-mm-per-prompt", `{"image":{"count":80,"width":512,"height":1644},"video":0}`,
-		"--generation-config", "vllm", "--sim-load-time", "2s"}
+		"--generation-config", "vllm", "--enable-prompt-tokens-details", "--sim-load-time", "2s"}
 	if !slices.Equal(inv.Argv, want) {
 		t.Errorf("argv\n got %q\nwant %q", inv.Argv, want)
 	}
@@ -121,7 +141,7 @@ func TestSimInvocationGolden(t *testing.T) {
 		t.Error("sim without a command: no error")
 	}
 	l.APIServers = 3
-	inv, err = Engines{Sim: []string{"npcorch", "sim-engine", "serve"}}.mustFor(t, configs.EngineSim).Invocation(l)
+	inv, err = Engines{Sim: []string{"npcorch", "sim-engine"}}.mustFor(t, configs.EngineSim).Invocation(l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,16 +159,25 @@ func (e Engines) mustFor(t *testing.T, kind string) Engine {
 	return eng
 }
 
-func TestWrapperPlaceholdersAndMissingCommand(t *testing.T) {
+func TestWrapperPlaceholdersKeyAndMissingCommand(t *testing.T) {
 	m := configs.Model{Name: "HealthGPT-Pro-8B", HFID: "lintw/HealthGPT-L14", Engine: configs.Engine{Kind: configs.EngineWrapper,
-		Command: []string{"python", "serve_healthgpt.py", "--listen={host}:{port}", "--key", "{api_key}", "--name", "{model}", "--weights", "{hf_id}"}}}
+		Command: []string{"python", "serve_healthgpt.py", "--listen={host}:{port}", "--name", "{model}", "--weights", "{hf_id}"}}}
 	inv, err := Wrapper{}.Invocation(launchFor(m, "GPU-a"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"python", "serve_healthgpt.py", "--listen=127.0.0.1:21001", "--key", "npc-KEY", "--name", "HealthGPT-Pro-8B", "--weights", "lintw/HealthGPT-L14"}
-	if !slices.Equal(inv.Argv, want) || !inv.Probe.RequireAuth || inv.Probe.HealthURL != "" || !inv.Probe.WarmUp {
+	want := []string{"python", "serve_healthgpt.py", "--listen=127.0.0.1:21001", "--name", "HealthGPT-Pro-8B", "--weights", "lintw/HealthGPT-L14"}
+	if !slices.Equal(inv.Argv, want) || inv.Probe.RequireAuth || inv.Probe.HealthURL != "" || !inv.Probe.WarmUp || inv.APIKey != "npc-KEY" {
 		t.Errorf("invocation %q %+v", inv.Argv, inv.Probe)
+	}
+	keyFile := "/run/npc/.keys/HealthGPT-Pro-8B.r1.key"
+	if !slices.Contains(inv.Env, "NPCORCH_API_KEY=npc-KEY") || !slices.Contains(inv.Env, "NPCORCH_API_KEY_FILE="+keyFile) ||
+		len(inv.Files) != 1 || inv.Files[0].Path != keyFile || string(inv.Files[0].Content) != "npc-KEY\n" {
+		t.Errorf("the key must reach the wrapper by environment and file: env %q files %q", inv.Env, inv.Files)
+	}
+	m.Engine.Command = append(m.Engine.Command, "--key", "{api_key}")
+	if _, err := (Wrapper{}).Invocation(launchFor(m)); err == nil || !strings.Contains(err.Error(), "{api_key} would put the API key on the wrapper's command line") {
+		t.Errorf("{api_key}: %v", err)
 	}
 	m.Engine.Command = nil
 	_, err = Wrapper{}.Invocation(launchFor(m))

@@ -30,7 +30,8 @@ import (
 //	--sim-worker-ignore-sigterm, --sim-ignore-sigterm
 func fakeEngine(args []string) int {
 	opt := map[string]string{}
-	bools := map[string]bool{"--trust-remote-code": true, "--sim-worker-ignore-sigterm": true, "--sim-ignore-sigterm": true}
+	bools := map[string]bool{"--trust-remote-code": true, "--sim-worker-ignore-sigterm": true, "--sim-ignore-sigterm": true,
+		"--enable-prompt-tokens-details": true}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "--") {
@@ -49,6 +50,9 @@ func fakeEngine(args []string) int {
 	}
 	key, name := opt["--api-key"], opt["--served-model-name"]
 	fmt.Printf("INFO non-default args: {'api_key': '%s', 'served_model_name': '%s'}\n", key, name)
+	if key == "" {
+		key = os.Getenv("VLLM_API_KEY") // as vLLM: the flag wins
+	}
 	if opt["--sim-ignore-sigterm"] == "true" {
 		signal.Ignore(syscall.SIGTERM)
 	} else {

@@ -46,6 +46,7 @@ func (r *Replica) launch() {
 		Model: r.spec.Model, Replica: r.spec.Replica, GPUs: r.spec.GPUs,
 		Host: r.cfg.Host, Port: r.port, APIKey: r.key,
 		MediaRoot: r.spec.MediaRoot, Images: r.spec.Images, APIServers: r.spec.APIServers,
+		SecretDir: filepath.Join(r.cfg.LogDir, SecretDirName),
 	})
 	if err != nil {
 		r.failNow(FailureConfig, err.Error(), err)
@@ -54,6 +55,10 @@ func (r *Replica) launch() {
 	pgid := 0
 	if r.inv.Argv != nil {
 		if err := r.openLog(); err != nil {
+			r.failNow(FailureConfig, err.Error(), err)
+			return
+		}
+		if err := WriteSecretFiles(r.inv.Files); err != nil {
 			r.failNow(FailureConfig, err.Error(), err)
 			return
 		}
@@ -158,7 +163,7 @@ func (r *Replica) endpointNow() Endpoint {
 	ep := Endpoint{
 		Model: r.spec.Model.Name, Replica: r.spec.Replica,
 		BaseURL: r.inv.BaseURL, APIKey: r.inv.APIKey, MaxNumSeqs: r.inv.MaxNumSeqs,
-		GPUs: r.spec.GPUs, Port: r.port,
+		GPUs: r.spec.GPUs, Port: r.port, CachedTokens: r.inv.CachedTokens,
 	}
 	if r.proc != nil {
 		ep.PGID = r.proc.pgid
@@ -473,6 +478,7 @@ func (r *Replica) finishStop(err error) {
 	}
 	r.waiters = nil
 	r.state = StateStopped
+	RemoveSecretFiles(r.inv.Files)
 	if r.logFile != nil {
 		r.logFile.Close()
 	}

@@ -66,7 +66,7 @@ func selfCmd(role string) []string {
 // and the simulated engine (package simengine).
 func testConfig(t testing.TB) Config {
 	return Config{
-		Engines: Engines{Sim: append(selfCmd("sim-engine"), "serve")},
+		Engines: Engines{Sim: selfCmd("sim-engine")},
 		Shim:    selfCmd("engine-shim"),
 		LogDir:  t.TempDir(),
 		// A range of its own: go test ./... runs the campaign and slurm
@@ -81,7 +81,7 @@ func testConfig(t testing.TB) Config {
 // SIGTERM, endless loading logs, other failure texts).
 func fakeConfig(t testing.TB) Config {
 	c := testConfig(t)
-	c.Engines.Sim = append(selfCmd("fake-engine"), "serve")
+	c.Engines.Sim = selfCmd("fake-engine")
 	return c
 }
 
@@ -114,7 +114,7 @@ func fakeParent(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg := Config{
-		Engines: Engines{Sim: append(selfCmd("sim-engine"), "serve")},
+		Engines: Engines{Sim: selfCmd("sim-engine")},
 		Shim:    selfCmd("engine-shim"),
 		LogDir:  args[0],
 		Timing:  fastTiming(),

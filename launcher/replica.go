@@ -32,9 +32,12 @@ type Endpoint struct {
 	BaseURL    string // OpenAI-compatible, ending in /v1
 	APIKey     string // bearer token; String redacts it
 	MaxNumSeqs int    // the engine's concurrency ceiling
-	GPUs       []string
-	Port       int // 0 for external endpoints
-	PGID       int // process group of the engine, 0 when nothing runs
+	// CachedTokens: the engine reports cached prompt tokens, so an answer
+	// without them had none cached (Invocation.CachedTokens).
+	CachedTokens bool
+	GPUs         []string
+	Port         int // 0 for external endpoints
+	PGID         int // process group of the engine, 0 when nothing runs
 }
 
 // String describes the endpoint without its API key.

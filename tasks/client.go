@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -33,6 +35,12 @@ type Endpoint struct {
 	MetricsURL string
 	// Local engines share the disk: images may travel as file:// URLs.
 	Local bool
+	// CachedTokens says the engine reports cached prompt tokens (vLLM
+	// started with --enable-prompt-tokens-details, SGLang with
+	// --enable-cache-report): an answer without them had none cached. vLLM
+	// leaves the details out when nothing was cached, so without this an
+	// absent figure means "not reported", never 0.
+	CachedTokens bool
 }
 
 // Answer is what a model said: content (reasoning stripped), the reasoning
@@ -51,13 +59,20 @@ type Answer struct {
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
-	// CachedTokens are prompt tokens served from the prefix cache.
-	CachedTokens int `json:"cached_tokens"`
+	// CachedTokens are prompt tokens served from the prefix cache; nil
+	// when the engine does not report them (a vLLM started without
+	// --enable-prompt-tokens-details), which is not the same as 0.
+	CachedTokens *int `json:"cached_tokens,omitempty"`
 }
 
 // WorkTokens are prompt tokens not served from cache plus completion tokens
-// (CliniCARE-Bench §5.8).
-func (u Usage) WorkTokens() int { return u.PromptTokens - u.CachedTokens + u.CompletionTokens }
+// (CliniCARE-Bench §5.8); ok is false when the cached tokens are unknown.
+func (u Usage) WorkTokens() (n int, ok bool) {
+	if u.CachedTokens == nil {
+		return 0, false
+	}
+	return u.PromptTokens - *u.CachedTokens + u.CompletionTokens, true
+}
 
 // Timing follows `vllm bench serve`: TTFT is the time to the first chunk with
 // content, ITL the gaps between later chunks, TPOT = (E2E − TTFT)/(tokens − 1).
@@ -84,7 +99,9 @@ const (
 	FailRejected   = "rejected"            // HTTP 4xx: the request itself is wrong
 )
 
-// Failure is an infrastructure failure of one attempt.
+// Failure is an infrastructure failure of one attempt. Status is the HTTP
+// status, or for a stream_error the code the engine put in the error it
+// streamed after its 200; Err carries the engine's own message.
 type Failure struct {
 	Kind   string
 	Status int
@@ -92,7 +109,10 @@ type Failure struct {
 }
 
 func (f *Failure) Error() string {
-	if f.Status != 0 {
+	switch {
+	case f.Status != 0 && f.Kind == FailStream:
+		return fmt.Sprintf("%s (code %d inside the 200 stream): %v", f.Kind, f.Status, f.Err)
+	case f.Status != 0:
 		return fmt.Sprintf("%s (HTTP %d): %v", f.Kind, f.Status, f.Err)
 	}
 	return fmt.Sprintf("%s: %v", f.Kind, f.Err)
@@ -201,21 +221,27 @@ func (c *Client) stream(ctx context.Context, ep Endpoint, body openai.ChatComple
 		if err := json.Unmarshal(raw, &chunk); err != nil {
 			return nil, &Failure{Kind: FailStream, Err: fmt.Errorf("malformed chunk %.200q: %w", raw, err)}
 		}
-		if chunk.Error != nil {
-			return nil, &Failure{Kind: FailStream, Status: chunk.Error.Code, Err: errors.New(chunk.Error.Message)}
+		if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
+			// go-openai's reader catches `data: {"error":` lines itself
+			// (classify reads those); this one had other spacing.
+			if f := streamFailure(raw); f != nil {
+				return nil, f
+			}
 		}
 		if chunk.Usage != nil {
-			ans.Usage = Usage{PromptTokens: chunk.Usage.PromptTokens, CompletionTokens: chunk.Usage.CompletionTokens}
-			if d := chunk.Usage.PromptTokensDetails; d != nil {
-				ans.Usage.CachedTokens = d.CachedTokens
-			}
+			ans.Usage = usageOf(chunk.Usage, ep.CachedTokens)
 		}
 		// The first-token deadline holds until the model says something: a
 		// role chunk sent before prefill ends (SGLang, some proxies) must not
 		// swap it for the shorter between-chunk timeout.
 		spoke := streaming.Load()
 		for _, ch := range chunk.Choices {
-			r := ch.Delta.Reasoning + ch.Delta.ReasoningContent
+			// vLLM 0.1x copies reasoning into the deprecated
+			// reasoning_content: read one, never both.
+			r := ch.Delta.Reasoning
+			if r == "" {
+				r = ch.Delta.ReasoningContent
+			}
 			if ch.Delta.Content != "" || r != "" || ch.FinishReason != "" {
 				spoke = true
 			}
@@ -268,11 +294,8 @@ type streamChunk struct {
 		} `json:"delta"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *openai.Usage `json:"usage"`
-	Error *struct {
-		Message string `json:"message"`
-		Code    int    `json:"code"`
-	} `json:"error"`
+	Usage *openai.Usage   `json:"usage"`
+	Error json.RawMessage `json:"error"`
 }
 
 // SplitReasoning strips reasoning from an answer: a leading <think>...</think>
@@ -321,23 +344,22 @@ func classify(ctx context.Context, err error) error {
 			return &Failure{Kind: FailConnect, Err: fmt.Errorf("cancelled: %w", cause)}
 		}
 	}
-	// An HTTP status is the surest witness: go-openai wraps an error body
-	// it cannot read as an APIError (vLLM's 401 {"error": "Unauthorized"})
-	// in a RequestError, and that inner APIError has no status.
+	// An HTTP status is the surest witness. go-openai turns a body it
+	// can read ({"error": {...}}) into an APIError and any other (vLLM's
+	// old flat body, {"error": "Unauthorized"}) into a RequestError that
+	// keeps the body; an error object inside a 200 stream comes back as an
+	// APIError without a status, its code in the body's "code".
 	var reqErr *openai.RequestError
 	if errors.As(err, &reqErr) && reqErr.HTTPStatusCode != 0 {
-		return httpFailure(reqErr.HTTPStatusCode, err)
+		return httpFailure(reqErr.HTTPStatusCode, errors.New(requestErrorText(reqErr)))
 	}
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
+		e := engineError{Message: apiErr.Message, Type: apiErr.Type, Code: apiCode(apiErr.Code)}
 		if apiErr.HTTPStatusCode == 0 {
-			// go-openai reports an error object inside a 200 stream this way.
-			return &Failure{Kind: FailStream, Err: err}
+			return &Failure{Kind: FailStream, Status: e.Code, Err: errors.New(e.text())}
 		}
-		return httpFailure(apiErr.HTTPStatusCode, err)
-	}
-	if errors.As(err, &reqErr) {
-		return httpFailure(reqErr.HTTPStatusCode, err)
+		return httpFailure(apiErr.HTTPStatusCode, errors.New(e.text()))
 	}
 	var opErr *net.OpError
 	if errors.As(err, &opErr) && opErr.Op == "dial" || errors.Is(err, syscall.ECONNREFUSED) {
@@ -347,6 +369,44 @@ func classify(ctx context.Context, err error) error {
 		return &Failure{Kind: FailStream, Err: err}
 	}
 	return &Failure{Kind: FailTruncated, Err: err}
+}
+
+// streamFailure is the failure an error object inside a 200 stream makes
+// (line is its JSON), keeping the engine's message and code.
+func streamFailure(line []byte) *Failure {
+	e, ok := parseEngineError(line)
+	if !ok {
+		return &Failure{Kind: FailStream, Err: fmt.Errorf("error inside the stream: %s", bodySnippet(line))}
+	}
+	return &Failure{Kind: FailStream, Status: e.Code, Err: errors.New(e.text())}
+}
+
+// requestErrorText is what an HTTP error body says, in whatever shape.
+func requestErrorText(r *openai.RequestError) string {
+	if e, ok := parseEngineError(r.Body); ok {
+		return e.text()
+	}
+	if len(bytes.TrimSpace(r.Body)) > 0 {
+		return bodySnippet(r.Body)
+	}
+	if r.HTTPStatus != "" {
+		return r.HTTPStatus + " with an empty body"
+	}
+	return http.StatusText(r.HTTPStatusCode) + " with an empty body"
+}
+
+// apiCode reads go-openai's APIError.Code: an int, or a numeric string.
+func apiCode(c any) int {
+	switch v := c.(type) {
+	case int:
+		return v
+	case float64:
+		return int(v)
+	case string:
+		n, _ := strconv.Atoi(v)
+		return n
+	}
+	return 0
 }
 
 func httpFailure(status int, err error) *Failure {
@@ -365,4 +425,20 @@ func medianMax(v []float64) (median, max float64) {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[len(s)/2], s[len(s)-1]
+}
+
+// usageOf reads a usage chunk. Cached tokens are reported when the chunk
+// has them, or when the engine reports them (reports) and left them out
+// because there were none, which is what vLLM does.
+func usageOf(u *openai.Usage, reports bool) Usage {
+	out := Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+	switch {
+	case u.PromptTokensDetails != nil:
+		n := u.PromptTokensDetails.CachedTokens
+		out.CachedTokens = &n
+	case reports:
+		zero := 0
+		out.CachedTokens = &zero
+	}
+	return out
 }

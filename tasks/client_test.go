@@ -81,7 +81,8 @@ func TestStreamCollectsAnswerUsageAndSendsTemperatureZero(t *testing.T) {
 	if ans.Content != `\boxed{C}` || ans.Reasoning != "think" || ans.FinishReason != "stop" {
 		t.Errorf("answer = %+v", ans)
 	}
-	if ans.Usage != (Usage{PromptTokens: 100, CompletionTokens: 5, CachedTokens: 40}) || ans.Usage.WorkTokens() != 65 {
+	if w, ok := ans.Usage.WorkTokens(); ans.Usage.PromptTokens != 100 || ans.Usage.CompletionTokens != 5 ||
+		ans.Usage.CachedTokens == nil || *ans.Usage.CachedTokens != 40 || !ok || w != 65 {
 		t.Errorf("usage = %+v", ans.Usage)
 	}
 	if ans.Timing.Chunks != 3 || ans.Timing.TTFTms <= 0 || ans.Timing.E2Ems < ans.Timing.TTFTms {
@@ -89,6 +90,10 @@ func TestStreamCollectsAnswerUsageAndSendsTemperatureZero(t *testing.T) {
 	}
 	if temp, ok := got["temperature"]; !ok || temp != 0.0 {
 		t.Errorf("temperature sent = %v (present %v), want an explicit 0", temp, ok)
+	}
+	// Explicit, so that no engine default (generation_config.json) applies.
+	if topP, ok := got["top_p"]; !ok || topP != 1.0 {
+		t.Errorf("top_p sent = %v (present %v), want an explicit 1", topP, ok)
 	}
 	if got["stream"] != true {
 		t.Errorf("stream = %v", got["stream"])
@@ -167,5 +172,134 @@ func TestStreamTotalTimeout(t *testing.T) {
 	}
 	if !strings.Contains(f.Error(), "total timeout") {
 		t.Errorf("message %q", f.Error())
+	}
+}
+
+// TestErrorBodiesBothForms: vLLM answers errors as {"error": {...}} since
+// PR #22099 and as a flat {"object": "error", ...} before it; the failure
+// keeps the engine's message and the HTTP status either way, and the
+// auth middleware's {"error": "Unauthorized"} too.
+func TestErrorBodiesBothForms(t *testing.T) {
+	const msg = "At most 4 image(s) may be provided in one prompt. Set --limit-mm-per-prompt to increase this limit."
+	cases := []struct {
+		name, body string
+		status     int
+		kind, want string
+	}{
+		{"nested 400", `{"error":{"message":"` + msg + `","type":"BadRequestError","param":null,"code":400}}`, 400, FailRejected,
+			"rejected (HTTP 400): " + msg + " [BadRequestError]"},
+		{"flat 400", `{"object":"error","message":"` + msg + `","type":"BadRequestError","param":null,"code":400}`, 400, FailRejected,
+			"rejected (HTTP 400): " + msg + " [BadRequestError]"},
+		{"nested 503", `{"error":{"message":"busy","type":"ServiceUnavailableError","param":null,"code":503}}`, 503, FailServer,
+			"server_error (HTTP 503): busy [ServiceUnavailableError]"},
+		{"flat 500", `{"object":"error","message":"EngineCore died","type":"InternalServerError","code":500}`, 500, FailServer,
+			"server_error (HTTP 500): EngineCore died [InternalServerError]"},
+		{"unauthorized", `{"error":"Unauthorized"}`, 401, FailRejected, "rejected (HTTP 401): Unauthorized"},
+		{"FastAPI detail", `{"detail":"Not Found"}`, 404, FailRejected, "rejected (HTTP 404): Not Found"},
+		{"html", `<html>bad gateway</html>`, 502, FailServer, `server_error (HTTP 502): "<html>bad gateway</html>"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ep := serve(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(c.status)
+				io.WriteString(w, c.body)
+			})
+			_, err := NewClient(testSettings()).Stream(context.Background(), ep, body())
+			var f *Failure
+			if !errors.As(err, &f) || f.Kind != c.kind || f.Status != c.status || f.Error() != c.want {
+				t.Errorf("err = %v\nwant %s", err, c.want)
+			}
+		})
+	}
+}
+
+// TestStreamErrorKeepsEngineMessageAndCode: vLLM reports a failure after
+// its 200 as `data: {"error": {...}}` then `data: [DONE]`
+// (create_streaming_error_response). go-openai's reader takes that line
+// before the client's own chunk loop; the failure, and the journal's
+// record of it, must still say what the engine said and its code.
+func TestStreamErrorKeepsEngineMessageAndCode(t *testing.T) {
+	ep := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		sse(w, chunk("The", ""))
+		sse(w, `{"error": {"message": "Internal server error", "type": "InternalServerError", "param": null, "code": 500}}`)
+		sse(w, "[DONE]")
+	})
+	_, err := NewClient(testSettings()).Stream(context.Background(), ep, body())
+	var f *Failure
+	want := "stream_error (code 500 inside the 200 stream): Internal server error [InternalServerError]"
+	if !errors.As(err, &f) || f.Kind != FailStream || f.Status != 500 || f.Error() != want || !f.Retryable() {
+		t.Fatalf("err = %v\nwant %s (retryable)", err, want)
+	}
+
+	// The same through the runner: the not-run record keeps it.
+	run := t.TempDir()
+	r := testRunner(t, run)
+	reg, _ := configs.DefaultRegistry()
+	model, _ := reg.Get("Lingshu-7B")
+	items := []Item{{ID: "card/P01/x", Task: configs.TaskCard, Patient: "P01", Gold: Gold{Label: "1"}}}
+	if _, err := r.Run(context.Background(), ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
+		Pool: NewPool([]Endpoint{ep}, 1), Items: ItemList(items)}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReadJournal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Records) != 1 {
+		t.Fatalf("journal has %d records", len(st.Records))
+	}
+	for _, rec := range st.Records {
+		if rec.Status != StatusNotRun || len(rec.Failures) == 0 || rec.Failures[0] != want {
+			t.Errorf("record %+v: want not_run with failures %q", rec, want)
+		}
+	}
+}
+
+// TestReasoningReadOnce: vLLM copies delta.reasoning into the deprecated
+// delta.reasoning_content; the reasoning must not come out twice. An
+// engine that sends only reasoning_content (SGLang, older vLLM) is read.
+func TestReasoningReadOnce(t *testing.T) {
+	for name, delta := range map[string]string{
+		"both":                   `{"reasoning":"think","reasoning_content":"think"}`,
+		"reasoning only":         `{"reasoning":"think"}`,
+		"reasoning_content only": `{"reasoning_content":"think"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			ep := serve(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				sse(w, `{"id":"c","object":"chat.completion.chunk","model":"M","choices":[{"index":0,"delta":`+delta+`,"finish_reason":null}]}`)
+				sse(w, chunk("1", "stop"))
+				sse(w, "[DONE]")
+			})
+			ans, err := NewClient(testSettings()).Stream(context.Background(), ep, body())
+			if err != nil || ans.Reasoning != "think" || ans.Content != "1" {
+				t.Errorf("answer %+v, %v; want reasoning \"think\" once", ans, err)
+			}
+		})
+	}
+}
+
+// TestScrapeLoadReadsEitherKVCacheName: vLLM forks older than about 0.10
+// serve vllm:gpu_cache_usage_perc instead of vllm:kv_cache_usage_perc,
+// and releases in between served both; the load reads the gauge once.
+func TestScrapeLoadReadsEitherKVCacheName(t *testing.T) {
+	for name, body := range map[string]string{
+		"current":  "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.42\n",
+		"old fork": "# TYPE vllm:gpu_cache_usage_perc gauge\nvllm:gpu_cache_usage_perc{model_name=\"m\"} 0.42\n",
+		"both": "# TYPE vllm:gpu_cache_usage_perc gauge\nvllm:gpu_cache_usage_perc{model_name=\"m\"} 0.42\n" +
+			"# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{model_name=\"m\"} 0.42\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.WriteString(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\"} 3\n"+body)
+			}))
+			defer srv.Close()
+			l, err := ScrapeLoad(context.Background(), srv.Client(), srv.URL+"/metrics")
+			if err != nil || l.KVCache != 0.42 || l.Running != 3 {
+				t.Errorf("load %+v, %v; want KV cache 0.42 and 3 running", l, err)
+			}
+		})
 	}
 }

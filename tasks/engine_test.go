@@ -267,38 +267,59 @@ func TestEngineUsageAndCachedTokens(t *testing.T) {
 	root := t.TempDir()
 	items := pathologyItems(t, root, 1, true)
 	m := simModelConfig(t)
-	b := RequestBuilder{Model: m, Media: configs.MediaBase64, Root: root}
-	key := writeSimKey(t, t.TempDir(), b, items)
-	e := startEngine(t, append(key, "--sim-image-tokens", "100", "--block-size", "16")...)
-	req, err := b.Build(defaultPrompts(t), items[0], 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := NewClient(engineSettings())
-	defer client.Close()
-	// The engine counts ceil(text runes / 4) + 100 per image; the answer
-	// "0" is one token.
-	prompt := (len([]rune(req.Prompt))+3)/4 + 100
-	var got []Usage
-	for range 2 {
-		ans, err := client.Send(context.Background(), e.endpoint("usage#0", 4), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ans.Content != "0" || ans.FinishReason != "stop" || ans.Timing.Chunks != 1 || ans.Timing.TTFTms > ans.Timing.E2Ems {
-			t.Errorf("answer %+v", ans)
-		}
-		got = append(got, ans.Usage)
-	}
-	// The second request hits the prefix cache: whole 16-token blocks of
-	// the prompt, never its last token.
-	cached := (prompt - 1) / 16 * 16
-	want := []Usage{{PromptTokens: prompt, CompletionTokens: 1}, {PromptTokens: prompt, CompletionTokens: 1, CachedTokens: cached}}
-	if !slices.Equal(got, want) {
-		t.Fatalf("usage %+v, want %+v", got, want)
-	}
-	if w := got[1].WorkTokens(); w != prompt-cached+1 {
-		t.Errorf("work tokens %d, want %d", w, prompt-cached+1)
+	for _, c := range []struct {
+		name string
+		flag bool // the engine runs with --enable-prompt-tokens-details
+	}{{"with the flag", true}, {"without it", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			b := RequestBuilder{Model: m, Media: configs.MediaBase64, Root: root}
+			key := writeSimKey(t, t.TempDir(), b, items)
+			args := append(key, "--sim-image-tokens", "100", "--block-size", "16")
+			if c.flag {
+				args = append(args, "--enable-prompt-tokens-details")
+			}
+			e := startEngine(t, args...)
+			req, err := b.Build(defaultPrompts(t), items[0], 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			client := NewClient(engineSettings())
+			defer client.Close()
+			ep := e.endpoint("usage#0", 4)
+			ep.CachedTokens = c.flag
+			// The engine counts ceil(text runes / 4) + 100 per image; the
+			// answer "0" is one token.
+			prompt := (len([]rune(req.Prompt))+3)/4 + 100
+			var got []Usage
+			for range 2 {
+				ans, err := client.Send(context.Background(), ep, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ans.Content != "0" || ans.FinishReason != "stop" || ans.Timing.Chunks != 1 || ans.Timing.TTFTms > ans.Timing.E2Ems {
+					t.Errorf("answer %+v", ans)
+				}
+				got = append(got, ans.Usage)
+			}
+			// The second request hits the prefix cache: whole 16-token
+			// blocks of the prompt, never its last token. vLLM leaves the
+			// details out when nothing was cached: with the flag that is
+			// 0; without it nothing is known.
+			cached := (prompt - 1) / 16 * 16
+			for i, want := range []int{0, cached} {
+				u := got[i]
+				if u.PromptTokens != prompt || u.CompletionTokens != 1 {
+					t.Errorf("request %d: usage %+v, want prompt %d, completion 1", i, u, prompt)
+				}
+				w, ok := u.WorkTokens()
+				switch {
+				case c.flag && (u.CachedTokens == nil || *u.CachedTokens != want || !ok || w != prompt-want+1):
+					t.Errorf("request %d: cached %v, work %d (%v); want %d cached, %d work", i, u.CachedTokens, w, ok, want, prompt-want+1)
+				case !c.flag && (u.CachedTokens != nil || ok):
+					t.Errorf("request %d: cached %v, work ok %v; want both unknown", i, u.CachedTokens, ok)
+				}
+			}
+		})
 	}
 }
 

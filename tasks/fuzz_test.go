@@ -107,3 +107,22 @@ func FuzzSplitReasoning(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseEngineError: any error body gives an engine error or none,
+// never a panic, and its text is never empty.
+func FuzzParseEngineError(f *testing.F) {
+	for _, seed := range []string{
+		`{"error":{"message":"m","type":"BadRequestError","param":null,"code":400}}`,
+		`{"object":"error","message":"m","type":"t","code":"429"}`,
+		`{"error":"Unauthorized"}`, `{"detail":[{"loc":["body"]}]}`, `{"error":null}`, `[1]`, `{"message":1}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if e, ok := parseEngineError(body); ok && e.text() == "" {
+			t.Errorf("%q: an engine error with no text", body)
+		}
+		_ = streamFailure(body).Error()
+		_ = bodySnippet(body)
+	})
+}

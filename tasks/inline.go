@@ -16,10 +16,11 @@ import (
 )
 
 // bodyWriter is the HTTP client go-openai sends through. It rewrites the
-// chat completion body go-openai marshalled: it sends temperature 0
-// explicitly (go-openai drops a zero temperature, and vLLM would then apply
-// the model's generation_config defaults; npcorch always wants greedy
-// decoding), and it streams each inline image's file as a base64 data URL
+// chat completion body go-openai marshalled: it sends temperature 0 and
+// top_p 1 explicitly (go-openai drops a zero temperature, and an engine
+// would then apply its defaults; npcorch always wants greedy decoding, and
+// the engines are started with neutral defaults, docs/conformance.md), and
+// it streams each inline image's file as a base64 data URL
 // in place of its placeholder, so the images are never held in memory.
 type bodyWriter struct {
 	next   *http.Client
@@ -38,8 +39,9 @@ func (w *bodyWriter) Do(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if len(body) > 0 && body[0] == '{' {
-		patched := make([]byte, 0, len(body)+18)
-		patched = append(patched, `{"temperature":0,`...)
+		const sampling = `{"temperature":0,"top_p":1,`
+		patched := make([]byte, 0, len(body)+len(sampling))
+		patched = append(patched, sampling...)
 		patched = append(patched, body[1:]...)
 		body = patched
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks/dataset"
@@ -82,6 +83,15 @@ func (b *builder) add(it Item) { b.items = append(b.items, it) }
 
 func (b *builder) build(task string, p *dataset.Patient, pp *dataset.PreparedPatient) {
 	id := task + "/" + p.ID
+	if failed := lacking(task, pp); len(failed) > 0 {
+		if task != configs.TaskSequence && task != configs.TaskCard || failed[0].Kind == dataset.KindPatient {
+			b.problem(id, lackReason(failed))
+			return
+		}
+		for _, f := range failed { // one item per image: the others are built
+			b.problem(imageItemID(id, f), lackReason([]dataset.Failure{f}))
+		}
+	}
 	switch task {
 	case configs.TaskPathology, configs.TaskCPPathology:
 		if p.Pathology == nil || pp.Overview == nil {
@@ -158,6 +168,53 @@ func (b *builder) build(task string, p *dataset.Patient, pp *dataset.PreparedPat
 				Context: p.Episode.Context, Excluded: q.Excluded})
 		}
 	}
+}
+
+// imageKindOfTask is the kind of prepared image each task's items show.
+var imageKindOfTask = map[string]string{configs.TaskPathology: dataset.KindOverview, configs.TaskCPPathology: dataset.KindOverview,
+	configs.TaskSequence: dataset.KindPanel, configs.TaskCard: dataset.KindCard, configs.TaskTCards: dataset.KindCard,
+	configs.TaskTGroups: dataset.KindTGroups, configs.TaskNGroups: dataset.KindNGroups, configs.TaskCPMRI: dataset.KindPage}
+
+// lacking returns the images of the task's items that prep could not make
+// (the manifest's failures), a whole-patient failure first.
+func lacking(task string, pp *dataset.PreparedPatient) []dataset.Failure {
+	kind := imageKindOfTask[task]
+	var out []dataset.Failure
+	for _, f := range pp.Failed {
+		if f.Kind == dataset.KindPatient {
+			return []dataset.Failure{f}
+		}
+		if kind != "" && f.Kind == kind {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// imageItemID is the id of the one-image item a failed panel or card
+// stood for.
+func imageItemID(taskID string, f dataset.Failure) string {
+	switch {
+	case f.Kind == dataset.KindPanel:
+		return taskID + "/" + f.Sequence
+	case f.Side != "":
+		return taskID + "/" + f.Structure + "/" + f.Side
+	}
+	return taskID + "/" + f.Structure
+}
+
+// lackReason names the missing images (the first three) and prep's
+// reasons.
+func lackReason(failed []dataset.Failure) string {
+	var parts []string
+	for _, f := range failed[:min(len(failed), 3)] {
+		parts = append(parts, fmt.Sprintf("%s (%s)", f.Path, f.Reason))
+	}
+	if len(failed) > 3 {
+		parts = append(parts, fmt.Sprintf("and %d more", len(failed)-3))
+	}
+	return fmt.Sprintf("lacks %d image(s) that `npcorch prep` could not make: %s; fix the inputs and run `npcorch prep` again",
+		len(failed), strings.Join(parts, "; "))
 }
 
 // staging adds a patient-level T-staging item.

@@ -1,16 +1,13 @@
 package tasks
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -200,118 +197,4 @@ func repairTornTail(path string) error {
 		return fmt.Errorf("journal: drop torn line of %s: %w", path, err)
 	}
 	return nil
-}
-
-// JournalState is what a journal holds, as a resumed run or the scorer
-// needs it: the record that counts for each request key.
-type JournalState struct {
-	// Records maps a request key to its record: an answered record wins
-	// over not-run ones, and among answered ones the first is kept (a key
-	// is answered once; a duplicate is reported).
-	Records map[string]Record
-	// Duplicates counts answered records beyond the first for a key.
-	Duplicates int
-	// Torn counts incomplete last lines skipped while reading.
-	Torn int
-}
-
-// ReadJournal reads every journal file under runDir.
-func ReadJournal(runDir string) (*JournalState, error) {
-	st := &JournalState{Records: map[string]Record{}}
-	root := filepath.Join(runDir, "journal")
-	var files []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if errors.Is(err, fs.ErrNotExist) {
-		return st, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
-	}
-	sort.Strings(files)
-	for _, p := range files {
-		if err := st.readFile(p); err != nil {
-			return nil, err
-		}
-	}
-	return st, nil
-}
-
-func (st *JournalState) readFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
-	for lineNo := 1; ; lineNo++ {
-		line, err := r.ReadBytes('\n')
-		if errors.Is(err, io.EOF) {
-			if len(bytes.TrimSpace(line)) > 0 {
-				st.Torn++ // a crash mid-write: the request is simply not done
-			}
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("journal: read %s: %w", path, err)
-		}
-		var rec Record
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return fmt.Errorf("journal: %s line %d is not a record (%v); the file was edited or corrupted — move it aside to re-run those requests", path, lineNo, err)
-		}
-		st.add(rec)
-	}
-}
-
-func (st *JournalState) add(rec Record) {
-	old, ok := st.Records[rec.Key]
-	switch {
-	case !ok:
-		st.Records[rec.Key] = rec
-	case old.Status == StatusAnswered && rec.Status == StatusAnswered:
-		st.Duplicates++
-	case old.Status == StatusAnswered:
-		// A not-run record after an answer changes nothing.
-	case rec.Status == StatusAnswered:
-		st.Records[rec.Key] = rec
-	default:
-		// Keep the latest not-run record, with its attempt count summed.
-		rec.Attempts += old.Attempts
-		st.Records[rec.Key] = rec
-	}
-}
-
-// Answered returns the answered record of a key.
-func (st *JournalState) Answered(key string) (Record, bool) {
-	r, ok := st.Records[key]
-	return r, ok && r.Status == StatusAnswered
-}
-
-// Sorted returns the records ordered by model, task, item and repeat.
-func (st *JournalState) Sorted() []Record {
-	out := make([]Record, 0, len(st.Records))
-	for _, r := range st.Records {
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, k int) bool {
-		a, b := out[i], out[k]
-		if a.Model != b.Model {
-			return a.Model < b.Model
-		}
-		if a.Task != b.Task {
-			return a.Task < b.Task
-		}
-		if a.Item != b.Item {
-			return a.Item < b.Item
-		}
-		return a.Repeat < b.Repeat
-	})
-	return out
 }

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,13 +82,142 @@ func TestJournalAnsweredBeatsNotRunAndDuplicatesAreCounted(t *testing.T) {
 	}
 }
 
-func TestJournalRejectsACorruptMiddleLine(t *testing.T) {
+// writeJournalFile writes lines (each given without its newline) to
+// RUN/journal/MODEL/TASK.jsonl; torn is appended without a newline.
+func writeJournalFile(t *testing.T, run, model, task string, lines []string, torn string) {
+	t.Helper()
+	dir := filepath.Join(run, "journal", model)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+	b.WriteString(torn)
+	if err := os.WriteFile(filepath.Join(dir, task+".jsonl"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func recordLine(t *testing.T, r Record) string {
+	t.Helper()
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestJournalReportsEveryDamagedLine: no line is dropped or overridden in
+// silence. Each damaged line is listed with its file, its line and what
+// was done, and the rest of the journal is still read.
+func TestJournalReportsEveryDamagedLine(t *testing.T) {
 	run := t.TempDir()
-	dir := filepath.Join(run, "journal", "M")
-	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "card.jsonl"), []byte("{\"key\":\"a\"}\nnot json\n{\"key\":\"b\"}\n"), 0o644)
-	_, err := ReadJournal(run)
-	if err == nil || !strings.Contains(err.Error(), "card.jsonl line 2 is not a record") {
-		t.Fatalf("err = %v, want it to name the file and line", err)
+	rec := func(key, item, status, content string) Record {
+		r := Record{Key: key, Item: item, Task: "pathology", Model: "M", Status: status}
+		if status == StatusAnswered {
+			r.Answer = &Answer{Content: content}
+		}
+		return r
+	}
+	other := rec("k9", "pathology/P9", StatusAnswered, "1")
+	other.Model = "N"
+	writeJournalFile(t, run, "M", "pathology", []string{
+		recordLine(t, rec("k1", "pathology/P1", StatusAnswered, "1")),
+		"not json",
+		recordLine(t, rec("k1", "pathology/P1", StatusAnswered, "0")),
+		recordLine(t, rec("k1", "pathology/P1", StatusAnswered, "1")),
+		`{"key":"k3"}`,
+		recordLine(t, rec("k4", "pathology/P4", "done", "")),
+		recordLine(t, Record{Key: "k5", Item: "pathology/P5", Task: "pathology", Model: "M", Status: StatusAnswered}),
+		recordLine(t, other),
+		recordLine(t, rec("k2", "pathology/P2", StatusNotRun, "")),
+		recordLine(t, rec("k2", "pathology/P2", StatusAnswered, "0")),
+		"",
+	}, `{"key":"k6","item":"pathology/P6","sta`)
+
+	st, err := ReadJournal(run)
+	if err != nil {
+		t.Fatalf("a damaged journal must still be read: %v", err)
+	}
+	const file = "journal/M/pathology.jsonl"
+	want := []struct {
+		line int
+		kind string
+		says string
+	}{
+		{2, ProblemCorrupt, "skipped"},
+		{3, ProblemConflicting, "kept line 1, ignored this one"},
+		{4, ProblemDuplicate, "kept line 1"},
+		{5, ProblemInvalid, "lacks its key, item, task or model"},
+		{6, ProblemInvalid, `status "done"`},
+		{7, ProblemInvalid, "without its answer"},
+		{8, ProblemMisfiled, "belongs in journal/N/pathology.jsonl"},
+		{11, ProblemCorrupt, "skipped"},
+		{12, ProblemTorn, "sends it again"},
+	}
+	if len(st.Problems) != len(want) {
+		t.Fatalf("%d problems, want %d:\n%s", len(st.Problems), len(want), problemList(st.Problems))
+	}
+	for i, w := range want {
+		p := st.Problems[i]
+		if p.File != file || p.Line != w.line || p.Kind != w.kind || !strings.Contains(p.Detail, w.says) {
+			t.Errorf("problem %d = %v\nwant %s line %d: %s: …%s…", i, p, file, w.line, w.kind, w.says)
+		}
+	}
+	if r, ok := st.Answered("k1"); !ok || r.Answer.Content != "1" {
+		t.Errorf("k1 = %+v, want the first answer kept", r)
+	}
+	if _, ok := st.Answered("k2"); !ok || len(st.Records) != 2 {
+		t.Errorf("records %v: want k1 and k2 (answered after a not-run line) and nothing else", st.Sorted())
+	}
+	if st.Torn != 1 || st.Duplicates != 2 {
+		t.Errorf("torn %d duplicates %d, want 1 and 2", st.Torn, st.Duplicates)
+	}
+}
+
+func problemList(ps []JournalProblem) string {
+	var b strings.Builder
+	for _, p := range ps {
+		b.WriteString(p.String() + "\n")
+	}
+	return b.String()
+}
+
+// TestJournalCheckReportsRecordsTheRunDoesNotHave: records of models,
+// tasks, items or repeats outside the run are ignored by scoring, and each
+// of their lines is reported.
+func TestJournalCheckReportsRecordsTheRunDoesNotHave(t *testing.T) {
+	run := t.TempDir()
+	ans := func(key, model, task, item string, repeat int) string {
+		return recordLine(t, Record{Key: key, Model: model, Task: task, Item: item, Repeat: repeat, Status: StatusAnswered, Answer: &Answer{Content: "1"}})
+	}
+	writeJournalFile(t, run, "M", "pathology", []string{
+		ans("a", "M", "pathology", "pathology/P1", 0),
+		ans("b", "M", "pathology", "pathology/P9", 0),
+		ans("c", "M", "pathology", "pathology/P1", 3),
+		ans("f", "M", "pathology", "card/P1/clivus", 0),
+	}, "")
+	writeJournalFile(t, run, "X", "pathology", []string{ans("d", "X", "pathology", "pathology/P1", 0)}, "")
+	writeJournalFile(t, run, "M", "card", []string{
+		recordLine(t, Record{Key: "e", Model: "M", Task: "card", Item: "card/P1/clivus", Status: StatusNotRun}),
+		ans("e", "M", "card", "card/P1/clivus", 0),
+	}, "")
+	st, err := ReadJournal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := []Item{{ID: "pathology/P1", Task: "pathology", Patient: "P1"}}
+	got := problemList(st.Check(items, []string{"M"}, 1))
+	want := `journal/M/card.jsonl line 1: unknown_task: task "card" has no items in this run: the record is ignored
+journal/M/card.jsonl line 2: unknown_task: task "card" has no items in this run: the record is ignored
+journal/M/pathology.jsonl line 2: unknown_item: item "pathology/P9" is not one of the run's pathology items: the record is ignored
+journal/M/pathology.jsonl line 3: unknown_repeat: repeat 3 of pathology/P1 is outside the run's 1 repeat(s): the record is ignored
+journal/M/pathology.jsonl line 4: unknown_item: item "card/P1/clivus" is not one of the run's pathology items: the record is ignored
+journal/X/pathology.jsonl line 1: unknown_model: model "X" is not one of the run's 1 models: the record is ignored
+`
+	if got != want {
+		t.Errorf("problems:\n%s\nwant:\n%s", got, want)
 	}
 }

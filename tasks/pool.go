@@ -316,9 +316,20 @@ func ScrapeLoad(ctx context.Context, hc *http.Client, url string) (Load, error) 
 		}
 		return total
 	}
+	// The KV-cache gauge had another name in vLLM before about 0.10
+	// (vllm:gpu_cache_usage_perc, still served by forks of that age); for
+	// a while both were served: read the first one present, not both.
+	first := func(names ...string) float64 {
+		for _, n := range names {
+			if _, ok := fams[n]; ok {
+				return sum(n)
+			}
+		}
+		return 0
+	}
 	return Load{
 		Running: sum("vllm:num_requests_running", "sglang:num_running_reqs"),
 		Waiting: sum("vllm:num_requests_waiting", "sglang:num_queue_reqs"),
-		KVCache: sum("vllm:kv_cache_usage_perc", "sglang:token_usage"),
+		KVCache: first("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"),
 	}, nil
 }

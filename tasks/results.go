@@ -2,7 +2,10 @@ package tasks
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/imaging"
@@ -22,6 +25,48 @@ type Results struct {
 	Options  score.Options  `json:"options"`
 	Repeats  int            `json:"repeats"`
 	Models   []ModelResults `json:"models"`
+	// JournalProblems are the journal lines scoring could not use as
+	// written; absent for a clean journal, so its score files do not change.
+	JournalProblems *JournalReport `json:"journal_problems,omitempty"`
+}
+
+// JournalReport is a journal's problems as the score files carry them.
+type JournalReport struct {
+	// Counts holds how many problems there are of each kind, by kind.
+	Counts []ProblemCount `json:"counts"`
+	// Problems lists each, in file and line order.
+	Problems []JournalProblem `json:"problems"`
+}
+
+// ProblemCount counts the journal problems of one kind.
+type ProblemCount struct {
+	Kind  string `json:"kind"`
+	Count int    `json:"count"`
+}
+
+// newJournalReport counts problems; nil when there are none.
+func newJournalReport(problems []JournalProblem) *JournalReport {
+	if len(problems) == 0 {
+		return nil
+	}
+	counts := map[string]int{}
+	for _, p := range problems {
+		counts[p.Kind]++
+	}
+	r := &JournalReport{Problems: problems}
+	for _, kind := range slices.Sorted(maps.Keys(counts)) {
+		r.Counts = append(r.Counts, ProblemCount{Kind: kind, Count: counts[kind]})
+	}
+	return r
+}
+
+// Summary is the counts in words: "2 problems (1 torn_line, 1 unknown_model)".
+func (r *JournalReport) Summary() string {
+	parts := make([]string, len(r.Counts))
+	for i, c := range r.Counts {
+		parts[i] = fmt.Sprintf("%d %s", c.Count, c.Kind)
+	}
+	return fmt.Sprintf("%d problem(s) (%s)", len(r.Problems), strings.Join(parts, ", "))
 }
 
 // ModelResults are one model's scores.
@@ -63,7 +108,8 @@ func ScoreRun(campaign string, raw *dataset.Raw, items []Item, st *configs.Struc
 	if repeats < 1 {
 		repeats = 1
 	}
-	res := &Results{Format: ResultsFormat, Campaign: campaign, Options: opt, Repeats: repeats}
+	res := &Results{Format: ResultsFormat, Campaign: campaign, Options: opt, Repeats: repeats,
+		JournalProblems: newJournalReport(j.Check(items, models, repeats))}
 	idx := indexAnswers(j)
 	patients := map[string]*dataset.Patient{}
 	for i := range raw.Patients {

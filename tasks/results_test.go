@@ -2,6 +2,8 @@ package tasks
 
 import (
 	"bytes"
+	"io"
+	"strings"
 	"testing"
 
 	"github.com/npcorch/npcorch/configs"
@@ -81,5 +83,73 @@ func TestScoreRunRepeatedReliability(t *testing.T) {
 	// avg@k = (3 + 1) / 6.
 	if got := rel.AvgAtK.Percent; got < 66.66 || got > 66.67 {
 		t.Fatalf("avg@k = %v, want 66.67", got)
+	}
+}
+
+// TestScoreFilesCountJournalProblems: the score files carry the count of
+// each kind of journal problem, and only when there is one, so a clean
+// journal's score files do not change.
+func TestScoreFilesCountJournalProblems(t *testing.T) {
+	st := configs.DefaultStructures()
+	raw := &dataset.Raw{Patients: []dataset.Patient{{ID: "P1"}, {ID: "P2"}}}
+	items := []Item{
+		{ID: "pathology/P1", Task: configs.TaskPathology, Patient: "P1", Gold: Gold{Label: "1"}},
+		{ID: "pathology/P2", Task: configs.TaskPathology, Patient: "P2", Gold: Gold{Label: "0"}},
+	}
+	clean := []string{
+		recordLine(t, answered("M", "pathology/P1", "pathology", "P1", 0, "1")),
+		recordLine(t, answered("M", "pathology/P2", "pathology", "P2", 0, "0")),
+	}
+	files := func(lines []string, torn string, extra ...Record) (*Results, map[string]string) {
+		run := t.TempDir()
+		writeJournalFile(t, run, "M", "pathology", lines, torn)
+		for _, r := range extra {
+			writeJournalFile(t, run, SafeName(r.Model), r.Task, []string{recordLine(t, r)}, "")
+		}
+		j, err := ReadJournal(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := ScoreRun("c", raw, items, st, j, []string{"M"}, 1, score.Options{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for name, write := range map[string]func(io.Writer) error{"json": res.WriteJSON, "csv": res.WriteCSV, "md": res.WriteMarkdown} {
+			var b bytes.Buffer
+			if err := write(&b); err != nil {
+				t.Fatal(err)
+			}
+			out[name] = b.String()
+		}
+		return res, out
+	}
+
+	res, out := files(clean, "")
+	if res.JournalProblems != nil || strings.Contains(out["json"], "journal") || strings.Contains(out["csv"], "journal") || strings.Contains(out["md"], "Journal") {
+		t.Fatalf("a clean journal must leave the score files as they were:\n%s\n%s", out["csv"], out["md"])
+	}
+
+	// P1 answered again differently; P2's answer torn; a model not in the run.
+	again := recordLine(t, answered("M", "pathology/P1", "pathology", "P1", 0, "0"))
+	res, out = files([]string{clean[0], again}, clean[1][:40], answered("X", "pathology/P1", "pathology", "P1", 0, "0"))
+	jr := res.JournalProblems
+	if jr == nil || jr.Summary() != "3 problem(s) (1 conflicting_answer, 1 torn_line, 1 unknown_model)" {
+		t.Fatalf("journal problems = %+v", jr)
+	}
+	for _, want := range []string{`"kind": "torn_line"`, `"file": "journal/X/pathology.jsonl"`, `"kind": "unknown_model"`} {
+		if !strings.Contains(out["json"], want) {
+			t.Errorf("scores.json lacks %s", want)
+		}
+	}
+	if !strings.Contains(out["csv"], "\n,journal,torn_line,,1,") || !strings.Contains(out["csv"], "\n,journal,unknown_model,,1,") {
+		t.Errorf("scores.csv lacks the journal rows:\n%s", out["csv"])
+	}
+	if !strings.Contains(out["md"], "**Journal problems: 3 problem(s)") {
+		t.Errorf("scores.md lacks the journal line:\n%s", out["md"])
+	}
+	// The first answer of P1 is kept; P2 is not done.
+	if m := res.Models[0]; m.Answered != 1 || m.Missing != 1 || m.Tasks[0].Score.Accuracy.Numerator != 1 {
+		t.Errorf("answered %d missing %d right %v, want 1, 1, 1", m.Answered, m.Missing, m.Tasks[0].Score.Accuracy.Numerator)
 	}
 }

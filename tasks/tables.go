@@ -127,6 +127,9 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	b.WriteString("`*` marks a provisional score: some of its items are not run (infrastructure failures), so the run is incomplete.\n")
 	fmt.Fprintf(&b, "Paper baselines: L3 pathology majority %.1f %%, T majority %.1f %%, N majority %.1f %%, CarePath pathology %.0f %%, CarePath constant T3 %.0f %%.\n",
 		score.PaperL3PathologyMajority, score.PaperTMajority, score.PaperNMajority, score.PaperCarePathPathologyMajority, score.PaperCarePathT3Constant)
+	if jr := r.JournalProblems; jr != nil {
+		fmt.Fprintf(&b, "\n**Journal problems: %s.** The scores above leave those lines out as described; each is listed in scores.json and by `npcorch score`.\n", jr.Summary())
+	}
 	_, err := w.Write(b.Bytes())
 	return err
 }
@@ -175,7 +178,9 @@ func draws(o score.Options) int {
 	return o.Draws
 }
 
-// WriteCSV writes one row per model and Table 1 column.
+// WriteCSV writes one row per model and Table 1 column, then, for a
+// journal with problems, one row per kind of problem (level "journal", the
+// count as numerator).
 func (r *Results) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"model", "level", "column", "percent", "numerator", "denominator", "lower", "upper", "interval", "complete"})
@@ -190,6 +195,11 @@ func (r *Results) WriteCSV(w io.Writer) error {
 				row[6], row[7], row[8] = f(iv.Lower), f(iv.Upper), iv.Method
 			}
 			cw.Write(row)
+		}
+	}
+	if jr := r.JournalProblems; jr != nil {
+		for _, c := range jr.Counts {
+			cw.Write([]string{"", "journal", c.Kind, "", strconv.Itoa(c.Count), "", "", "", "", ""})
 		}
 	}
 	cw.Flush()

@@ -23,6 +23,9 @@ func main() {
 	root := newRootCmd()
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "npcorch:", err)
+		if ctx.Err() != nil {
+			os.Exit(exitInterrupted) // SIGINT or SIGTERM, whatever the command
+		}
 		os.Exit(exitCode(err))
 	}
 }

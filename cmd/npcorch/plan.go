@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,6 +25,8 @@ func newPlanCmd() *cobra.Command {
 		simulate     bool
 		asJSON       bool
 		paperScale   bool
+		speedError   float64
+		speedSeed    uint64
 	)
 	cmd := &cobra.Command{
 		Use:   "plan [-c CAMPAIGN] [--node fake:NAME] [--simulate] [--json]",
@@ -36,6 +39,13 @@ waves, the estimated makespan, the lower bound, and two baselines: one model
 at a time with one engine each (naive), and one model at a time at its best
 TP × replicas (sequential). --simulate also prints every simulated event.
 
+--speed-error F makes every model's true speed differ from the registry's
+by a factor drawn log-uniform in [1/F, F] (--speed-seed), unknown to the
+scheduler: engines report noisy speed samples every 5 minutes, the
+scheduler re-plans on them, and the plan lists each re-plan and the
+measured speeds, beside the makespans of today's static plan under the
+same errors and of a plan that knew the true speeds.
+
 Work is counted at the NPCBench paper's scale (--paper-scale, the default)
 for the campaign's tasks, or in the campaign's prepared dataset
 (--paper-scale=false). Nodes: this machine's GPUs (nvml, auto), or
@@ -46,7 +56,13 @@ fake:a800-sxm-8, fake:a800-pcie-8, fake:h100-sxm-4, fake:h200-1.`,
 			if err != nil {
 				return err
 			}
+			if !(speedError == 0 || speedError >= 1 && speedError <= 100) {
+				return fmt.Errorf("plan: --speed-error %g: give a factor from 1 to 100 (2: true speeds between half and twice the registry's), or 0 for none", speedError)
+			}
 			var opts schedule.SimOptions
+			if speedError >= 1 {
+				opts.Truth = speedTruth(cfg.Models, speedError, speedSeed)
+			}
 			if simulate {
 				opts.Trace = cmd.OutOrStdout()
 				if asJSON {
@@ -60,9 +76,20 @@ fake:a800-sxm-8, fake:a800-pcie-8, fake:h100-sxm-4, fake:h200-1.`,
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(p)
+				if err := enc.Encode(p); err != nil {
+					return err
+				}
+			} else if err := p.WriteText(cmd.OutOrStdout()); err != nil {
+				return err
 			}
-			return p.WriteText(cmd.OutOrStdout())
+			if speedError < 1 {
+				return nil
+			}
+			notes := cmd.OutOrStdout()
+			if asJSON {
+				notes = cmd.ErrOrStderr()
+			}
+			return compareSpeedError(cmd.Context(), cfg, opts.Truth, p, notes)
 		},
 	}
 	f := cmd.Flags()
@@ -71,7 +98,38 @@ fake:a800-sxm-8, fake:a800-pcie-8, fake:h100-sxm-4, fake:h200-1.`,
 	f.BoolVar(&simulate, "simulate", false, "also print every event of the simulated campaign")
 	f.BoolVar(&asJSON, "json", false, "print the plan as JSON")
 	f.BoolVar(&paperScale, "paper-scale", true, "count requests at the NPCBench paper's scale (L3 + L6)")
+	f.Float64Var(&speedError, "speed-error", 0, "simulate true speeds off the registry's by a random factor in [1/F, F] per model, and re-planning on measured speeds")
+	f.Uint64Var(&speedSeed, "speed-seed", 1, "seed of the --speed-error factors and of the samples' noise")
 	return cmd
+}
+
+// speedTruth draws each model's true speed within [1/spread, spread] × the
+// registry's; engines report a sample every 5 minutes with 20 % noise over
+// a minute.
+func speedTruth(models []configs.Model, spread float64, seed uint64) schedule.SpeedTruth {
+	return schedule.SpeedTruth{Factors: schedule.RandomSpeedFactors(models, spread, seed), SampleEvery: 5 * time.Minute, Noise: 0.2, Seed: seed}
+}
+
+// compareSpeedError simulates the campaign again under the same speed
+// errors without re-planning, and with a registry that knew the true
+// speeds, and writes the three makespans.
+func compareSpeedError(ctx context.Context, cfg schedule.Config, truth schedule.SpeedTruth, replanned *schedule.Plan, w io.Writer) error {
+	static := cfg
+	static.Policy.Replan.Off = true
+	sp, err := schedule.Simulate(ctx, static, schedule.SimOptions{Truth: truth})
+	if err != nil {
+		return fmt.Errorf("plan: the static plan under the same speed errors: %w", err)
+	}
+	oracle := cfg
+	oracle.Models = schedule.WithSpeedFactors(cfg.Models, truth.Factors, cfg.Estimator)
+	op, err := schedule.Simulate(ctx, oracle, schedule.SimOptions{})
+	if err != nil {
+		return fmt.Errorf("plan: the plan that knew the true speeds: %w", err)
+	}
+	ratio := func(p *schedule.Plan) float64 { return float64(p.Makespan) / float64(op.Makespan) }
+	_, err = fmt.Fprintf(w, "\nspeed errors (seed %d): re-planned %s (%.3f× the plan that knew the true speeds, %s); static plan %s (%.3f×); %d re-plans\n",
+		truth.Seed, replanned.Makespan, ratio(replanned), op.Makespan, sp.Makespan, ratio(sp), len(replanned.Replans))
+	return err
 }
 
 // planConfig gathers the models, node and workloads a plan needs: work at

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -19,20 +20,28 @@ func newPrepCmd() *cobra.Command {
 		Short: "Prepare the benchmark images (plane groups, panels, cards, pages, overviews)",
 		Long: `prep reads a raw dataset (DIR/dataset.json, MRI series folders, pathology
 slides) and writes every image the NPCBench tasks send, as lossless PNG, with
-OUT/manifest.json listing each file's sha256. Work is cached by content: a
-rerun skips finished images and an interrupted run resumes.`,
+OUT/manifest.json listing each file's sha256 and each image that could not
+be made (and why). Work is cached by content: a rerun skips finished images
+and an interrupted run resumes. Exit status: 0 when every image was made,
+1 when some could not be (each is listed), 130 when interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opt.Params = imaging.DefaultParams()
 			opt.Params.Overview = overview
 			opt.Progress = cmd.ErrOrStderr()
 			_, rep, err := prep.Run(cmd.Context(), opt)
+			if errors.Is(err, prep.ErrInterrupted) {
+				return err // images cut short by the interrupt are not failures
+			}
 			if rep != nil {
 				for _, w := range rep.Warnings {
 					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 				}
 				for _, e := range rep.Errors {
 					fmt.Fprintln(cmd.ErrOrStderr(), "error:", e)
+				}
+				for _, h := range rep.Hints {
+					fmt.Fprintln(cmd.ErrOrStderr(), "hint:", h)
 				}
 			}
 			if err != nil {

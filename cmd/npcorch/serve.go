@@ -52,7 +52,7 @@ API keys are written only to the endpoints file (mode 0600).`,
 				return fmt.Errorf("serve: find the npcorch executable (needed for the engine shim): %w", err)
 			}
 			sup := launcher.NewSupervisor(launcher.Config{
-				Engines: launcher.Engines{Sim: []string{exe, "sim-engine", "serve"}},
+				Engines: selfEngines(exe),
 				Shim:    []string{exe, "serve", "engine-shim"},
 				LogDir:  logDir,
 				Host:    host,
@@ -73,6 +73,13 @@ API keys are written only to the endpoints file (mode 0600).`,
 	_ = cmd.MarkFlagRequired("model")
 	cmd.AddCommand(newEngineShimCmd())
 	return cmd
+}
+
+// selfEngines are the engines `npcorch serve` runs: the simulated one is
+// this executable's sim-engine command, to which npcorch adds `serve
+// MODEL` as it does for vLLM.
+func selfEngines(exe string) launcher.Engines {
+	return launcher.Engines{Sim: []string{exe, "sim-engine"}}
 }
 
 // serveModel resolves the model from a campaign or the embedded registry,

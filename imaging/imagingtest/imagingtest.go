@@ -37,6 +37,9 @@ type Options struct {
 	SlideSize int
 	// Cohorts of every patient (default: all six).
 	Cohorts []string
+	// DICOM writes every series as a folder of DICOM files (DICOMSeries)
+	// instead of PNG slices with a series.json sidecar.
+	DICOM bool
 }
 
 func (o *Options) defaults() {
@@ -155,6 +158,15 @@ func Write(dir string, o Options) (*dataset.Raw, error) {
 				Orientation: sp.Orientation, PixelSpacing: [2]float64{0.9, 0.9}, SliceThickness: sp.Thickness}
 			if err := os.MkdirAll(filepath.Join(dir, rel), 0o755); err != nil {
 				return nil, err
+			}
+			if o.DICOM {
+				for k, sl := range DICOMSeries(o, p, si) {
+					if err := os.WriteFile(filepath.Join(dir, rel, fmt.Sprintf("IM%04d", k+1)), sl.Encode(), 0o644); err != nil {
+						return nil, err
+					}
+				}
+				pat.Series = append(pat.Series, dataset.SeriesRef{Sequence: sp.Sequence, Dir: rel})
+				continue
 			}
 			for k := 0; k < sp.Slices; k++ {
 				name := fmt.Sprintf("s%03d.png", k+1)

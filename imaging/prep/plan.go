@@ -31,6 +31,9 @@ func (r *runner) readSeries(p *dataset.Patient) *patientSeries {
 			}
 			continue
 		}
+		if len(s.Skipped) > 0 {
+			r.warn(fmt.Sprintf("patient %s: series %s: skipped %d files that are not DICOM slices: %s", p.ID, ref.Dir, len(s.Skipped), strings.Join(s.Skipped, ", ")))
+		}
 		if _, dup := ps.bySeq[ref.Sequence]; dup {
 			r.warn(fmt.Sprintf("patient %s: more than one %s series; using the first", p.ID, ref.Sequence))
 			continue
@@ -64,14 +67,15 @@ func hasCohort(p *dataset.Patient, c string) bool { return slices.Contains(p.Coh
 func (r *runner) plan(p *dataset.Patient, mp *dataset.PreparedPatient, limits imaging.Limits) []*unit {
 	mp.ID = p.ID
 	if !safeID.MatchString(p.ID) || p.ID == "." || p.ID == ".." {
-		return []*unit{{patient: p.ID, rel: p.ID, planErr: fmt.Errorf("patient id %q cannot name an output folder (use letters, digits, '.', '_' or '-')", p.ID)}}
+		return []*unit{{patient: p.ID, rel: p.ID, man: mp, failure: dataset.Failure{Kind: dataset.KindPatient},
+			planErr: fmt.Errorf("patient id %q cannot name an output folder (use letters, digits, '.', '_' or '-')", p.ID)}}
 	}
 	var units []*unit
 	params := r.params
 	if p.Pathology != nil {
 		file := p.Pathology.File
 		units = append(units, &unit{
-			patient: p.ID, rel: outPath(p.ID, "overview.png"),
+			patient: p.ID, rel: outPath(p.ID, "overview.png"), man: mp, failure: dataset.Failure{Kind: dataset.KindOverview},
 			desc:   fmt.Sprintf("overview %s %d", file, params.Overview),
 			inputs: []string{file},
 			render: func(context.Context) (image.Image, error) {
@@ -90,7 +94,8 @@ func (r *runner) plan(p *dataset.Patient, mp *dataset.PreparedPatient, limits im
 	if hasCohort(p, dataset.CohortSequence) {
 		mp.Panels = make([]dataset.Panel, len(p.Series))
 		for i, ref := range p.Series {
-			u := &unit{patient: p.ID, rel: outPath(p.ID, fmt.Sprintf("panel_%02d.png", i+1))}
+			u := &unit{patient: p.ID, rel: outPath(p.ID, fmt.Sprintf("panel_%02d.png", i+1)), man: mp,
+				failure: dataset.Failure{Kind: dataset.KindPanel, Sequence: ref.Sequence}}
 			s := ps.order[i]
 			if s == nil {
 				u.planErr = ps.oerrs[i]
@@ -106,7 +111,8 @@ func (r *runner) plan(p *dataset.Patient, mp *dataset.PreparedPatient, limits im
 	if hasCohort(p, dataset.CohortCards) {
 		mp.Cards = make([]dataset.Card, len(p.Structures))
 		for i, f := range p.Structures {
-			u := &unit{patient: p.ID, rel: outPath(p.ID, fmt.Sprintf("card_%02d.png", i+1))}
+			u := &unit{patient: p.ID, rel: outPath(p.ID, fmt.Sprintf("card_%02d.png", i+1)), man: mp,
+				failure: dataset.Failure{Kind: dataset.KindCard, Structure: f.Structure, Side: f.Side}}
 			if _, err := ps.need(params.CardRows...); err != nil {
 				u.planErr = fmt.Errorf("card %s: %w", f.Structure, err)
 			} else if cells, err := imaging.CardCells(params, f, ps.bySeq); err != nil {
@@ -119,22 +125,19 @@ func (r *runner) plan(p *dataset.Patient, mp *dataset.PreparedPatient, limits im
 			units = append(units, u)
 		}
 	}
-	for _, g := range []struct {
-		cohort, prefix string
-		rng            dataset.Range
-		dst            *[]dataset.PlaneGroup
-	}{
-		{dataset.CohortTGroups, "t", p.Coverage.T, &mp.TGroups},
-		{dataset.CohortNGroups, "n", p.Coverage.N, &mp.NGroups},
+	for _, g := range []groupSet{
+		{dataset.CohortTGroups, "t", dataset.KindTGroups, p.Coverage.T, &mp.TGroups},
+		{dataset.CohortNGroups, "n", dataset.KindNGroups, p.Coverage.N, &mp.NGroups},
 	} {
 		if hasCohort(p, g.cohort) {
-			units = append(units, r.groupUnits(p, ps, g.prefix, g.rng, g.dst)...)
+			units = append(units, r.groupUnits(p, ps, mp, g)...)
 		}
 	}
 	if hasCohort(p, dataset.CohortCarePath) {
 		mp.Pages = make([]dataset.Image, params.Pages)
 		for page := 0; page < params.Pages; page++ {
-			u := &unit{patient: p.ID, rel: outPath(p.ID, fmt.Sprintf("page_%02d.png", page+1))}
+			u := &unit{patient: p.ID, rel: outPath(p.ID, fmt.Sprintf("page_%02d.png", page+1)), man: mp,
+				failure: dataset.Failure{Kind: dataset.KindPage}}
 			if _, err := ps.need(params.PageRows...); err != nil {
 				u.planErr = fmt.Errorf("carepath page %d: %w", page+1, err)
 			} else if cells, err := imaging.PageCells(params, page, ps.bySeq); err != nil {
@@ -175,46 +178,48 @@ func appendOnce(list []string, seen map[string]bool, names ...string) []string {
 	return list
 }
 
+// groupSet is one cohort's plane groups: its file prefix, manifest kind,
+// axial range and manifest slot.
+type groupSet struct {
+	cohort, prefix, kind string
+	rng                  dataset.Range
+	dst                  *[]dataset.PlaneGroup
+}
+
 // groupUnits plans a patient's axial then coronal plane groups in the
 // range (axial only; a coronal plane spans the whole axial range, so all
-// coronal planes are kept).
-func (r *runner) groupUnits(p *dataset.Patient, ps *patientSeries, prefix string, rng dataset.Range, dst *[]dataset.PlaneGroup) []*unit {
+// coronal planes are kept). A plane whose series are missing or cannot be
+// matched fails on its own: the other plane's groups are still made.
+func (r *runner) groupUnits(p *dataset.Patient, ps *patientSeries, mp *dataset.PreparedPatient, gs groupSet) []*unit {
+	failed := func(rel string, err error) *unit {
+		return &unit{patient: p.ID, rel: outPath(p.ID, rel), planErr: err, place: func(dataset.Image) {},
+			man: mp, failure: dataset.Failure{Kind: gs.kind}}
+	}
 	var specs []imaging.GroupSpec
-	failed := func(err error) []*unit {
-		return []*unit{{patient: p.ID, rel: outPath(p.ID, prefix+"_groups"), planErr: err, place: func(dataset.Image) {}}}
+	var failures []*unit
+	for _, pl := range []struct {
+		plane string
+		seqs  []string
+		keep  func(float64) bool
+	}{
+		{imaging.PlaneAxial, imaging.AxialGroupSequences, imaging.InRange(gs.rng)},
+		{imaging.PlaneCoronal, imaging.CoronalGroupSequences, nil},
+	} {
+		planned, err := r.planPlane(p, ps, gs.prefix, pl.plane, pl.seqs, pl.keep)
+		if err != nil {
+			failures = append(failures, failed(fmt.Sprintf("%s_groups (%s)", gs.prefix, pl.plane), fmt.Errorf("%s groups: %w", pl.plane, err)))
+			continue
+		}
+		specs = append(specs, planned...)
 	}
-	ax, err := ps.need(imaging.AxialGroupSequences...)
-	if err != nil {
-		return failed(fmt.Errorf("axial groups: %w", err))
+	if len(specs) == 0 && len(failures) == 0 {
+		return []*unit{failed(gs.prefix+"_groups", fmt.Errorf("no plane group in the %s range [%g, %g] mm", gs.prefix, gs.rng.From, gs.rng.To))}
 	}
-	gs, rej, err := imaging.PlanGroups(imaging.PlaneAxial, ax, imaging.InRange(rng))
-	if err != nil {
-		return failed(fmt.Errorf("axial groups: %w", err))
-	}
-	specs = append(specs, gs...)
-	for _, x := range rej {
-		r.warn(fmt.Sprintf("patient %s: %s groups: %s", p.ID, prefix, x))
-	}
-	co, err := ps.need(imaging.CoronalGroupSequences...)
-	if err != nil {
-		return failed(fmt.Errorf("coronal groups: %w", err))
-	}
-	gs, rej, err = imaging.PlanGroups(imaging.PlaneCoronal, co, nil)
-	if err != nil {
-		return failed(fmt.Errorf("coronal groups: %w", err))
-	}
-	specs = append(specs, gs...)
-	for _, x := range rej {
-		r.warn(fmt.Sprintf("patient %s: %s groups: %s", p.ID, prefix, x))
-	}
-	if len(specs) == 0 {
-		return failed(fmt.Errorf("no plane group in the %s range [%g, %g] mm", prefix, rng.From, rng.To))
-	}
-	*dst = make([]dataset.PlaneGroup, len(specs))
-	units := make([]*unit, len(specs))
+	*gs.dst = make([]dataset.PlaneGroup, len(specs))
+	units := make([]*unit, len(specs), len(specs)+len(failures))
 	params := r.params
 	for i, g := range specs {
-		u := &unit{patient: p.ID, rel: outPath(p.ID, fmt.Sprintf("%s_%03d.png", prefix, i+1))}
+		u := &unit{patient: p.ID, rel: outPath(p.ID, fmt.Sprintf("%s_%03d.png", gs.prefix, i+1)), man: mp, failure: dataset.Failure{Kind: gs.kind}}
 		var d strings.Builder
 		fmt.Fprintf(&d, "group %s %.6f\n", g.Plane, g.Position)
 		seen := map[string]bool{}
@@ -225,9 +230,26 @@ func (r *runner) groupUnits(p *dataset.Patient, ps *patientSeries, prefix string
 		}
 		u.desc = d.String()
 		u.render = func(ctx context.Context) (image.Image, error) { return imaging.RenderPlaneGroup(ctx, params, g) }
-		slot, plane, pos := &(*dst)[i], g.Plane, g.Position
+		slot, plane, pos := &(*gs.dst)[i], g.Plane, g.Position
 		u.place = func(img dataset.Image) { *slot = dataset.PlaneGroup{Image: img, Plane: plane, Position: pos} }
 		units[i] = u
 	}
-	return units
+	return append(units, failures...)
+}
+
+// planPlane plans one plane's groups and warns of the reference slices
+// dropped for want of a partner.
+func (r *runner) planPlane(p *dataset.Patient, ps *patientSeries, prefix, plane string, seqs []string, keep func(float64) bool) ([]imaging.GroupSpec, error) {
+	rows, err := ps.need(seqs...)
+	if err != nil {
+		return nil, err
+	}
+	gs, rej, err := imaging.PlanGroups(plane, rows, keep)
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range rej {
+		r.warn(fmt.Sprintf("patient %s: %s groups: %s", p.ID, prefix, x))
+	}
+	return gs, nil
 }

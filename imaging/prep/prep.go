@@ -12,6 +12,7 @@ import (
 	"image"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
@@ -75,11 +76,18 @@ type Report struct {
 	// Warnings are non-fatal findings, such as plane groups dropped because
 	// a sequence had no slice close enough.
 	Warnings []string
+	// Hints say once what to do about a cause many errors share (such as
+	// dcmtk missing for compressed DICOM).
+	Hints []string
 	// TilesShown counts the slice tiles the outputs rendered in this run
 	// show; TilesResized counts the resizes that made them (fewer, since
 	// outputs share tiles through the run's imaging.TileCache).
 	TilesShown, TilesResized int
 }
+
+// ErrInterrupted is Run's error when its context ends before the run
+// does: finished images are cached, and no manifest is written.
+var ErrInterrupted = errors.New("prep interrupted: finished images are cached; run again to resume")
 
 // FileError is one output that could not be made.
 type FileError struct {
@@ -108,6 +116,10 @@ type unit struct {
 	place   func(img dataset.Image) // stores the result in the manifest
 	planErr error
 	tiles   []tileUse // the slice tiles render uses, announced to their series' TileCache
+	// man is the patient's manifest entry, where a failure is recorded;
+	// failure says what the output is (Kind and labels).
+	man     *dataset.PreparedPatient
+	failure dataset.Failure
 }
 
 // tileUse is one slice tile an output shows.
@@ -161,9 +173,10 @@ type cacheRecord struct {
 
 // Run prepares every image of the dataset in opt.Dataset into opt.Out and
 // writes Out/manifest.json. Per-file failures are collected in the report
-// (the manifest then lacks those images) unless opt.Strict, where the
-// first one ends the run with an error and no manifest. A cancelled
-// context stops the run; finished outputs stay cached for the next run.
+// and recorded in the manifest (PreparedPatient.Failed; its image lists
+// hold only the images made) unless opt.Strict, where the first one ends
+// the run with an error and no manifest. A cancelled context stops the
+// run with ErrInterrupted; finished outputs stay cached for the next run.
 func Run(ctx context.Context, opt Options) (*dataset.Prepared, *Report, error) {
 	params := opt.Params
 	if params.Tile == 0 {
@@ -254,12 +267,13 @@ func Run(ctx context.Context, opt Options) (*dataset.Prepared, *Report, error) {
 	r.progress.done()
 	_, r.report.TilesResized = r.readOpt.Tiles.Stats()
 	slices.SortStableFunc(r.report.Errors, func(a, b FileError) int { return cmp.Compare(a.Output, b.Output) })
+	if ctx.Err() != nil {
+		return nil, r.report, ErrInterrupted
+	}
 	if werr != nil {
 		return nil, r.report, fmt.Errorf("prep: %w", werr)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, r.report, fmt.Errorf("prep: interrupted (finished images are cached; run again to resume): %w", err)
-	}
+	r.report.Hints = hints(r.report.Errors)
 	for i := range man.Patients {
 		compact(&man.Patients[i])
 		r.report.Outputs += count(man.Patients[i])
@@ -270,9 +284,25 @@ func Run(ctx context.Context, opt Options) (*dataset.Prepared, *Report, error) {
 	return man, r.report, nil
 }
 
-// compact drops the slots of outputs that failed (reported in Errors), so
-// the manifest lists only files that exist.
+// hints says once what to do about causes several errors share.
+func hints(errs []FileError) []string {
+	n := 0
+	for _, e := range errs {
+		if errors.Is(e, imaging.ErrNeedsDCMTK) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d images need dcmtk to decompress DICOM: install it (Debian: apt-get install dcmtk) and run prep again", n)}
+}
+
+// compact drops the slots of outputs that failed (reported in Errors and
+// listed in Failed, by path), so the image lists hold only files that
+// exist.
 func compact(p *dataset.PreparedPatient) {
+	slices.SortStableFunc(p.Failed, func(a, b dataset.Failure) int { return cmp.Compare(a.Path, b.Path) })
 	p.Panels = slices.DeleteFunc(p.Panels, func(x dataset.Panel) bool { return x.Path == "" })
 	p.Cards = slices.DeleteFunc(p.Cards, func(x dataset.Card) bool { return x.Path == "" })
 	p.TGroups = slices.DeleteFunc(p.TGroups, func(x dataset.PlaneGroup) bool { return x.Path == "" })
@@ -305,12 +335,13 @@ func writeManifest(out string, man *dataset.Prepared) error {
 }
 
 // writeAtomic writes data to name through a temporary file and a rename,
-// so an interrupted run never leaves a half-written file under name.
+// so an interrupted run never leaves a half-written file under name. The
+// file is created as any file is: mode 0666 less the umask.
 func writeAtomic(name string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(name), ".tmp-*")
+	f, err := createTemp(filepath.Dir(name))
 	if err != nil {
 		return err
 	}
@@ -328,6 +359,19 @@ func writeAtomic(name string, data []byte) error {
 		return err
 	}
 	return nil
+}
+
+// createTemp creates a new file .tmp-RANDOM in dir with mode 0666 less
+// the umask (os.CreateTemp would make it 0600 whatever the umask).
+func createTemp(dir string) (*os.File, error) {
+	for range 100 {
+		name := filepath.Join(dir, fmt.Sprintf(".tmp-%016x", rand.Uint64()))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("create a temporary file in %s: 100 names taken", dir)
 }
 
 type runner struct {
@@ -350,6 +394,13 @@ func (r *runner) fail(u *unit, err error) error {
 	r.mu.Lock()
 	r.report.Errors = append(r.report.Errors, fe)
 	r.mu.Unlock()
+	if u.man != nil {
+		f := u.failure
+		f.Path, f.Reason = u.rel, err.Error()
+		r.manMu.Lock()
+		u.man.Failed = append(u.man.Failed, f)
+		r.manMu.Unlock()
+	}
 	r.progress.step(false, true)
 	if r.opt.Strict {
 		return fe

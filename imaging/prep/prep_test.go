@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/npcorch/npcorch/imaging"
@@ -55,7 +56,7 @@ func runWith(t *testing.T, data, out string, workers int, p imaging.Params) (*da
 // noExternal pins "no dcmtk" so tests do not depend on PATH.
 type noExternal struct{}
 
-func (noExternal) DecodeDICOM(context.Context, []byte, string, imaging.Window) (image.Image, error) {
+func (noExternal) Decompress(context.Context, []byte, string) ([]byte, error) {
 	return nil, errors.New("no external decoder in tests")
 }
 
@@ -277,7 +278,8 @@ func TestBadInputsAreReportedNotFatal(t *testing.T) {
 	if man.Patients[2].Overview == nil || len(man.Patients[2].Panels) != 6 {
 		t.Error("good outputs of a patient with bad series are missing")
 	}
-	if len(man.Patients[2].TGroups) != 0 || len(man.Patients[0].Panels) != 5 {
+	// P003's axial groups fail; its 8 coronal groups are made.
+	if len(man.Patients[2].TGroups) != 8 || man.Patients[2].TGroups[0].Plane != imaging.PlaneCoronal || len(man.Patients[0].Panels) != 5 {
 		t.Errorf("failed outputs left in the manifest: %d t groups, %d panels", len(man.Patients[2].TGroups), len(man.Patients[0].Panels))
 	}
 	// Strict stops at the first error.
@@ -330,5 +332,127 @@ func TestOutputsShareTiles(t *testing.T) {
 	_, again := run(t, data, out, 2)
 	if again.TilesShown != 0 || again.TilesResized != 0 {
 		t.Errorf("all-cached rerun: %d tiles shown, %d resized; want 0 and 0", again.TilesShown, again.TilesResized)
+	}
+}
+
+// readManifestJSON reads Out/manifest.json as plain JSON.
+func readManifestJSON(t *testing.T, out string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestManifestRecordsFailures (issue 12, item 19): every image prep could
+// not make is in the manifest, with what it is and why, so that a run can
+// name the items that lack it.
+func TestManifestRecordsFailures(t *testing.T) {
+	data := smallDataset(t, 1)
+	os.WriteFile(filepath.Join(data, "P001", "mri", imaging.SeqT1CCorFS, "s004.png"), []byte("\x89PNG\r\n\x1a\ntruncated"), 0o644)
+	out := t.TempDir()
+	_, rep := run(t, data, out, 2)
+	if len(rep.Errors) == 0 {
+		t.Fatal("a corrupt slice made no error")
+	}
+	pats := readManifestJSON(t, out)["patients"].([]any)
+	failed, _ := pats[0].(map[string]any)["failed"].([]any)
+	if len(failed) != len(rep.Errors) {
+		t.Fatalf("manifest records %d failures, the report %d: %v", len(failed), len(rep.Errors), failed)
+	}
+	kinds := map[string]bool{}
+	for i, f := range failed {
+		m := f.(map[string]any)
+		if m["path"] != rep.Errors[i].Output || !strings.Contains(m["reason"].(string), "s004.png") {
+			t.Errorf("failure %d: %v, report: %v", i, m, rep.Errors[i])
+		}
+		kinds[m["kind"].(string)] = true
+		if m["kind"] == "panel" && m["sequence"] != imaging.SeqT1CCorFS {
+			t.Errorf("panel failure without its sequence: %v", m)
+		}
+	}
+	// The T1+C COR FS slice is on its panel, its cards, the coronal plane
+	// groups and the CarePath pages.
+	for _, k := range []string{"panel", "card", "t_groups", "n_groups", "page"} {
+		if !kinds[k] {
+			t.Errorf("no %s failure recorded: %v", k, failed)
+		}
+	}
+}
+
+// TestOutputsFollowTheUmask (issue 12, item 20): outputs are created as
+// any file is, so an engine running as another user can read them when
+// the umask lets it.
+func TestOutputsFollowTheUmask(t *testing.T) {
+	data := smallDataset(t, 1)
+	for _, c := range []struct{ umask, want fs.FileMode }{{0o022, 0o644}, {0o027, 0o640}} {
+		old := syscall.Umask(int(c.umask))
+		out := t.TempDir()
+		run(t, data, out, 2)
+		syscall.Umask(old)
+		for _, rel := range []string{ManifestName, "P001/t_001.png", "P001/overview.png"} {
+			st, err := os.Stat(filepath.Join(out, rel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Mode().Perm() != c.want {
+				t.Errorf("umask %03o: %s has mode %v, want %v", c.umask, rel, st.Mode().Perm(), c.want)
+			}
+		}
+	}
+}
+
+// TestObliqueAxialSeriesKeepsCoronalGroups (issue 12, item 20): an axial
+// series that cannot be matched drops the axial plane groups only; the
+// patient's coronal groups are made, and the axial failure is reported.
+func TestObliqueAxialSeriesKeepsCoronalGroups(t *testing.T) {
+	data := smallDataset(t, 1)
+	side := filepath.Join(data, "P001", "mri", imaging.SeqT2Ax, imaging.SidecarName)
+	b, _ := os.ReadFile(side)
+	var meta imaging.SeriesMeta
+	json.Unmarshal(b, &meta)
+	meta.Orientation = [6]float64{1, 0, 0, 0, 0.9397, 0.3420} // tilted 20° about x
+	b, _ = json.Marshal(meta)
+	os.WriteFile(side, b, 0o644)
+	out := t.TempDir()
+	man, rep := run(t, data, out, 2)
+	coronal := 0
+	for _, g := range man.Patients[0].TGroups {
+		if g.Plane == imaging.PlaneCoronal {
+			coronal++
+		}
+	}
+	if coronal != 8 || len(man.Patients[0].TGroups) != 8 {
+		t.Errorf("t groups: %d, of them coronal %d; want the 8 coronal ones", len(man.Patients[0].TGroups), coronal)
+	}
+	msgs := ""
+	for _, e := range rep.Errors {
+		msgs += e.Error() + "\n"
+	}
+	if !strings.Contains(msgs, "axial") || !strings.Contains(msgs, "not parallel") {
+		t.Errorf("the axial failure is not reported:\n%s", msgs)
+	}
+}
+
+// TestSkippedFilesInADICOMSeriesAreReported: a series folder's files that
+// are not DICOM are skipped with a warning naming them, not in silence.
+func TestSkippedFilesInADICOMSeriesAreReported(t *testing.T) {
+	data := t.TempDir()
+	if _, err := imagingtest.Write(data, imagingtest.Options{DICOM: true, AxialSlices: 6, CoronalSlices: 4, Size: 32,
+		Cohorts: []string{dataset.CohortSequence}}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(data, "P001", "mri", imaging.SeqT2Ax, "notes.txt"), []byte("acquired on the old scanner"), 0o644)
+	_, rep := run(t, data, t.TempDir(), 2)
+	if len(rep.Errors) != 0 {
+		t.Fatalf("errors: %v", rep.Errors)
+	}
+	if w := strings.Join(rep.Warnings, "\n"); !strings.Contains(w, "notes.txt") || !strings.Contains(w, "P001/mri/T2_Ax") {
+		t.Errorf("warnings do not name the skipped file: %q", w)
 	}
 }

@@ -139,6 +139,7 @@ func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *con
 	if err != nil {
 		return nil, err
 	}
+	reportJournal(opt.Log, state, c, items)
 	progress := opt.Progress
 	if progress == nil {
 		progress = io.Discard
@@ -158,7 +159,7 @@ func (d *driver) timing() launcher.Timing {
 // engines are the engine kinds npcorch launches, its own simulated engine
 // among them.
 func (d *driver) engines() launcher.Engines {
-	return launcher.Engines{Sim: append(slices.Clone(d.opt.Self), "sim-engine", "serve")}
+	return launcher.Engines{Sim: append(slices.Clone(d.opt.Self), "sim-engine")}
 }
 
 // builder is the request builder of a model: file:// URLs for engines that
@@ -606,7 +607,8 @@ func endpointName(model string, replica int) string { return fmt.Sprintf("%s#%d"
 
 func taskEndpoint(ep launcher.Endpoint) tasks.Endpoint {
 	return tasks.Endpoint{Name: endpointName(ep.Model, ep.Replica), BaseURL: ep.BaseURL, APIKey: ep.APIKey,
-		MaxNumSeqs: ep.MaxNumSeqs, MetricsURL: strings.TrimSuffix(ep.BaseURL, "/v1") + "/metrics", Local: true}
+		MaxNumSeqs: ep.MaxNumSeqs, MetricsURL: strings.TrimSuffix(ep.BaseURL, "/v1") + "/metrics", Local: true,
+		CachedTokens: ep.CachedTokens}
 }
 
 // startSampler records GPU samples to RUN/gpu/samples.jsonl at 1 Hz while

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -48,4 +49,16 @@ func ScoreDir(runDir string) (*tasks.Results, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// reportJournal writes each problem of a resumed run's journal to w, with
+// file, line and what is done about it, before the run goes on.
+func reportJournal(w io.Writer, st *tasks.JournalState, c *configs.Campaign, items []tasks.Item) {
+	models := make([]string, len(c.Resolved))
+	for i, m := range c.Resolved {
+		models[i] = m.Name
+	}
+	for _, p := range st.Check(items, models, c.Repeat) {
+		fmt.Fprintf(w, "journal problem: %v\n", p)
+	}
 }

@@ -75,7 +75,8 @@
 // one for the engine core, one core per API server, at most
 // Constraints.MaxAPIServers (default DefaultMaxAPIServers, 4: beyond it the
 // engine core's single input thread, which copies every image's pixel
-// tensor, is the next limit, and it is not modelled). Only upstream vLLM
-// and the simulated engine take the flag (ScalesAPIServers); forks,
-// SGLang and wrappers keep one. Unknown cores mean one.
+// tensor, is the next limit, and it is not modelled). vLLM from 0.9.0 (by
+// engine.version, whatever engine.command says) and the simulated engine
+// take the flag (ScalesAPIServers); older forks, SGLang and wrappers keep
+// one. Unknown cores mean one.
 package placement

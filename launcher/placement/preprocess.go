@@ -24,13 +24,15 @@ func PreprocessRate(m configs.Model) float64 {
 }
 
 // ScalesAPIServers reports whether model m's engine can run more than one
-// API server process: upstream vLLM (--api-server-count) and npcorch's
-// simulated engine, which accepts the same flag. Forks (Engine.Command
-// set), SGLang and wrappers keep one.
+// API server process: vLLM from 0.9.0 (--api-server-count), by the
+// registry's engine.version (the reference release when unset), whether
+// engine.command names an upstream vLLM in a virtual environment or a
+// fork; and npcorch's simulated engine, which accepts the same flag.
+// SGLang and wrappers keep one.
 func ScalesAPIServers(m configs.Model) bool {
 	switch m.Engine.Kind {
-	case configs.EngineVLLM:
-		return len(m.Engine.Command) == 0
+	case configs.EngineVLLM, "":
+		return m.Engine.Supports(configs.VLLMAPIServerCount)
 	case configs.EngineSim:
 		return true
 	}

@@ -8,8 +8,12 @@ import (
 
 func TestAPIServers(t *testing.T) {
 	vllm := lingshu7B()
+	// An upstream vLLM in a virtual environment (h100-sxm-4.yaml) takes
+	// --api-server-count; a fork based on a release before 0.9.0 does not.
+	venv := lingshu7B()
+	venv.Engine.Command = []string{"/opt/vllm/venv/bin/vllm"}
 	fork := lingshu7B()
-	fork.Engine.Command = []string{"/opt/fork/bin/vllm", "serve"}
+	fork.Engine.Command, fork.Engine.Version = []string{"/opt/fork/bin/vllm"}, "0.8.5"
 	sim := lingshu7B()
 	sim.Engine.Kind = configs.EngineSim
 	wrapper := lingshu7B()
@@ -38,7 +42,8 @@ func TestAPIServers(t *testing.T) {
 		{"4 cores a GPU, TP2: 8-3", vllm, lean, 2, 0, 4},
 		{"unknown cores", vllm, unknown, 2, 0, 1},
 		{"sim engine takes the flag", sim, sxm, 1, 0, 4},
-		{"a fork's version is unknown", fork, sxm, 1, 0, 1},
+		{"vLLM in a virtual environment", venv, sxm, 1, 0, DefaultMaxAPIServers},
+		{"a fork on vLLM 0.8.5", fork, sxm, 1, 0, 1},
 		{"wrapper", wrapper, sxm, 1, 0, 1},
 		{"sglang", sglang, sxm, 1, 0, 1},
 		{"no TP", vllm, sxm, 0, 0, 1},

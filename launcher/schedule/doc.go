@@ -2,8 +2,9 @@
 // minimise the makespan, places their engines with package placement, hands
 // GPUs freed by a finished model to the next one at once, adds replicas to
 // the models still running when GPUs would otherwise idle, starts engines
-// that share a GPU one at a time, and re-plans when an engine fails to
-// start.
+// that share a GPU one at a time, re-plans when an engine fails to
+// start, and re-plans when engines turn out faster or slower than the
+// registry says.
 //
 // The design is llama-swap's router: ONE event loop (Run) feeds each Event
 // to a Scheduler that decides and does no I/O; every action goes through
@@ -51,6 +52,52 @@
 // despite the start-up. A start failure records the model's GPU set as
 // failed; the model is re-planned elsewhere and reported after three
 // failures.
+//
+// # Measured speeds and re-planning
+//
+// Registry speeds are guesses. Engines report speed samples (EventSpeed):
+// a replica did Work token equivalents and Images images over Seconds of
+// serving, with its time to first token and, optionally, its model's
+// share of work done (taken as EventProgress). The scheduler turns a
+// sample into a GPU speed by inverting the mix: the speed at which the
+// replica, at the share of its GPUs it had since its last sample, would
+// have drained its model's mix at the measured rate. A replica whose
+// images set its pace says little about its GPUs; the sample's weight is
+// the square of the share of time its GPUs bind (0 when none do).
+//
+// The estimate is a two-level shrinkage of ln(true / registry speed):
+// each model's is the node's plus its own. The node's is estimated from
+// every measured model; each model's from its samples, shrunk towards the
+// node's, trusting the samples more as they accumulate: a sample over t
+// minutes has a log standard deviation of NoiseSD/√t (0.2/√t: a batched
+// engine's rate swings with its prompt/decode mix within a minute; this
+// is an assumption until real samples say otherwise). Prior SDs: 0.4 per
+// model (a guess within 2× either way; log-uniform on [½, 2] has SD 0.40)
+// and 0.3 for the node (its GPUs or engine version off from the A800
+// baseline). Models not measured yet are taken at the node's factor.
+// Scheduler.Speeds exports the state (Speeds, JSON) for the run folder.
+//
+// A re-plan happens when a running or waiting model's estimate moves from
+// the factor the plan uses by more than both 10 % (a dead band, so the
+// plan does not follow noise; a scale-out already needs a 5 % gain) and
+// 3 standard deviations of the estimate (for an unmeasured model, of the
+// node's: a campaign checks each model at every sample, over a thousand
+// checks, so 2 SD would re-plan on noise several times a campaign); at
+// most once per 5 minutes (the default sampling period). It
+// takes the new speeds for the models that moved (rankings, live
+// replicas' rates), sizes every waiting model's first wave against the
+// campaign's lower bound at the speeds now known (as the first waves were
+// sized against the registry's), orders them longest-first again, and
+// records a Replan with its reason. Freed GPUs then go first to a running
+// model whose own measurements corrected its speed and whose finish at
+// that speed lies more than 1.25 × the remaining lower bound ahead (one
+// replica at a time, while it shortens that finish), then to waiting
+// models: a model measured as the registry says keeps the first wave it
+// was given. ReplanPolicy.Off keeps the samples but plans as before.
+//
+// The Simulator's engines run at SpeedTruth's factors × the registry's
+// speed and report samples every SampleEvery with seeded log-normal noise,
+// so the same re-planning runs in simulation.
 //
 // # Bounds
 //

@@ -32,6 +32,10 @@ type Replica struct {
 	// Rate is the estimated token equivalents per second on GPUs of its
 	// own, image preprocessing included.
 	Rate float64 `json:"rate"`
+	// Throughput is its GPUs' in A800-equivalents; ImagesPerS its API
+	// servers' preprocessing ceiling in 512×1644 images per second.
+	Throughput float64 `json:"throughput"`
+	ImagesPerS float64 `json:"images_per_s"`
 }
 
 // Effects is how the scheduler acts. Calls must not block on the outcome:
@@ -65,9 +69,12 @@ const (
 	// EventProgress: Done (0..1) of Model's work is done; corrects the
 	// scheduler's estimate in real runs.
 	EventProgress
+	// EventSpeed: Replica was measured (Speed); Done, when above 0, is
+	// its model's share of work done, as in EventProgress.
+	EventSpeed
 )
 
-var kindNames = [...]string{"", "ready", "failed", "stopped", "finished", "progress"}
+var kindNames = [...]string{"", "ready", "failed", "stopped", "finished", "progress", "speed"}
 
 // String returns the kind's name.
 func (k EventKind) String() string {
@@ -94,6 +101,7 @@ type Event struct {
 	// model fails at once and its other replicas are stopped.
 	Permanent bool
 	Done      float64
+	Speed     SpeedSample
 }
 
 // String describes the event in one line: "ready    Lingshu-7B/r0".
@@ -105,6 +113,9 @@ func (e Event) String() string {
 		return fmt.Sprintf("%-8s %s %.0f%%", e.Kind, e.Model, 100*e.Done)
 	case EventFailed:
 		return fmt.Sprintf("%-8s %s: %s", e.Kind, ReplicaName(e.Model, e.Index), e.Err)
+	case EventSpeed:
+		return fmt.Sprintf("%-8s %s: %.0f tok/s over %s", e.Kind, ReplicaName(e.Model, e.Index),
+			e.Speed.Work/e.Speed.Seconds, fmtDur(time.Duration(e.Speed.Seconds*float64(time.Second))))
 	}
 	return fmt.Sprintf("%-8s %s", e.Kind, ReplicaName(e.Model, e.Index))
 }

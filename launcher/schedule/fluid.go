@@ -13,10 +13,13 @@ type fluid struct {
 	remaining map[string]float64
 	ready     []Replica // ready replicas, by ID
 	tenants   map[int]int
+	// served is each replica's seconds of serving weighted by its share
+	// of its GPUs, since it was first ready.
+	served map[ReplicaID]float64
 }
 
 func newFluid() *fluid {
-	return &fluid{remaining: map[string]float64{}, tenants: map[int]int{}}
+	return &fluid{remaining: map[string]float64{}, tenants: map[int]int{}, served: map[ReplicaID]float64{}}
 }
 
 // share is the part of its GPUs replica r gets: 1/k where k is the most
@@ -48,7 +51,16 @@ func (f *fluid) advance(to time.Duration) {
 	dt := (to - f.now).Seconds()
 	f.now = to
 	for _, r := range f.ready {
-		f.remaining[r.Model] = max(0, f.remaining[r.Model]-r.Rate*f.share(r)*dt)
+		sh := f.share(r)
+		f.remaining[r.Model] = max(0, f.remaining[r.Model]-r.Rate*sh*dt)
+		f.served[r.ID] += sh * dt
+	}
+}
+
+// setRate changes a ready replica's rate (call advance first).
+func (f *fluid) setRate(id ReplicaID, rate float64) {
+	if i := slices.IndexFunc(f.ready, func(r Replica) bool { return r.ID == id }); i >= 0 {
+		f.ready[i].Rate = rate
 	}
 }
 

@@ -120,6 +120,10 @@ type Plan struct {
 	SpeedupSequential float64               `json:"speedup_sequential"`
 	Failures          []Failure             `json:"failures,omitempty"`
 	Rejections        []placement.Rejection `json:"rejections,omitempty"`
+	// Replans are the re-plans on measured speeds, Speeds the measured
+	// speeds at the end; both are absent when no speed was measured.
+	Replans []Replan `json:"replans,omitempty"`
+	Speeds  *Speeds  `json:"speeds,omitempty"`
 }
 
 // Plan reports the schedule so far; after Done it is the whole campaign.
@@ -128,6 +132,7 @@ func (s *Scheduler) Plan() *Plan {
 		Node: s.cfg.Node.Name, GPUs: len(s.gpus),
 		LowerBound: secs(s.bounds.LowerBound), Naive: secs(s.bounds.Naive), Sequential: secs(s.bounds.Sequential),
 		Failures: append([]Failure(nil), s.failures...),
+		Replans:  s.Replans(), Speeds: s.Speeds(),
 	}
 	for _, w := range s.waves {
 		w.GPUs = append([][]int(nil), w.GPUs...)
@@ -223,6 +228,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 			fmt.Fprintf(ew, "  %s  %s TP%d on %s: %s\n", f.At, ReplicaName(f.Model, f.Index), f.TP, placement.GPUList(f.GPUs), f.Err)
 		}
 	}
+	p.writeSpeeds(ew)
 	if len(p.Rejections) > 0 {
 		fmt.Fprintln(ew, "\nrejected placements:")
 		for _, r := range p.Rejections {

@@ -25,6 +25,8 @@ type Policy struct {
 	// placement.DefaultMaxAPIServers; 1 = one, vLLM's default, no
 	// --api-server-count).
 	MaxAPIServers int
+	// Replan tunes re-planning on measured speeds.
+	Replan ReplanPolicy
 }
 
 func (p Policy) targetShare() float64   { return orDefault(p.TargetShare, 0.5) }
@@ -85,8 +87,14 @@ func addSat(d time.Duration, more ...time.Duration) time.Duration {
 // firstWaveSize returns the fewest GPUs that finish ms within TargetShare ×
 // the lower bound at an efficient placement, or the node size.
 func (s *Scheduler) firstWaveSize(ms *modelState) int {
-	res := placement.Evaluate(ms.m, s.cfg.Node, s.constraints(placement.Constraints{}))
-	goal := time.Duration(s.cfg.Policy.targetShare() * float64(s.bounds.LowerBound))
+	return s.waveSize(ms, s.bounds.LowerBound)
+}
+
+// waveSize returns the fewest GPUs that finish ms within TargetShare ×
+// bound at an efficient placement on the idle node, or the node size.
+func (s *Scheduler) waveSize(ms *modelState, bound time.Duration) int {
+	res := placement.Result{Options: ms.opts}
+	goal := time.Duration(s.cfg.Policy.targetShare() * float64(bound))
 	for g := 1; g <= len(s.gpus); g++ {
 		p, ok := s.pick(ms, res, g, false)
 		if ok && seconds(ms.work, s.rateOf(ms, p)) <= goal {

@@ -3,6 +3,7 @@ package schedule
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -62,15 +63,27 @@ type liveReplica struct {
 	// starting stays true until the engine is ready or gone, even while it
 	// is being stopped: the one-at-a-time rule holds until then.
 	starting bool
+	// served is set once the engine was ready; sampledAt and servedAt
+	// are the time and the fluid's served seconds at its last speed
+	// sample (or when it became ready).
+	served    bool
+	sampledAt time.Duration
+	servedAt  float64
 }
 
 type modelState struct {
-	m      configs.Model
-	w      Workload
-	mix    mix
-	work   float64
-	speed  float64
-	status ModelStatus
+	m    configs.Model
+	w    Workload
+	mix  mix
+	work float64
+	// speed is guess × e^logFactor: the registry's speed corrected by
+	// the measured factor the plan uses now.
+	speed, guess, logFactor float64
+	// corrected is set once a re-plan took the model's own measurements.
+	corrected bool
+	status    ModelStatus
+	// opts are the model's placements on the idle node.
+	opts []placement.Placement
 	// best, efficient and single are placements on the idle node: highest
 	// rate, highest rate per GPU, best single engine; bestRate, effRate
 	// (per GPU) and singleRate their rates in token equivalents per second.
@@ -113,6 +126,12 @@ type Scheduler struct {
 	fluid    *fluid
 	bounds   Bounds
 	began    bool
+	speeds   *speedBook
+	replans  []Replan
+	// nodeLog is the node-wide log speed factor the plan uses for models
+	// not measured yet; replannedAt is when the last re-plan was made.
+	nodeLog     float64
+	replannedAt time.Duration
 }
 
 // New prepares a scheduler for cfg acting through fx. It places every model
@@ -125,7 +144,8 @@ func New(cfg Config, fx Effects) (*Scheduler, error) {
 	if err := cfg.Node.Validate(); err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
-	s := &Scheduler{cfg: cfg, fx: fx, byName: map[string]*modelState{}, gpuAt: map[int]*gpuState{}, fluid: newFluid()}
+	s := &Scheduler{cfg: cfg, fx: fx, byName: map[string]*modelState{}, gpuAt: map[int]*gpuState{}, fluid: newFluid(),
+		speeds: newSpeedBook(cfg.Policy.Replan.Prior)}
 	for _, g := range cfg.Node.GPUs {
 		gs := &gpuState{base: g}
 		s.gpus = append(s.gpus, gs)
@@ -138,7 +158,9 @@ func New(cfg Config, fx Effects) (*Scheduler, error) {
 		if _, dup := s.byName[m.Name]; dup {
 			return nil, fmt.Errorf("schedule: model %q is listed twice; list each model once", m.Name)
 		}
-		ms := &modelState{m: m, speed: cfg.Estimator.Speed(m), w: Workload{Model: m.Name}}
+		guess := cfg.Estimator.Speed(m)
+		ms := &modelState{m: m, speed: guess, guess: guess, w: Workload{Model: m.Name}}
+		s.speeds.addModel(m.Name, guess)
 		s.byName[m.Name] = ms
 		s.models = append(s.models, ms)
 	}
@@ -166,20 +188,13 @@ func New(cfg Config, fx Effects) (*Scheduler, error) {
 		}
 		res := placement.Evaluate(ms.m, idle, s.constraints(placement.Constraints{}))
 		ms.rejections = res.Rejections
-		best, bestRate, ok := s.ranked(ms, res.Options, anyOption)
-		if !ok {
+		if len(res.Options) == 0 {
 			ms.status, ms.note = StatusUnplaceable, rejectionSummary(res.Rejections)
 			continue
 		}
 		ms.status = StatusPending
-		ms.best, ms.bestRate = best, bestRate
-		ms.efficient, ms.effRate, _ = s.mostEfficient(ms, res.Options)
-		var single bool
-		ms.single, ms.singleRate, single = s.ranked(ms, res.Options, func(p placement.Placement, _ float64) bool { return p.Replicas == 1 })
-		if !single {
-			ms.single, ms.singleRate = best, bestRate // pinned replicas: the pinned engines are the baseline
-		}
-		ms.gpuTime = seconds(ms.work, ms.effRate)
+		ms.opts = res.Options
+		s.rankIdle(ms)
 	}
 	s.bounds = s.computeBounds()
 	for _, ms := range s.models {
@@ -187,13 +202,21 @@ func New(cfg Config, fx Effects) (*Scheduler, error) {
 			ms.target = s.firstWaveSize(ms)
 		}
 	}
-	slices.SortStableFunc(s.models, func(a, b *modelState) int {
-		if c := cmp.Compare(b.gpuTime, a.gpuTime); c != 0 {
-			return c
-		}
-		return strings.Compare(a.m.Name, b.m.Name)
-	})
+	slices.SortStableFunc(s.models, byGPUTime)
 	return s, nil
+}
+
+// rankIdle finds ms's best, most efficient and best single placements on
+// the idle node at its current speed, and its GPU-time.
+func (s *Scheduler) rankIdle(ms *modelState) {
+	ms.best, ms.bestRate, _ = s.ranked(ms, ms.opts, anyOption)
+	ms.efficient, ms.effRate, _ = s.mostEfficient(ms, ms.opts)
+	var single bool
+	ms.single, ms.singleRate, single = s.ranked(ms, ms.opts, func(p placement.Placement, _ float64) bool { return p.Replicas == 1 })
+	if !single {
+		ms.single, ms.singleRate = ms.best, ms.bestRate // pinned replicas: the pinned engines are the baseline
+	}
+	ms.gpuTime = seconds(ms.work, ms.effRate)
 }
 
 // Bounds returns the lower bound and the baselines.
@@ -234,22 +257,19 @@ func (s *Scheduler) Handle(ev Event) error {
 	var r *liveReplica
 	var ms *modelState
 	switch ev.Kind {
-	case EventReady, EventFailed, EventStopped:
-		if ev.Replica < 1 || int(ev.Replica) > len(s.replicas) {
-			return fmt.Errorf("schedule: %s event for unknown replica %d", ev.Kind, ev.Replica)
+	case EventReady, EventFailed, EventStopped, EventSpeed:
+		var err error
+		if r, err = s.eventReplica(ev); err != nil {
+			return err
 		}
-		r = s.replicas[ev.Replica-1]
 		ms = s.byName[r.Model]
-		if r.state == replicaGone {
-			return fmt.Errorf("schedule: %s event for replica %d of %s, which has already ended", ev.Kind, r.ID, r.Model)
-		}
-		if ev.Kind == EventReady && !r.starting {
-			return fmt.Errorf("schedule: replica %d of %s reported ready twice", r.ID, r.Model)
-		}
 	case EventFinished, EventProgress:
 		var ok bool
 		if ms, ok = s.byName[ev.Model]; !ok {
 			return fmt.Errorf("schedule: %s event for unknown model %q", ev.Kind, ev.Model)
+		}
+		if math.IsNaN(ev.Done) || math.IsInf(ev.Done, 0) {
+			return fmt.Errorf("schedule: %s event for %s: done %v is not a share of its work", ev.Kind, ev.Model, ev.Done)
 		}
 	default:
 		return fmt.Errorf("schedule: unknown event kind %d", int(ev.Kind))
@@ -267,10 +287,37 @@ func (s *Scheduler) Handle(ev Event) error {
 	case EventFinished:
 		s.finished(ms)
 	case EventProgress:
-		s.fluid.remaining[ms.m.Name] = ms.work * (1 - min(max(ev.Done, 0), 1))
+		s.progress(ms, ev.Done)
+	case EventSpeed:
+		if !s.measured(ms, r, ev) {
+			return nil // nothing a decision rests on changed
+		}
 	}
 	s.schedule()
 	return nil
+}
+
+// eventReplica returns the replica ev is about, or why ev does not fit
+// it. A speed sample may come after its replica ended, if it served.
+func (s *Scheduler) eventReplica(ev Event) (*liveReplica, error) {
+	if ev.Replica < 1 || int(ev.Replica) > len(s.replicas) {
+		return nil, fmt.Errorf("schedule: %s event for unknown replica %d", ev.Kind, ev.Replica)
+	}
+	r := s.replicas[ev.Replica-1]
+	switch {
+	case ev.Kind == EventSpeed:
+		return r, r.checkSample(ev)
+	case r.state == replicaGone:
+		return nil, fmt.Errorf("schedule: %s event for replica %d of %s, which has already ended", ev.Kind, r.ID, r.Model)
+	case ev.Kind == EventReady && !r.starting:
+		return nil, fmt.Errorf("schedule: replica %d of %s reported ready twice", r.ID, r.Model)
+	}
+	return r, nil
+}
+
+// progress sets ms's remaining work from the share done.
+func (s *Scheduler) progress(ms *modelState, done float64) {
+	s.fluid.remaining[ms.m.Name] = ms.work * (1 - min(max(done, 0), 1))
 }
 
 func (s *Scheduler) ready(ms *modelState, r *liveReplica) {
@@ -284,6 +331,7 @@ func (s *Scheduler) ready(ms *modelState, r *liveReplica) {
 	}
 	r.state = replicaReady
 	s.fluid.addReady(r.Replica)
+	r.served, r.sampledAt, r.servedAt = true, s.now, s.fluid.served[r.ID]
 }
 
 func (s *Scheduler) failed(ms *modelState, r *liveReplica, why string, permanent bool) {
@@ -383,10 +431,12 @@ func (s *Scheduler) finished(ms *modelState) {
 	}
 }
 
-// schedule makes every decision the current state allows: first waves and
-// retries for waiting models in priority order, then extra replicas for
-// running ones.
+// schedule makes every decision the current state allows: extra replicas
+// for running models measured to end much later than the rest, first
+// waves and retries for waiting models in priority order, then extra
+// replicas for running ones.
 func (s *Scheduler) schedule() {
+	s.scaleOutLate()
 	idle := s.liveCount() == 0
 	for _, ms := range s.models {
 		if ms.status == StatusPending {
@@ -547,7 +597,7 @@ func (s *Scheduler) startWave(ms *modelState, p placement.Placement, kind WaveKi
 		r := &liveReplica{Replica: Replica{
 			ID: ReplicaID(len(s.replicas) + 1), Model: ms.m.Name, Index: ms.replicas, Wave: w.ID, TP: p.TP,
 			GPUs: slices.Clone(g.GPUs), Utilization: p.Utilization, APIServers: p.APIServers,
-			Rate: s.groupRate(ms, g.Throughput, p.ImagesPerS),
+			Rate: s.groupRate(ms, g.Throughput, p.ImagesPerS), Throughput: g.Throughput, ImagesPerS: p.ImagesPerS,
 		}, starting: true}
 		for _, x := range g.GPUs {
 			gs := s.gpuAt[x]

@@ -15,6 +15,8 @@ import (
 // Effects and Source on a virtual clock, with no processes and no sleeps.
 // Engines become ready after the Estimator's start-up time, drain their
 // model's work as the fluid model says, and stop after its stop time.
+// Their true speed is the registry's unless Truth says otherwise; with
+// Truth.SampleEvery set, each ready engine reports speed samples.
 type Simulator struct {
 	est    Estimator
 	models map[string]configs.Model
@@ -22,7 +24,10 @@ type Simulator struct {
 	// FailStart, when set, decides whether a replica's start fails and with
 	// what message; a failure is reported halfway through its start-up.
 	FailStart func(r Replica) error
+	// Truth is what the engines really do; set it before the first event.
+	Truth SpeedTruth
 
+	truth    *truthState
 	f        *fluid
 	q        eventQueue
 	seq      int
@@ -34,6 +39,11 @@ type simReplica struct {
 	r       Replica
 	readyAt int // seq of the pending ready/failed event, 0 when none
 	ready   bool
+	// sampleAt is the seq of the pending speed sample (0 when none);
+	// sampledAt and servedAt the time and served seconds at the last.
+	sampleAt  int
+	sampledAt time.Duration
+	servedAt  float64
 }
 
 // NewSimulator returns a simulator for the campaign cfg describes.
@@ -51,6 +61,7 @@ func NewSimulator(cfg Config) *Simulator {
 	for _, w := range cfg.Workloads {
 		sim.f.remaining[w.Model] += cfg.Estimator.Work(w)
 	}
+	sim.truth = newTruthState(cfg)
 	return sim
 }
 
@@ -80,7 +91,8 @@ func (sim *Simulator) StopReplica(r Replica) {
 		return
 	}
 	sim.q.cancel(sr.readyAt)
-	sr.readyAt = 0
+	sim.q.cancel(sr.sampleAt)
+	sr.readyAt, sr.sampleAt = 0, 0
 	if sr.ready {
 		sim.f.remove(r.ID)
 		sim.reschedule()
@@ -108,8 +120,11 @@ func (sim *Simulator) Next(ctx context.Context) (Event, error) {
 		case EventReady:
 			sr := sim.live[it.ev.Replica]
 			sr.readyAt, sr.ready = 0, true
-			sim.f.addReady(sr.r)
+			sim.f.addReady(sim.trueReplica(sr.r))
 			sim.reschedule()
+			sim.nextSample(sr)
+		case EventSpeed:
+			it.ev = sim.sample(it.ev)
 		case EventFailed:
 			delete(sim.live, it.ev.Replica)
 		case EventStopped:
@@ -158,6 +173,8 @@ type SimOptions struct {
 	FailStart func(Replica) error
 	// Trace, when set, receives one line per event as the loop handles it.
 	Trace io.Writer
+	// Truth is what the simulated engines really do (see SpeedTruth).
+	Truth SpeedTruth
 }
 
 // Simulate runs the campaign cfg describes through the scheduler's event
@@ -165,6 +182,7 @@ type SimOptions struct {
 func Simulate(ctx context.Context, cfg Config, opts SimOptions) (*Plan, error) {
 	sim := NewSimulator(cfg)
 	sim.FailStart = opts.FailStart
+	sim.Truth = opts.Truth
 	var fx Effects = sim
 	var src Source = sim
 	if opts.Trace != nil {
@@ -198,6 +216,13 @@ func (t tracedEffects) StopReplica(r Replica) {
 func (t tracedEffects) AbandonModel(model, why string) {
 	fmt.Fprintf(t.w, "%8s  abandon  %s: %s\n", fmtDur(t.now()), model, why)
 	t.fx.AbandonModel(model, why)
+}
+
+func (t tracedEffects) Replanned(r Replan) {
+	fmt.Fprintf(t.w, "%8s  replan   %s\n", fmtDur(t.now()), r.Reason)
+	for i, p := range r.Pending {
+		fmt.Fprintf(t.w, "%8s           waiting %d: %s on %d GPUs (was %d: %d GPUs)\n", "", i+1, p.Model, p.GPUs, p.WasPosition, p.WasGPUs)
+	}
 }
 
 // Traced returns a Source that writes each event of src to w as a line:

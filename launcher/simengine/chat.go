@@ -76,8 +76,7 @@ func (e *engine) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Model != "" && req.Model != e.o.ServedName {
-		writeJSON(w, http.StatusNotFound, errorBody{Object: "error", Message: fmt.Sprintf("The model `%s` does not exist.", req.Model),
-			Type: "NotFoundError", Param: ptr("model"), Code: http.StatusNotFound})
+		writeJSON(w, http.StatusNotFound, newErrorResponse(http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model), "model"))
 		return
 	}
 	if req.StreamOptions != nil && !req.Stream {
@@ -90,12 +89,12 @@ func (e *engine) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err := e.readPrompt(req.Messages)
 	if err != nil {
-		e.fail(w, http.StatusBadRequest, err.Error())
+		e.failRequest(w, err)
 		return
 	}
 	maxTokens, err := e.outputBudget(&req, p.tokens)
 	if err != nil {
-		e.fail(w, http.StatusBadRequest, err.Error())
+		e.failRequest(w, err)
 		return
 	}
 	think := e.o.Reasoning
@@ -192,7 +191,7 @@ func contentParts(raw json.RawMessage) ([]contentPart, error) {
 func (e *engine) outputBudget(req *chatRequest, promptTokens int) (int, error) {
 	limit := e.o.MaxModelLen
 	if promptTokens >= limit {
-		return 0, badRequest("This model's maximum context length is %d tokens. However, your request has %d input tokens. Please reduce the length of the input messages.", limit, promptTokens)
+		return 0, badParam("input_tokens", "This model's maximum context length is %d tokens. However, your request has %d input tokens. Please reduce the length of the input messages.", limit, promptTokens)
 	}
 	mt := req.MaxCompletionTokens
 	if mt == nil {
@@ -202,10 +201,10 @@ func (e *engine) outputBudget(req *chatRequest, promptTokens int) (int, error) {
 		return limit - promptTokens, nil
 	}
 	if *mt < 1 {
-		return 0, badRequest("max_tokens must be at least 1, got %d.", *mt)
+		return 0, badParam("max_tokens", "max_tokens must be at least 1, got %d.", *mt)
 	}
 	if promptTokens+*mt > limit {
-		return 0, badRequest("'max_tokens' or 'max_completion_tokens' is too large: %d. This model's maximum context length is %d tokens and your request has %d input tokens (%d > %d - %d).",
+		return 0, badParam("max_tokens", "'max_tokens' or 'max_completion_tokens' is too large: %d. This model's maximum context length is %d tokens and your request has %d input tokens (%d > %d - %d).",
 			*mt, limit, promptTokens, *mt, limit, promptTokens)
 	}
 	return *mt, nil

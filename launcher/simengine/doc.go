@@ -7,7 +7,8 @@
 // connections while the model "loads" (the socket is bound but not
 // listening), then /health, /v1/models, /v1/chat/completions (SSE and not),
 // /metrics with vLLM's metric names, vLLM's error bodies and argument
-// errors, --api-key on /v1/* only, and worker children in the engine's
+// errors, the API key (--api-key, else VLLM_API_KEY as vLLM reads it) on /v1/*
+// only, and worker children in the engine's
 // process group (like EngineCore/Worker_TP*). Its latency follows token
 // counts and configured speeds, with at most --max-num-seqs requests running.
 // Its answers come from a sim key file (Key, ImageFingerprint) and a

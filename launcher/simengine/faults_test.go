@@ -198,10 +198,12 @@ func Test503After(t *testing.T) {
 	}
 	status, body := p.do(http.MethodPost, "/v1/chat/completions", "", textMessage("q", nil))
 	var e struct {
-		Object, Type string
-		Code         int
+		Error struct {
+			Type string
+			Code int
+		}
 	}
-	if err := json.Unmarshal(body, &e); err != nil || status != http.StatusServiceUnavailable || e.Object != "error" || e.Code != 503 {
+	if err := json.Unmarshal(body, &e); err != nil || status != http.StatusServiceUnavailable || e.Error.Code != 503 {
 		t.Errorf("second request = %d %s, want vLLM's 503 error body", status, body)
 	}
 	if status, _ := p.do(http.MethodGet, "/health", "", nil); status != http.StatusServiceUnavailable {
@@ -221,14 +223,10 @@ func TestStreamErrorAfter(t *testing.T) {
 	if status != http.StatusOK || len(evs) != 4 || evs[3] != "[DONE]" {
 		t.Fatalf("status %d, events %v; want 200 with role, content, error, [DONE]", status, evs)
 	}
-	var e struct {
-		Error *struct {
-			Object, Message, Type string
-			Code                  int
-		} `json:"error"`
-	}
-	if err := json.Unmarshal([]byte(evs[2]), &e); err != nil || e.Error == nil || e.Error.Object != "error" || e.Error.Code != 500 || e.Error.Message == "" {
-		t.Errorf("error event %s", evs[2])
+	// vLLM writes it with json.dumps: Python's separators, nested error.
+	want := `{"error": {"message": "EngineCore encountered an issue. See stack trace (above) for the root cause.", "type": "InternalServerError", "param": null, "code": 500}}`
+	if evs[2] != want {
+		t.Errorf("error event\n got %s\nwant %s", evs[2], want)
 	}
 	if strings.Contains(strings.Join(evs, ""), "finish_reason\":\"") {
 		t.Errorf("an errored stream must not finish: %v", evs)

@@ -19,7 +19,7 @@ func FuzzParseOptions(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		o, err := parseOptions(strings.Fields(line))
+		o, err := parseOptions(strings.Fields(line), nil)
 		if err != nil {
 			return
 		}

@@ -28,7 +28,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "worker" {
 		return runWorker(ctx, args[1:], stdout, stderr)
 	}
-	o, err := parseOptions(args)
+	o, err := parseOptions(args, os.Getenv)
 	if errors.Is(err, pflag.ErrHelp) {
 		_, _ = io.WriteString(stdout, helpText())
 		return nil

@@ -12,12 +12,18 @@ import (
 	"strings"
 )
 
-// requestError is a problem with a request that vLLM answers with 400.
-type requestError struct{ msg string }
+// requestError is a problem with a request that vLLM answers with 400;
+// param names the request field at fault, as vLLM's VLLMValidationError
+// does ("" for none).
+type requestError struct{ msg, param string }
 
 func (e *requestError) Error() string { return e.msg }
 
 func badRequest(format string, a ...any) error { return &requestError{msg: fmt.Sprintf(format, a...)} }
+
+func badParam(param, format string, a ...any) error {
+	return &requestError{msg: fmt.Sprintf(format, a...), param: param}
+}
 
 // loadImage returns the bytes of one image_url: a base64 data URL, or a
 // file:// URL under --allowed-local-media-path. It reads the bytes and

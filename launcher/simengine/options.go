@@ -33,7 +33,11 @@ type options struct {
 	ReasoningParse string
 	PrefixCaching  bool
 	BlockSize      int
-	AccessLog      bool
+	// PromptTokensDetails puts usage.prompt_tokens_details.cached_tokens
+	// in answers that had cached tokens, as vLLM's
+	// --enable-prompt-tokens-details does; without it they are left out.
+	PromptTokensDetails bool
+	AccessLog           bool
 
 	LoadTime        time.Duration
 	ImageTokens     int
@@ -74,7 +78,7 @@ func newFlagSet(o *options) (*pflag.FlagSet, *rawFlags) {
 	fs.StringVar(&raw.model, "model", "", "model to serve (alternative to the positional MODEL)")
 	fs.StringVar(&o.Host, "host", "", "host name or address to bind (default: all interfaces)")
 	fs.IntVar(&o.Port, "port", 8000, "port to listen on")
-	fs.StringVar(&o.APIKey, "api-key", "", "require this key as 'Authorization: Bearer KEY' on /v1/*")
+	fs.StringVar(&o.APIKey, "api-key", "", "require this key as 'Authorization: Bearer KEY' on /v1/* (default: $"+APIKeyEnv+", as vLLM)")
 	fs.StringVar(&o.ServedName, "served-model-name", "", "model name in the API (default: MODEL)")
 	fs.IntVar(&o.TensorParallel, "tensor-parallel-size", 1, "tensor parallel size (also the default --sim-workers)")
 	fs.Float64Var(&o.GPUMemoryUtil, "gpu-memory-utilization", 0.9, "fraction of GPU memory (shown in the log)")
@@ -86,6 +90,7 @@ func newFlagSet(o *options) (*pflag.FlagSet, *rawFlags) {
 	fs.BoolVar(&o.PrefixCaching, "enable-prefix-caching", true, "simulate prefix caching (cached_tokens, shorter prefill)")
 	fs.BoolVar(&raw.noPrefixCaching, "no-enable-prefix-caching", false, "disable prefix caching")
 	fs.IntVar(&o.BlockSize, "block-size", 16, "KV cache block size in tokens (cached_tokens granularity)")
+	fs.BoolVar(&o.PromptTokensDetails, "enable-prompt-tokens-details", false, "report usage.prompt_tokens_details.cached_tokens (when some were cached)")
 	fs.BoolVar(&raw.noAccessLog, "disable-uvicorn-access-log", false, "do not log one line per HTTP request")
 
 	// vLLM flags that are accepted and validated but change nothing here.
@@ -140,10 +145,15 @@ type rawFlags struct {
 	faults            []string
 }
 
-// parseOptions parses an engine command line: [serve] MODEL [flags]. It
+// APIKeyEnv is where vLLM, and so the simulated engine, reads the API key
+// when --api-key is not given (--api-key wins when both are set).
+const APIKeyEnv = "VLLM_API_KEY"
+
+// parseOptions parses an engine command line: [serve] MODEL [flags], with
+// the API key from getenv(APIKeyEnv) unless --api-key gives one. It
 // returns pflag.ErrHelp for -h/--help and an *argError for anything vLLM's
 // argparse would reject.
-func parseOptions(args []string) (*options, error) {
+func parseOptions(args []string, getenv func(string) string) (*options, error) {
 	o := &options{}
 	fs, raw := newFlagSet(o)
 	fs.SetOutput(io.Discard)
@@ -170,6 +180,9 @@ func parseOptions(args []string) (*options, error) {
 	}
 	if o.ServedName == "" {
 		o.ServedName = o.Model
+	}
+	if o.APIKey == "" && getenv != nil {
+		o.APIKey = getenv(APIKeyEnv)
 	}
 	if raw.noPrefixCaching {
 		o.PrefixCaching = false

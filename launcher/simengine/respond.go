@@ -19,7 +19,7 @@ type (
 		Created int64         `json:"created"`
 		Model   string        `json:"model"`
 		Choices []chunkChoice `json:"choices"`
-		Usage   *usage        `json:"usage,omitempty"`
+		Usage   *streamUsage  `json:"usage,omitempty"`
 	}
 	chunkChoice struct {
 		Index        int             `json:"index"`
@@ -33,11 +33,21 @@ type (
 		Content   *string `json:"content,omitempty"`
 		Reasoning *string `json:"reasoning,omitempty"`
 	}
+	// usage is a whole answer's usage: prompt_tokens_details is null
+	// unless --enable-prompt-tokens-details is set and tokens were cached.
 	usage struct {
-		PromptTokens        int                 `json:"prompt_tokens"`
-		TotalTokens         int                 `json:"total_tokens"`
-		CompletionTokens    int                 `json:"completion_tokens"`
-		PromptTokensDetails promptTokensDetails `json:"prompt_tokens_details"`
+		PromptTokens        int                  `json:"prompt_tokens"`
+		TotalTokens         int                  `json:"total_tokens"`
+		CompletionTokens    int                  `json:"completion_tokens"`
+		PromptTokensDetails *promptTokensDetails `json:"prompt_tokens_details"`
+	}
+	// streamUsage is the usage chunk's: vLLM dumps it without None
+	// fields, so the details are absent rather than null.
+	streamUsage struct {
+		PromptTokens        int                  `json:"prompt_tokens"`
+		TotalTokens         int                  `json:"total_tokens"`
+		CompletionTokens    int                  `json:"completion_tokens"`
+		PromptTokensDetails *promptTokensDetails `json:"prompt_tokens_details,omitempty"`
 	}
 	promptTokensDetails struct {
 		CachedTokens int `json:"cached_tokens"`
@@ -98,8 +108,10 @@ func (e *engine) serve(w http.ResponseWriter, r *http.Request, req *chatRequest,
 		return
 	}
 	e.m.prompt.Add(float64(p.tokens))
-	u := usage{PromptTokens: p.tokens, CompletionTokens: out.tokens, TotalTokens: p.tokens + out.tokens,
-		PromptTokensDetails: promptTokensDetails{CachedTokens: cached}}
+	u := usage{PromptTokens: p.tokens, CompletionTokens: out.tokens, TotalTokens: p.tokens + out.tokens}
+	if e.o.PromptTokensDetails && cached > 0 { // as vLLM: only when asked, and only when some were
+		u.PromptTokensDetails = &promptTokensDetails{CachedTokens: cached}
+	}
 	id := e.requestID(e.requests.Add(1))
 	created := e.clock.Now().Unix()
 	// A faulty request stops halfway through its pieces.
@@ -236,7 +248,7 @@ func (e *engine) stream(ctx context.Context, w http.ResponseWriter, seat *seat, 
 	case aborted:
 		return false, false
 	case faulted:
-		_ = send(marshal(map[string]errorBody{"error": newErrorBody(http.StatusInternalServerError, faultMessage)}))
+		_ = send(streamError(http.StatusInternalServerError, faultMessage))
 		_ = send([]byte("[DONE]"))
 		return false, false
 	}
@@ -244,8 +256,9 @@ func (e *engine) stream(ctx context.Context, w http.ResponseWriter, seat *seat, 
 		return false, false
 	}
 	if includeUsage {
+		su := streamUsage(u)
 		body := marshal(chunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: e.o.ServedName,
-			Choices: []chunkChoice{}, Usage: &u})
+			Choices: []chunkChoice{}, Usage: &su})
 		if send(body) != nil {
 			return false, false
 		}
@@ -286,6 +299,15 @@ func (e *engine) respond(ctx context.Context, w http.ResponseWriter, seat *seat,
 		Choices: []completionChoice{{Message: msg, Logprobs: jsonNull, FinishReason: out.finish, StopReason: jsonNull}},
 		Usage:   u, PromptLogprobs: jsonNull})
 	return true, false
+}
+
+// streamError is the data of the line vLLM sends when a stream fails
+// after its 200: the error body written by Python's json.dumps (", " and
+// ": " separators; create_streaming_error_response), followed by [DONE].
+func streamError(status int, msg string) []byte {
+	info := newErrorResponse(status, msg, "").Error
+	return fmt.Appendf(nil, `{"error": {"message": %s, "type": %s, "param": null, "code": %d}}`,
+		marshal(info.Message), marshal(info.Type), info.Code)
 }
 
 // tokensTime is how long n tokens take at tps tokens per second.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -48,7 +49,8 @@ func (e *engine) routes() http.Handler {
 	})
 }
 
-// authorized checks the bearer token against --api-key.
+// authorized checks the bearer token against the key (--api-key or
+// VLLM_API_KEY).
 func (e *engine) authorized(r *http.Request) bool {
 	if e.o.APIKey == "" {
 		return true
@@ -139,17 +141,25 @@ func (e *engine) handleFault(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"fault": req.Fault, "completed": e.faults.completedCount()})
 }
 
-// errorBody is vLLM's error response.
-type errorBody struct {
-	Object  string  `json:"object"`
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    int     `json:"code"`
-}
+// errorResponse is vLLM's error body, {"error": {"message", "type",
+// "param", "code"}} (ErrorResponse and ErrorInfo in
+// vllm/entrypoints/openai/engine/protocol.py), fields in its order. The
+// flat {"object": "error", ...} of vLLM before PR #22099 is gone.
+type (
+	errorResponse struct {
+		Error errorInfo `json:"error"`
+	}
+	errorInfo struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    int     `json:"code"`
+	}
+)
 
-// newErrorBody builds vLLM's error object for an HTTP status.
-func newErrorBody(status int, msg string) errorBody {
+// newErrorResponse builds vLLM's error body for an HTTP status; param
+// names the request field at fault ("" for none).
+func newErrorResponse(status int, msg, param string) errorResponse {
 	typ := "BadRequestError"
 	switch status {
 	case http.StatusNotFound:
@@ -161,12 +171,27 @@ func newErrorBody(status int, msg string) errorBody {
 	case http.StatusServiceUnavailable:
 		typ = "ServiceUnavailableError"
 	}
-	return errorBody{Object: "error", Message: msg, Type: typ, Code: status}
+	info := errorInfo{Message: msg, Type: typ, Code: status}
+	if param != "" {
+		info.Param = &param
+	}
+	return errorResponse{Error: info}
 }
 
 // fail writes vLLM's error body with the given status.
 func (e *engine) fail(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, newErrorBody(status, msg))
+	writeJSON(w, status, newErrorResponse(status, msg, ""))
+}
+
+// failRequest answers a bad request with 400, naming the field at fault
+// when the error knows it (a *requestError).
+func (e *engine) failRequest(w http.ResponseWriter, err error) {
+	param := ""
+	var re *requestError
+	if errors.As(err, &re) {
+		param = re.param
+	}
+	writeJSON(w, http.StatusBadRequest, newErrorResponse(http.StatusBadRequest, err.Error(), param))
 }
 
 // writeJSON writes v as the whole response.
@@ -185,7 +210,7 @@ func marshal(v any) []byte {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil { // only the engine's own types are encoded
-		return []byte(`{"object":"error","message":"sim-engine could not encode its response","type":"InternalServerError","param":null,"code":500}`)
+		return []byte(`{"error":{"message":"sim-engine could not encode its response","type":"InternalServerError","param":null,"code":500}}`)
 	}
 	return bytes.TrimRight(b.Bytes(), "\n")
 }

@@ -124,7 +124,7 @@ func TestParseOptions(t *testing.T) {
 		"--tensor-parallel-size", "2", "--limit-mm-per-prompt", `{"image":{"count":80,"width":512,"height":1644},"video":0}`,
 		"--no-enable-prefix-caching", "--sim-fault", "crash-after=3,hang-after=1", "--sim-fault", "never-ready",
 		"--trust-remote-code", "--mm-processor-kwargs", `{"max_dynamic_patch":1}`, "--generation-config", "vllm",
-		"--dtype", "bfloat16", "--seed", "0", "--mm-encoder-tp-mode", "data", "--reasoning-parser", "qwen3"})
+		"--dtype", "bfloat16", "--seed", "0", "--mm-encoder-tp-mode", "data", "--reasoning-parser", "qwen3"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,15 +140,15 @@ func TestParseOptions(t *testing.T) {
 		limit string
 		want  int
 	}{{`{"image":5}`, 5}, {`{"video":0}`, defaultImageLimit}, {``, defaultImageLimit}, {`{"image":{"count":0}}`, 0}} {
-		o, err := parseOptions([]string{"m", "--limit-mm-per-prompt", c.limit})
+		o, err := parseOptions([]string{"m", "--limit-mm-per-prompt", c.limit}, nil)
 		if err != nil || o.ImageLimit != c.want {
 			t.Errorf("limit %s: %v %v, want %d", c.limit, o, err, c.want)
 		}
 	}
-	if o, err := parseOptions([]string{"--model", "m", "--sim-workers", "0"}); err != nil || o.Model != "m" || o.Workers != 0 {
+	if o, err := parseOptions([]string{"--model", "m", "--sim-workers", "0"}, nil); err != nil || o.Model != "m" || o.Workers != 0 {
 		t.Errorf("--model: %+v %v", o, err)
 	}
-	if _, err := parseOptions([]string{"--help"}); !errors.Is(err, pflag.ErrHelp) {
+	if _, err := parseOptions([]string{"--help"}, nil); !errors.Is(err, pflag.ErrHelp) {
 		t.Errorf("--help: %v", err)
 	}
 	for _, args := range [][]string{
@@ -156,7 +156,7 @@ func TestParseOptions(t *testing.T) {
 		{"m", "--sim-fault", "never-ready=2"}, {"m", "--max-num-seqs", "0"}, {"m", "--sim-policy", "sometimes"},
 	} {
 		var ae *argError
-		if _, err := parseOptions(args); !errors.As(err, &ae) {
+		if _, err := parseOptions(args, nil); !errors.As(err, &ae) {
 			t.Errorf("%v: error %v, want an argument error", args, err)
 		}
 	}
@@ -278,6 +278,23 @@ func TestPrefixCache(t *testing.T) {
 	}
 	if got := c.lookup(mk(40, 50), false, 16); got != 0 {
 		t.Errorf("disabled: %d", got)
+	}
+}
+
+// TestAPIKeyFromEnvironment: like vLLM, the engine reads its key from
+// VLLM_API_KEY, and --api-key wins when both are given.
+func TestAPIKeyFromEnvironment(t *testing.T) {
+	env := func(k string) string {
+		if k == APIKeyEnv {
+			return "from-env"
+		}
+		return ""
+	}
+	if o, err := parseOptions([]string{"m"}, env); err != nil || o.APIKey != "from-env" {
+		t.Errorf("key = %q (%v), want the environment's", o.APIKey, err)
+	}
+	if o, err := parseOptions([]string{"m", "--api-key", "flag"}, env); err != nil || o.APIKey != "flag" {
+		t.Errorf("key = %q (%v), want --api-key to win", o.APIKey, err)
 	}
 }
 

@@ -152,8 +152,8 @@ func TestStreamThroughGoOpenAI(t *testing.T) {
 		t.Fatal("no usage chunk")
 	}
 	if want := promptTokens(question, 0, 0); usage.PromptTokens != want || usage.CompletionTokens != 3 ||
-		usage.TotalTokens != want+3 || usage.PromptTokensDetails == nil {
-		t.Errorf("usage = %+v, want prompt %d, completion 3 and prompt_tokens_details", usage, want)
+		usage.TotalTokens != want+3 || usage.PromptTokensDetails != nil {
+		t.Errorf("usage = %+v, want prompt %d, completion 3 and no prompt_tokens_details (nothing cached)", usage, want)
 	}
 }
 
@@ -254,8 +254,8 @@ func TestStreamChunkSequence(t *testing.T) {
 	if err := json.Unmarshal(chunks[5].Usage, &u); err != nil {
 		t.Fatal(err)
 	}
-	if u.Prompt != promptTokens("stage it", 0, 0) || u.Completion != 3 || u.Total != u.Prompt+3 ||
-		u.Details == nil || u.Details.Cached == nil {
+	// Without --enable-prompt-tokens-details vLLM leaves the details out.
+	if u.Prompt != promptTokens("stage it", 0, 0) || u.Completion != 3 || u.Total != u.Prompt+3 || u.Details != nil {
 		t.Errorf("usage = %s", chunks[5].Usage)
 	}
 
@@ -265,10 +265,27 @@ func TestStreamChunkSequence(t *testing.T) {
 	}
 }
 
+// cachedTokens reads usage.prompt_tokens_details.cached_tokens; ok is
+// false when the details are null or absent.
+func cachedTokens(t *testing.T, u map[string]any) (n int, ok bool) {
+	t.Helper()
+	d, present := u["prompt_tokens_details"]
+	if !present {
+		t.Errorf("usage %v lacks prompt_tokens_details (a non-streamed answer has it, null when empty)", u)
+	}
+	dm, isMap := d.(map[string]any)
+	if !isMap {
+		return 0, false
+	}
+	return int(dm["cached_tokens"].(float64)), true
+}
+
+// TestNonStreamingAndPrefixCache: with --enable-prompt-tokens-details the
+// cached tokens are reported, and, as in vLLM, only when there are some.
 func TestNonStreamingAndPrefixCache(t *testing.T) {
 	t.Parallel()
 	key := writeKey(t, t.TempDir(), []simengine.KeyItem{{ID: "A", Right: "A, C"}})
-	p := start(t, "--sim-key", key)
+	p := start(t, "--sim-key", key, "--enable-prompt-tokens-details")
 	system := strings.Repeat("You are a radiologist reading nasopharyngeal MRI. ", 8)
 	req := map[string]any{"model": "sim-model", "messages": []any{
 		map[string]any{"role": "system", "content": system},
@@ -285,18 +302,37 @@ func TestNonStreamingAndPrefixCache(t *testing.T) {
 			t.Errorf("finish_reason %v", ch["finish_reason"])
 		}
 		u := m["usage"].(map[string]any)
-		cached := int(u["prompt_tokens_details"].(map[string]any)["cached_tokens"].(float64))
-		if int(u["prompt_tokens"].(float64)) != want || int(u["completion_tokens"].(float64)) != 1 || cached != wantCached {
-			t.Errorf("request %d: usage %v, want prompt %d, completion 1, cached %d", i, u, want, wantCached)
+		cached, reported := cachedTokens(t, u)
+		if int(u["prompt_tokens"].(float64)) != want || int(u["completion_tokens"].(float64)) != 1 || cached != wantCached ||
+			reported != (wantCached > 0) {
+			t.Errorf("request %d: usage %v, want prompt %d, completion 1, cached %d (details only when > 0)", i, u, want, wantCached)
 		}
 	}
 	// A new question after the same system prompt reuses the system prefix.
 	req["messages"].([]any)[1] = map[string]any{"role": "user", "content": "And now?"}
 	_, m := p.chat(req)
-	u := m["usage"].(map[string]any)
 	sys := promptTokens(system, 0, 0)
-	if got := int(u["prompt_tokens_details"].(map[string]any)["cached_tokens"].(float64)); got != sys/16*16 {
+	if got, _ := cachedTokens(t, m["usage"].(map[string]any)); got != sys/16*16 {
 		t.Errorf("cached_tokens after a shared system prompt = %d, want %d", got, sys/16*16)
+	}
+}
+
+// TestCachedTokensOnlyWithTheFlag: like vLLM, an engine started without
+// --enable-prompt-tokens-details never reports cached tokens, even when
+// its prefix cache served some (the prefill is shorter all the same).
+func TestCachedTokensOnlyWithTheFlag(t *testing.T) {
+	t.Parallel()
+	p := start(t)
+	req := textMessage(strings.Repeat("the same long prompt ", 40), nil)
+	for i := range 2 {
+		status, m := p.chat(req)
+		if status != http.StatusOK {
+			t.Fatalf("request %d: %d %v", i, status, m)
+		}
+		u := m["usage"].(map[string]any)
+		if _, reported := cachedTokens(t, u); reported {
+			t.Errorf("request %d: usage %v reports cached tokens without --enable-prompt-tokens-details", i, u)
+		}
 	}
 }
 
@@ -363,7 +399,7 @@ func TestTooManyImages(t *testing.T) {
 	p := start(t, "--limit-mm-per-prompt", `{"image":{"count":2,"width":512,"height":1644},"video":0}`)
 	imgs := [][]byte{fakePNG(1), fakePNG(2), fakePNG(3)}
 	status, body := p.do(http.MethodPost, "/v1/chat/completions", "", imageMessage("look", imgs, nil))
-	want := `{"object":"error","message":"At most 2 image(s) may be provided in one prompt. Set --limit-mm-per-prompt to increase this limit.","type":"BadRequestError","param":null,"code":400}`
+	want := `{"error":{"message":"At most 2 image(s) may be provided in one prompt. Set --limit-mm-per-prompt to increase this limit.","type":"BadRequestError","param":null,"code":400}}`
 	if status != http.StatusBadRequest || string(body) != want {
 		t.Errorf("3 images = %d %s\nwant 400 %s", status, body, want)
 	}

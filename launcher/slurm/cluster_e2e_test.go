@@ -234,9 +234,11 @@ func TestSlurmCampaignEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Every engine runs with a generated API key, bound to the node's address.
-		if !bytes.Contains(script, []byte("--api-key npc-")) || bytes.Contains(script, []byte("--host 127.0.0.1 ")) && !strings.Contains(log.String(), "(127.0.0.1)") {
-			t.Errorf("job %s: script lacks a generated key or binds to loopback:\n%s", a.JobID, script)
+		// Every engine runs with a generated API key, from its environment
+		// (never its command line), bound to the node's address.
+		if !bytes.Contains(script, []byte("\nexport VLLM_API_KEY=npc-")) || bytes.Contains(script, []byte("--api-key")) ||
+			bytes.Contains(script, []byte("--host 127.0.0.1 ")) && !strings.Contains(log.String(), "(127.0.0.1)") {
+			t.Errorf("job %s: script lacks a generated key in VLLM_API_KEY, puts one on the command line, or binds to loopback:\n%s", a.JobID, script)
 		}
 	}
 	if perModel["Qwen3-VL-8B-Instruct"] != 2 || perModel["Lingshu-7B"] != 1 {
@@ -461,7 +463,7 @@ func TestSlurmPendingJobIsCancelledWhenStartIsInterrupted(t *testing.T) {
 	b, err := slurm.New(slurm.Config{
 		Settings: configs.SlurmSettings{GRES: "gpu", TimeLimit: 5 * time.Minute, Poll: 200 * time.Millisecond, MaxResubmits: 1,
 			PortBase: 26000, PortSpan: 6000, SbatchArgs: []string{"--hold"}},
-		Run: run, Dir: dir, Engines: launcher.Engines{Sim: []string{exe, "sim-engine", "serve"}}, Timing: testTiming(), Log: &log,
+		Run: run, Dir: dir, Engines: launcher.Engines{Sim: []string{exe, "sim-engine"}}, Timing: testTiming(), Log: &log,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -148,7 +148,8 @@ func (r *replica) launch(port int) (launcher.Invocation, error) {
 		return launcher.Invocation{}, fmt.Errorf("slurm: %s: %w", r.name(), err)
 	}
 	inv, err := eng.Invocation(launcher.Launch{Model: m, Replica: r.spec.Replica, Host: r.node.Addr, Port: port,
-		APIKey: r.key, MediaRoot: r.spec.MediaRoot, Images: r.spec.Images})
+		APIKey: r.key, MediaRoot: r.spec.MediaRoot, Images: r.spec.Images,
+		SecretDir: filepath.Join(r.b.cfg.Dir, launcher.SecretDirName)})
 	if err != nil {
 		return launcher.Invocation{}, fmt.Errorf("slurm: %w", err)
 	}
@@ -196,7 +197,12 @@ func (r *replica) submit(attempt int) (*Attempt, JobSpec, error) {
 	for _, stale := range []string{js.EndpointPath(), js.LogPath()} {
 		_ = os.Remove(stale)
 	}
-	if err := os.WriteFile(js.ScriptPath(), js.Script(), 0o700); err != nil {
+	if err := launcher.WriteSecretFiles(inv.Files); err != nil {
+		return nil, js, fmt.Errorf("slurm: %s: %w", r.name(), err)
+	}
+	// The script exports the API key (VLLM_API_KEY): only its owner may
+	// read it, and a script left by an older run is rewritten as such.
+	if err := writeOwnerOnly(js.ScriptPath(), js.Script()); err != nil {
 		return nil, js, fmt.Errorf("slurm: %s: %w", r.name(), err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -453,7 +459,7 @@ func (r *replica) probe(ctx context.Context, js JobSpec, jobID string, out chan<
 		return
 	}
 	out <- probeResult{ep: launcher.Endpoint{Model: r.spec.Model.Name, Replica: r.spec.Replica, BaseURL: inv.BaseURL, APIKey: inv.APIKey,
-		MaxNumSeqs: inv.MaxNumSeqs, GPUs: r.spec.GPUs, Port: ep.Port}, probe: inv.Probe, err: err}
+		MaxNumSeqs: inv.MaxNumSeqs, GPUs: r.spec.GPUs, Port: ep.Port, CachedTokens: inv.CachedTokens}, probe: inv.Probe, err: err}
 }
 
 // cancel scancels the attempt's job and waits until Slurm reports it
@@ -509,4 +515,13 @@ func logTail(path string, n int) []string {
 		}
 	}
 	return lines[max(len(lines)-n, 0):]
+}
+
+// writeOwnerOnly writes an executable file only its owner can read, also
+// when it already exists with a wider mode (os.WriteFile keeps that).
+func writeOwnerOnly(path string, data []byte) error {
+	if err := os.WriteFile(path, data, 0o700); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o700)
 }

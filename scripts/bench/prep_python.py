@@ -2,7 +2,9 @@
 """The Python pipeline npcorch prep is measured against.
 
 It does what a user would otherwise write with Debian's Pillow and numpy
-(pydicom for DICOM series), and produces the same images as `npcorch prep`
+(and pydicom for DICOM series: a series folder without series.json is read
+with pydicom.dcmread, the stored values masked to BitsStored, sign-extended,
+rescaled and windowed with numpy), and produces the same images as `npcorch prep`
 for three kinds of output: axial/coronal plane groups (T range), structure
 cards, and pathology overviews (openslide-python's get_thumbnail logic on a
 plain slide image). PNGs are written with Pillow's defaults (zlib level 6).
@@ -18,6 +20,12 @@ from multiprocessing import Pool
 
 import numpy as np
 from PIL import Image
+
+try:
+    import pydicom
+    import pydicom.multival
+except ImportError:  # only DICOM series need it
+    pydicom = None
 
 TILE, CAPTION, BOX_LINE, OVERVIEW = 512, 36, 3, 1024
 CARD_ROWS = ["T1_Ax", "T2_Ax", "T1+C_Ax", "T1+C_COR_FS"]
@@ -37,29 +45,78 @@ def dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
+def percentile_window(v):
+    """8 bits from the 0.5th to the 99.5th percentile, as npcorch."""
+    s = np.sort(v, axis=None)
+    n = len(s) - 1
+    lo, hi = s[int(math.floor(0.005 * n))], s[int(math.ceil(0.995 * n))]
+    if not hi > lo:
+        hi = lo + 1
+    k = 255 / (hi - lo)
+    return np.clip(np.floor((v - lo) * k + 0.5), 0, 255).astype(np.uint8)
+
+
+def voi_window(v, c, w):
+    """DICOM VOI LINEAR window (PS3.3 C.11.2.1.2), as npcorch."""
+    lo, hi = c - 0.5 - (w - 1) / 2, c - 0.5 + (w - 1) / 2
+    den = w - 1 if w - 1 > 0 else 1
+    out = np.clip(np.floor(((v - (c - 0.5)) / den + 0.5) * 255 + 0.5), 0, 255)
+    out[v <= lo] = 0
+    out[v > hi] = 255
+    return out.astype(np.uint8)
+
+
+def dicom_slice(ds):
+    """A DICOM slice's stored values, rescaled, windowed to 8 bits."""
+    bits = int(ds.BitsStored)
+    mask = (1 << bits) - 1
+    a = ds.pixel_array.astype(np.int64) & mask
+    if int(ds.PixelRepresentation) == 1:
+        a = np.where(a & (1 << (bits - 1)), a - (mask + 1), a)
+    v = a.astype(np.float64) * float(getattr(ds, "RescaleSlope", 1) or 1) + float(getattr(ds, "RescaleIntercept", 0))
+    c, w = getattr(ds, "WindowCenter", None), getattr(ds, "WindowWidth", None)
+    if c is not None and w is not None:
+        c = float(c[0] if isinstance(c, pydicom.multival.MultiValue) else c)
+        w = float(w[0] if isinstance(w, pydicom.multival.MultiValue) else w)
+        if w >= 1:
+            return voi_window(v, c, w)
+    return percentile_window(v)
+
+
 class Series:
-    def __init__(self, root, d):
-        with open(os.path.join(root, d, "series.json")) as f:
-            self.meta = json.load(f)
+    def __init__(self, root, d, sequence):
         self.dir = os.path.join(root, d)
+        self.cache = {}
+        side = os.path.join(self.dir, "series.json")
+        if os.path.exists(side):
+            with open(side) as f:
+                self.meta = json.load(f)
+            self.datasets = None
+        else:  # DICOM: geometry from the headers, pixels when first used
+            self.datasets = {}
+            slices = []
+            for name in sorted(os.listdir(self.dir)):
+                ds = pydicom.dcmread(os.path.join(self.dir, name))
+                self.datasets[name] = ds
+                slices.append({"file": name, "instance": int(ds.InstanceNumber),
+                               "position": [float(x) for x in ds.ImagePositionPatient]})
+            ds = self.datasets[slices[0]["file"]]
+            self.meta = {"sequence": sequence, "orientation": [float(x) for x in ds.ImageOrientationPatient],
+                         "pixel_spacing": [float(x) for x in ds.PixelSpacing],
+                         "slice_thickness": float(ds.SliceThickness), "slices": slices}
         n = normal(self.meta["orientation"])
         self.slices = sorted(self.meta["slices"], key=lambda s: (dot(n, s["position"]), s["instance"]))
-        self.cache = {}
 
     def image(self, i):
         if i not in self.cache:
+            if self.datasets is not None:
+                self.cache[i] = dicom_slice(self.datasets[self.slices[i]["file"]])
+                return self.cache[i]
             im = Image.open(os.path.join(self.dir, self.slices[i]["file"]))
             if im.mode == "L":
                 a = np.asarray(im)
             else:  # 16-bit: percentile window, as npcorch
-                v = np.asarray(im).astype(np.float64)
-                s = np.sort(v, axis=None)
-                n = len(s) - 1
-                lo, hi = s[int(math.floor(0.005 * n))], s[int(math.ceil(0.995 * n))]
-                if not hi > lo:
-                    hi = lo + 1
-                k = 255 / (hi - lo)
-                a = np.clip(np.floor((v - lo) * k + 0.5), 0, 255).astype(np.uint8)
+                a = percentile_window(np.asarray(im).astype(np.float64))
             self.cache[i] = a
         return self.cache[i]
 
@@ -219,7 +276,8 @@ def do_patient(args):
         return n
     series = {}
     for ref in p["series"]:
-        series.setdefault(ref["sequence"], Series(root, ref["dir"]))
+        if ref["sequence"] not in series:
+            series[ref["sequence"]] = Series(root, ref["dir"], ref["sequence"])
     if "cards" in cohorts:
         for i, f in enumerate(p.get("structures", [])):
             save(render_card(f, series), out, "%s/card_%02d.png" % (p["id"], i + 1))

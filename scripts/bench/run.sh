@@ -1,28 +1,49 @@
 #!/bin/sh
 # Benchmarks `npcorch prep` against scripts/bench/prep_python.py (Pillow,
-# numpy) on the same generated inputs, two cores, side by side:
-# plane groups/s, cards/s, overviews/s and peak memory (/usr/bin/time -v),
-# and checks that both produce the same pixels.
+# numpy, pydicom) on the same generated inputs, two cores, side by side:
+# plane groups from PNG and from DICOM series, cards and overviews: wall
+# time, CPU time (user + system) and peak memory (/usr/bin/time -v), and
+# checks that both produce the same pixels. Then the DICOM header scan:
+# scripts/bench/dicomscan (Go) against scripts/bench/dicomscan.py
+# (pydicom.dcmread(stop_before_pixels=True)), one thread each, CPU time.
 #
-# Usage: scripts/bench/run.sh [WORKDIR]   (from the repository root)
-# Needs: go, /usr/bin/python3 with python3-pil and python3-numpy, GNU time.
+# Usage: scripts/bench/run.sh [WORKDIR]   (from the repository root; inputs
+# already in WORKDIR are reused: remove it to generate them again)
+# Needs: go, /usr/bin/python3 with python3-pil, python3-numpy and
+# python3-pydicom, GNU time, taskset, bc.
 set -eu
 work=${1:-$(mktemp -d /tmp/npcorch-bench.XXXXXX)}
 cpus=${BENCH_CPUS:-0,1}
 reps=${BENCH_REPS:-3}
+kinds=${BENCH_KINDS:-groups dicom cards overviews}
+scans=${BENCH_SCAN_REPEAT:-5}
 mkdir -p "$work"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 go build -o "$work/npcorch" ./cmd/npcorch
+go build -o "$work/dicomscan" ./scripts/bench/dicomscan
 go run ./scripts/bench/gendata -font "$work/font.png"
-go run ./scripts/bench/gendata -out "$work/in_groups" -kind groups -patients "${BENCH_GROUP_PATIENTS:-6}"
-go run ./scripts/bench/gendata -out "$work/in_cards" -kind cards -patients "${BENCH_CARD_PATIENTS:-12}"
-go run ./scripts/bench/gendata -out "$work/in_overviews" -kind overviews -patients "${BENCH_SLIDES:-6}" -slide 4000
+for kind in $kinds; do
+	[ -d "$work/in_$kind" ] && continue
+	case $kind in
+	groups) go run ./scripts/bench/gendata -out "$work/in_groups" -kind groups -patients "${BENCH_GROUP_PATIENTS:-6}" ;;
+	dicom) go run ./scripts/bench/gendata -out "$work/in_dicom" -kind dicom -patients "${BENCH_DICOM_PATIENTS:-9}" -size "${BENCH_DICOM_SIZE:-512}" ;;
+	cards) go run ./scripts/bench/gendata -out "$work/in_cards" -kind cards -patients "${BENCH_CARD_PATIENTS:-12}" ;;
+	overviews) go run ./scripts/bench/gendata -out "$work/in_overviews" -kind overviews -patients "${BENCH_SLIDES:-6}" -slide 4000 ;;
+	esac
+done
 
-# seconds NAME CMD...: wall seconds of CMD on the benchmark CPUs.
-seconds() {
+# measure NAME CMD...: "wall cpu" seconds of CMD on the benchmark CPUs
+# (cpu = user + system).
+measure() {
 	name=$1
 	shift
-	/usr/bin/time -f %e -o "$work/$name.time" taskset -c "$cpus" "$@" >/dev/null 2>&1
-	cat "$work/$name.time"
+	/usr/bin/time -f "%e %U %S" -o "$work/$name.time" taskset -c "$cpus" "$@" >/dev/null 2>&1
+	awk '{printf "%.2f %.2f\n", $1, $2 + $3}' "$work/$name.time"
+}
+
+# lower A B: the smaller of two numbers.
+lower() {
+	if [ -z "$1" ] || [ "$(echo "$2 < $1" | bc)" = 1 ]; then echo "$2"; else echo "$1"; fi
 }
 
 # peak NAME CMD...: peak resident memory in KB, "tree" (the command and all
@@ -37,17 +58,17 @@ peak() {
 	echo "$tree $largest"
 }
 
-echo "| output | images | Go s | Python s | Go img/s | Python img/s | speed-up | Go peak MB | Python peak MB, all processes | Python largest process MB | same pixels |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
-for kind in groups cards overviews; do
-	bestg=; bestp=
+echo "| output | images | Go s | Python s | Go img/s | Python img/s | speed-up | Go CPU s | Python CPU s | Go CPU / Python CPU | Go peak MB | Python peak MB, all processes | Python largest process MB | same pixels |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+for kind in $kinds; do
+	bestg= bestp= cpug= cpup=
 	i=0
 	while [ $i -lt "$reps" ]; do
 		rm -rf "$work/go_$kind" "$work/py_$kind"
-		t=$(seconds "go_$kind" "$work/npcorch" prep --data "$work/in_$kind" --out "$work/go_$kind" --workers 2)
-		if [ -z "$bestg" ] || [ "$(echo "$t < $bestg" | bc)" = 1 ]; then bestg=$t; fi
-		t=$(seconds "py_$kind" /usr/bin/python3 scripts/bench/prep_python.py --data "$work/in_$kind" --out "$work/py_$kind" --font "$work/font.png" --workers 2)
-		if [ -z "$bestp" ] || [ "$(echo "$t < $bestp" | bc)" = 1 ]; then bestp=$t; fi
+		set -- $(measure "go_$kind" "$work/npcorch" prep --data "$work/in_$kind" --out "$work/go_$kind" --workers 2)
+		bestg=$(lower "$bestg" "$1") cpug=$(lower "$cpug" "$2")
+		set -- $(measure "py_$kind" /usr/bin/python3 scripts/bench/prep_python.py --data "$work/in_$kind" --out "$work/py_$kind" --font "$work/font.png" --workers 2)
+		bestp=$(lower "$bestp" "$1") cpup=$(lower "$cpup" "$2")
 		i=$((i + 1))
 	done
 	rm -rf "$work/go_$kind" "$work/py_$kind"
@@ -57,7 +78,27 @@ for kind in groups cards overviews; do
 	memp=$1 memp1=$2
 	n=$(find "$work/py_$kind" -name '*.png' | wc -l)
 	if /usr/bin/python3 scripts/bench/compare.py "$work/go_$kind" "$work/py_$kind" >"$work/compare_$kind.txt"; then eq=yes; else eq=NO; fi
-	echo "$kind $n $bestg $bestp $memg $memp $memp1 $eq" | awk '{printf "| %s | %d | %.2f | %.2f | %.1f | %.1f | %.2fx | %.0f | %.0f | %.0f | %s |\n", $1, $2, $3, $4, $2/$3, $2/$4, $4/$3, $5/1024, $6/1024, $7/1024, $8}'
+	echo "$kind $n $bestg $bestp $cpug $cpup $memg $memp $memp1 $eq" | awk '{printf "| %s | %d | %.2f | %.2f | %.1f | %.1f | %.2fx | %.2f | %.2f | %.2f | %.0f | %.0f | %.0f | %s |\n", $1, $2, $3, $4, $2/$3, $2/$4, $4/$3, $5, $6, $5/$6, $7/1024, $8/1024, $9/1024, $10}'
 done
 echo
-echo "Best wall time of $reps runs each, CPUs $cpus; peak memory from one more run each. Inputs and outputs in $work."
+echo "Best wall time and least CPU time of $reps runs each, CPUs $cpus; peak memory from one more run each. Inputs and outputs in $work."
+
+if [ -d "$work/in_dicom" ]; then
+	files=$(find "$work/in_dicom" -name 'IM*' | wc -l)
+	cpug= cpup= cpui=
+	i=0
+	while [ $i -lt "$reps" ]; do
+		set -- $(measure go_scan "$work/dicomscan" -repeat "$scans" "$work/in_dicom")
+		cpug=$(lower "$cpug" "$2")
+		set -- $(measure py_scan /usr/bin/python3 scripts/bench/dicomscan.py --repeat "$scans" "$work/in_dicom")
+		cpup=$(lower "$cpup" "$2")
+		set -- $(measure py_import /usr/bin/python3 -c "import pydicom, pydicom.errors")
+		cpui=$(lower "$cpui" "$2")
+		i=$((i + 1))
+	done
+	echo
+	echo "| header scan, one thread | headers | Go CPU s | pydicom CPU s | pydicom CPU s less start-up and import | Go µs / header | pydicom µs / header (less start-up) | speed-up (less start-up) |"
+	echo "|---|---|---|---|---|---|---|---|"
+	echo "$files $scans $cpug $cpup $cpui" | awk '{n = $1 * $2; printf "| %d files × %d | %d | %.2f | %.2f | %.2f | %.0f | %.0f | %.1fx |\n", $1, $2, n, $3, $4, $4 - $5, 1e6 * $3 / n, 1e6 * ($4 - $5) / n, ($4 - $5) / $3}'
+fi
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -52,7 +52,7 @@ func runSoak(ctx context.Context, o soakOptions, w io.Writer) error {
 		return err
 	}
 	sup := launcher.NewSupervisor(launcher.Config{
-		Engines: launcher.Engines{Sim: append(append([]string{}, o.Self...), "sim-engine", "serve")},
+		Engines: launcher.Engines{Sim: append(append([]string{}, o.Self...), "sim-engine")},
 		Shim:    append(append([]string{}, o.Self...), "serve", "engine-shim"),
 		LogDir:  filepath.Join(o.Dir, "engines"),
 		Timing:  launcher.Timing{Grace: 2 * time.Second, RestartBackoff: 100 * time.Millisecond},

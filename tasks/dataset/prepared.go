@@ -32,6 +32,36 @@ type PreparedPatient struct {
 	NGroups []PlaneGroup `json:"n_groups,omitempty"`
 	// Pages are the ten CarePath MRI pages (A12).
 	Pages []Image `json:"pages,omitempty"`
+	// Failed lists the images prep could not make, by path; the lists
+	// above hold only images that were made.
+	Failed []Failure `json:"failed,omitempty"`
+}
+
+// Kinds of prepared image, as Failure names them.
+const (
+	KindPatient  = "patient" // the whole patient (an id that cannot name a folder)
+	KindOverview = "overview"
+	KindPanel    = "panel"
+	KindCard     = "card"
+	KindTGroups  = "t_groups"
+	KindNGroups  = "n_groups"
+	KindPage     = "page"
+)
+
+// Failure is an image prep could not make: the items that show it cannot
+// be sent, and `npcorch run` names them before it starts.
+type Failure struct {
+	// Path is the image's path, or, for a plan that failed as a whole, the
+	// images it stood for (e.g. "P01/t_groups (axial)").
+	Path string `json:"path"`
+	// Kind is one of the Kind constants.
+	Kind string `json:"kind"`
+	// Sequence names a panel's series; Structure and Side a card's finding.
+	Sequence  string `json:"sequence,omitempty"`
+	Structure string `json:"structure,omitempty"`
+	Side      string `json:"side,omitempty"`
+	// Reason is prep's error.
+	Reason string `json:"reason"`
 }
 
 // Image is one prepared PNG.

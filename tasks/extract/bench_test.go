@@ -25,3 +25,28 @@ func BenchmarkSequenceLongReasoning(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOptionSearch1MB extracts options from 1 MB answers: one line of
+// repeated labels (a degenerate loop), thousands of boxes, thousands of
+// option lines, unclosed boxes; each ends with the final answer.
+func BenchmarkOptionSearch1MB(b *testing.B) {
+	const size = 1 << 20
+	rep := func(unit string) string { return strings.Repeat(unit, size/len(unit)+1) }
+	for name, text := range map[string]string{
+		"labels_on_one_line": rep("The answer is B because option A lacks contrast. "),
+		"boxes":              rep(`\boxed{B} `),
+		"option_lines":       rep("B\n"),
+		"unclosed_boxes":     rep(`\boxed{\fbox{`),
+		"remarks":            rep("Answer: B (confidence 0.9), not A or maybe\n"),
+	} {
+		raw := text + "\nFinal answer: \\boxed{B}"
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				if l := Sequence(raw, sequenceClasses); l.Failure != nil && l.Failure.Kind == "" {
+					b.Fatal(l)
+				}
+			}
+		})
+	}
+}

@@ -1,9 +1,21 @@
 // Package extract turns a model's raw final text into a typed NPCBench
 // prediction or a typed failure, following the paper's answer-extraction rule
-// (Appendix C, "Answer extraction"): an explicit final \boxed{X} or labelled
-// final answer beats options discussed in reasoning; a standalone option is
-// accepted only when unambiguous; missing, conflicting or out-of-category
-// answers are failures, never guesses.
+// (Appendix C, "Answer extraction"): "An explicit final boxed or labelled
+// answer takes precedence over options discussed in intermediate reasoning;
+// a standalone option is accepted when unambiguous. Missing or conflicting
+// final answers are scored incorrect." Read in tiers:
+//
+//  1. the final answers: every \boxed{X} and every "Final answer: X", of
+//     equal standing, so two that differ conflict;
+//  2. labelled answers: "Answer: X", "The answer is X";
+//  3. standalone option lines: "C", "**C**", "C. T1+C_Ax".
+//
+// The first tier that names an option decides. A labelled answer followed
+// by a remark is that answer ("1 (confidence 0.9)", "C (T1+C_Ax), not A");
+// a second option given as an answer ("A or B", "A, C") conflicts. On the
+// JSON tasks the tiers are objects labelled "Final answer", objects labelled
+// "Answer", then every object in the text (drafts included). Out-of-category
+// answers are failures too; nothing is ever guessed.
 //
 // One function per prompt kind:
 //

@@ -12,6 +12,8 @@ var fuzzSeeds = []string{
 	`{"structure_invasion":{"left_cavernous_sinus":1},"t_stage":"T4"}`, `{"n_stage":"N2"}`,
 	"{{{{\"a\":{\"b\":", `{"structure_invasion":{"clivus":1,"clivus":0},"T_stage":"t3","involved_structures":"clivus, orbit"}`,
 	"\xff\xfe{\"n_stage\":\"N\u0131\"}", "0 or 1", "A. x\nB. y",
+	"Answer: 1 (confidence 0.9)", "Answer: C (T1+C_Ax), not A", "\\boxed{B}\nFinal answer: D", "Final answer: $\\boxed{\\boxed{A}}$",
+	"Draft {\"n_stage\":\"N1\"}\nFinal answer:\n```json\n{\"n_stage\":\"N2\"}\n```", "Answer: 0.9", "Answer: B or maybe C",
 }
 
 // checkLabel holds a label to the package's contract: exactly one of a

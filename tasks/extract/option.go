@@ -34,8 +34,12 @@ func newChoiceSet(values []string, names map[string]string, letter bool) choiceS
 
 // choiceKey normalises a spelling: case, spaces, hyphens and underscores.
 func choiceKey(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	return strings.NewReplacer(" ", "", "-", "", "_", "").Replace(s)
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' || r == '_' || unicode.IsSpace(r) {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, s)
 }
 
 // decoration is what models wrap answers in: markdown emphasis, quotes,
@@ -43,7 +47,9 @@ func choiceKey(s string) string {
 const decoration = " \t*_`\"'“”‘’()[]<>#>:;,.!。"
 
 // match maps one answer string to a value. ok is false when s does not name
-// a valid choice; conflict is true when it names two ("A or B").
+// a valid choice; conflict is true when it names two ("A or B", "A, C").
+// An option followed by a remark is that option: "1 (confidence 0.9)",
+// "C (T1+C_Ax), not A", "B because the CSF is bright".
 func (c choiceSet) match(s string) (value string, ok, conflict bool) {
 	s = strings.TrimSpace(s)
 	if v, found := c.byKey[choiceKey(strings.Trim(s, decoration))]; found {
@@ -61,13 +67,88 @@ func (c choiceSet) match(s string) (value string, ok, conflict bool) {
 	if !found || (len(tokens) > 1 && !c.standaloneToken(tokens[0])) {
 		return "", false, false
 	}
-	// "A or B", "0/1": a second, different option on the same line.
-	for _, t := range tokens[1:] {
-		if w, other := c.byKey[choiceKey(t)]; other && w != v && c.standaloneToken(t) {
-			return "", false, true
-		}
+	switch rest := s[strings.Index(s, tokens[0])+len(tokens[0]):]; {
+	case !c.letter && startsNumber(rest):
+		return "", false, false // "0.9" is a number, not option 0
+	case c.listsAnother(rest, v) || c.restatesAnother(rest, v):
+		return "", false, true
+	case negated(rest):
+		return "", false, false // "A is wrong" answers nothing
 	}
 	return v, true, false
+}
+
+// startsNumber reports whether rest continues a number: "0.9", "1,5".
+func startsNumber(rest string) bool {
+	return len(rest) >= 2 && (rest[0] == '.' || rest[0] == ',') && '0' <= rest[1] && rest[1] <= '9'
+}
+
+// listSeparators join two answers: "A/B", "A, C", "A; C", "A | B", "A & B".
+const listSeparators = " \t*_`\"'“”‘’,;/|&+"
+
+// listsAnother reports whether rest, the text after an answer's option,
+// gives a second, different option as an answer too: straight after it
+// ("A/B", "A, C", "A and C", "A B") or after an "or" ("B or maybe C"). A
+// remark that only mentions another option ("C, not A", "1 (confidence
+// 0.9)") lists none.
+func (c choiceSet) listsAnother(rest, v string) bool {
+	r := strings.TrimLeft(rest, listSeparators)
+	for _, word := range []string{"or ", "and ", "vs ", "vs. ", "versus ", "或", "和"} {
+		if after, found := cutFoldPrefix(r, word); found {
+			r = strings.TrimLeft(after, listSeparators+"(")
+			break
+		}
+	}
+	if c.otherOptionFirst(r, v, false) {
+		return true
+	}
+	tokens := answerTokens(rest)
+	for i, t := range tokens {
+		if !strings.EqualFold(t, "or") && t != "或" {
+			continue
+		}
+		for _, u := range tokens[i+1:] {
+			if w, found := c.byKey[choiceKey(u)]; found && w != v && c.standaloneToken(u) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// restatesAnother reports whether an explanation right after the option
+// names a different option by its name: "C. T1_Ax" (letter and name
+// disagree).
+func (c choiceSet) restatesAnother(rest, v string) bool {
+	r := strings.TrimLeft(rest, " \t*_`\"'“”‘’.:)(-–—=")
+	return c.otherOptionFirst(r, v, true)
+}
+
+// otherOptionFirst reports whether r starts with an option other than v;
+// namesOnly considers only options named in full (sequence class names),
+// not bare letters or digits.
+func (c choiceSet) otherOptionFirst(r, v string, namesOnly bool) bool {
+	tokens := answerTokens(r)
+	if len(tokens) == 0 || !strings.HasPrefix(r, tokens[0]) {
+		return false
+	}
+	w, found := c.byKey[choiceKey(tokens[0])]
+	if !found || w == v || !c.standaloneToken(tokens[0]) {
+		return false
+	}
+	return !namesOnly || !contains(c.values, tokens[0])
+}
+
+// negated reports whether the remark after an option rejects it: "A is
+// wrong", "B is not the answer".
+func negated(rest string) bool {
+	r := strings.ToLower(strings.TrimLeft(rest, " \t*_`\"'"))
+	for _, p := range []string{"is not", "isn't", "is wrong", "is incorrect", "is unlikely", "is ruled out", "is excluded", "can be excluded", "can be ruled out"} {
+		if strings.HasPrefix(r, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // standaloneToken reports whether a token of prose is an option itself and
@@ -112,13 +193,15 @@ var (
 // labelWindow bounds how far after a keyword its separator may end.
 const labelWindow = 24
 
-// labelled returns, for each keyword in text followed by a separator, the
-// text after the separator to the end of its line. Matching ignores ASCII
-// case.
-func labelled(text string, keywords []string, sep *regexp.Regexp) []string {
+// labelHit is one label in a text: the keyword starts at start and the
+// separator ends at end.
+type labelHit struct{ start, end int }
+
+// labelHits returns the labels of text in text order: each keyword followed
+// by a separator. Matching ignores ASCII case.
+func labelHits(text string, keywords []string, sep *regexp.Regexp) []labelHit {
 	lower := asciiLower(text)
-	type hit struct{ start, end int }
-	var hits []hit
+	var hits []labelHit
 	for _, kw := range keywords {
 		for from := 0; ; {
 			i := strings.Index(lower[from:], kw)
@@ -129,18 +212,44 @@ func labelled(text string, keywords []string, sep *regexp.Regexp) []string {
 			from = at
 			window := lower[at:min(len(lower), at+labelWindow)]
 			if loc := sep.FindStringIndex(window); loc != nil {
-				hits = append(hits, hit{at - len(kw), at + loc[1]})
+				hits = append(hits, labelHit{at - len(kw), at + loc[1]})
 			}
 		}
 	}
 	sort.Slice(hits, func(i, j int) bool { return hits[i].start < hits[j].start })
+	return hits
+}
+
+// labelEnds returns where each label of text ends, in text order.
+func labelEnds(text string, keywords []string, sep *regexp.Regexp) []int {
+	hits := labelHits(text, keywords, sep)
+	ends := make([]int, len(hits))
+	for i, h := range hits {
+		ends[i] = h.end
+	}
+	return ends
+}
+
+// labelled returns, for each label in text, the answer it introduces: the
+// text after its separator to the end of its line or the next label,
+// whichever comes first, with any \boxed{X} in it read as X. The spans do
+// not overlap, so a long line of labels is read in linear time.
+func labelled(text string, keywords []string, sep *regexp.Regexp) []string {
+	hits := labelHits(text, keywords, sep)
 	var out []string
-	for _, h := range hits {
-		rest := text[h.end:]
-		if i := strings.IndexByte(rest, '\n'); i >= 0 {
-			rest = rest[:i]
+	for i, h := range hits {
+		limit := len(text)
+		for _, next := range hits[i+1:] {
+			if next.start >= h.end {
+				limit = next.start
+				break
+			}
 		}
-		out = append(out, rest)
+		rest := text[h.end:limit]
+		if j := strings.IndexByte(rest, '\n'); j >= 0 {
+			rest = rest[:j]
+		}
+		out = append(out, unbox(rest))
 	}
 	return out
 }
@@ -235,35 +344,46 @@ func (c choiceSet) standaloneLines(text string) []string {
 	return out
 }
 
-// extractChoice applies the final-answer rule to a closed question.
+// extract applies the final-answer rule to a closed question. An explicit
+// final answer — a \boxed{} one or one labelled "Final answer" — has equal
+// standing whichever form it takes, so two that differ conflict. Without
+// one, a labelled answer ("Answer: C") counts, then a standalone option
+// line.
 func (c choiceSet) extract(raw, field string) Label {
 	text, f := finalText(raw)
 	if f != nil {
 		return Label{Failure: f}.withField(field)
 	}
-	var invalid []string
+	boxes := boxedContents(text)
+	finals := labelled(text, finalKeywords, finalSeparator)
 	tiers := []struct {
 		name    string
 		answers []string
 	}{
-		{`\boxed{} answer`, boxedContents(text)},
-		{"labelled final answer", labelled(text, finalKeywords, finalSeparator)},
+		{"final answer (boxed or labelled)", append(append([]string(nil), boxes...), finals...)},
 		{"labelled answer", labelled(text, answerKeywords, labelSeparator)},
 		{"standalone option line", c.standaloneLines(text)},
 	}
-	for _, t := range tiers {
+	var invalid []string
+	for i, t := range tiers {
 		r := c.tier(t.answers)
+		var badBox []string
+		if i == 0 {
+			badBox = c.tier(boxes).invalid
+		}
 		switch {
 		case r.clash || len(r.values) > 1:
 			return fail(Conflicting, field, "%s names more than one option: %s", t.name, quote(strings.Join(t.answers, " | ")))
+		case len(r.values) == 1 && len(badBox) > 0:
+			return fail(Conflicting, field, "boxed answer %s is not option %s of the final answer", quote(badBox[0]), r.values[0])
 		case len(r.values) == 1:
 			return valueOf(r.values[0])
 		}
-		// A box or label that names nothing valid is an out-of-category
-		// answer, unless a lower tier still finds a valid one... which the
-		// rule forbids only for boxes: a box is the model's final word.
-		if t.name == `\boxed{} answer` && len(r.invalid) > 0 {
-			return fail(OutOfCategory, field, "boxed answer %s is not one of %s", quote(r.invalid[0]), strings.Join(c.values, ", "))
+		// A box that names nothing valid is an out-of-category answer: a
+		// box is the model's final word. A label that names nothing valid
+		// leaves lower tiers to find one.
+		if len(badBox) > 0 {
+			return fail(OutOfCategory, field, "boxed answer %s is not one of %s", quote(badBox[0]), strings.Join(c.values, ", "))
 		}
 		invalid = append(invalid, r.invalid...)
 	}

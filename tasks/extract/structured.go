@@ -3,6 +3,7 @@ package extract
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -66,36 +67,75 @@ type NStaging struct {
 	Evidence string `json:"evidence,omitempty"`
 }
 
-// answerObject finds the one JSON object holding any of keys. It fails when
-// there is no text, no JSON object, no object with those keys, or two such
-// objects that differ.
+// answerObject finds the one JSON object holding any of keys, by the
+// final-answer rule: an object labelled "Final answer" beats every other,
+// then one labelled "Answer", then any object in the text (drafts in the
+// reasoning included). It fails when there is no text, no JSON object, no
+// object with those keys, or two such objects of equal standing that differ.
 func answerObject(raw string, keys ...string) (object, *Failure) {
 	text, f := finalText(raw)
 	if f != nil {
 		return nil, f
 	}
-	objs := jsonObjects(text)
-	if len(objs) == 0 {
+	found := jsonObjects(text)
+	if len(found) == 0 {
 		return nil, &Failure{Kind: Unparseable, Detail: "no JSON object in " + quote(text)}
 	}
-	var found []object
-	var canon []string
-	for _, o := range objs {
-		if len(o.lookup(keys...)) == 0 {
-			continue
+	var answers []foundObject
+	for _, o := range found {
+		if len(o.obj.lookup(keys...)) > 0 {
+			answers = append(answers, o)
 		}
-		c := canonicalObject(o)
-		if len(found) > 0 && !contains(canon, c) {
-			return nil, &Failure{Kind: Conflicting, Detail: "two different JSON answers: " + quote(canon[0]) + " and " + quote(c)}
-		}
-		found = append(found, o)
-		canon = append(canon, c)
 	}
-	if len(found) == 0 {
+	if len(answers) == 0 {
 		return nil, &Failure{Kind: MissingField, Detail: "no JSON object has any of the fields " + strings.Join(keys, ", ")}
 	}
-	return found[0], nil
+	if final := labelledObjects(text, answers, finalKeywords, finalSeparator); len(final) > 0 {
+		return oneObject(final, "labelled final JSON answers")
+	}
+	if labelled := labelledObjects(text, answers, answerKeywords, labelSeparator); len(labelled) > 0 {
+		return oneObject(labelled, "labelled JSON answers")
+	}
+	return oneObject(answers, "JSON answers")
 }
+
+// oneObject returns the answer all of answers (one tier of them) give, or a
+// conflict naming the first two that differ.
+func oneObject(answers []foundObject, tier string) (object, *Failure) {
+	first := canonicalObject(answers[0].obj)
+	for _, o := range answers[1:] {
+		if c := canonicalObject(o.obj); c != first {
+			return nil, &Failure{Kind: Conflicting, Detail: "two different " + tier + ": " + quote(first) + " and " + quote(c)}
+		}
+	}
+	return answers[0].obj, nil
+}
+
+// labelledObjects returns the objects of found that a label introduces:
+// nothing but spaces, markdown emphasis and a ```json fence between the
+// label's separator and the object ("Final answer:\n```json\n{...}").
+func labelledObjects(text string, found []foundObject, keywords []string, sep *regexp.Regexp) []foundObject {
+	starts := map[int]int{}
+	for i, o := range found {
+		starts[o.start] = i
+	}
+	var out []foundObject
+	seen := map[int]bool{}
+	for _, end := range labelEnds(text, keywords, sep) {
+		at := end + len(text[end:]) - len(strings.TrimLeft(text[end:], objectLead))
+		if rest, ok := cutFoldPrefix(text[at:], "json"); ok {
+			at = len(text) - len(strings.TrimLeft(rest, objectLead))
+		}
+		if i, ok := starts[at]; ok && !seen[i] {
+			seen[i] = true
+			out = append(out, found[i])
+		}
+	}
+	return out
+}
+
+// objectLead is what may stand between a label and its JSON object.
+const objectLead = " \t\r\n*_`>"
 
 func canonicalObject(o object) string {
 	var b bytes.Buffer

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -43,44 +44,86 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-// boxedContents returns the contents of every \boxed{...} (and \fbox{...})
-// in order, braces matched. An unclosed box is ignored.
-func boxedContents(text string) []string {
-	var out []string
+// box is one \boxed{...} (or \fbox{...}): its span in the text and its
+// contents with TeX formatting removed.
+type box struct {
+	start, end int
+	contents   string
+}
+
+// boxes returns every \boxed{...} and \fbox{...} of text in text order,
+// braces matched. An unclosed box is ignored.
+func boxes(text string) []box {
+	var out []box
 	for _, cmd := range []string{`\boxed`, `\fbox`} {
-		rest := text
-		for {
-			i := strings.Index(rest, cmd)
+		for from := 0; ; {
+			i := strings.Index(text[from:], cmd)
 			if i < 0 {
 				break
 			}
-			rest = rest[i+len(cmd):]
-			body := strings.TrimLeft(rest, " ")
-			if !strings.HasPrefix(body, "{") {
+			start := from + i
+			from = start + len(cmd)
+			open := from + len(text[from:]) - len(strings.TrimLeft(text[from:], " "))
+			if open >= len(text) || text[open] != '{' {
 				continue
 			}
-			depth := 0
-			end := -1
-			for j, r := range body {
-				switch r {
-				case '{':
-					depth++
-				case '}':
-					depth--
-				}
-				if depth == 0 {
-					end = j
-					break
-				}
-			}
+			end := matchBrace(text, open)
 			if end < 0 {
 				break
 			}
-			out = append(out, stripTeX(body[1:end]))
-			rest = body[end+1:]
+			out = append(out, box{start: start, end: end + 1, contents: stripTeX(text[open+1 : end])})
+			from = end + 1
 		}
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
 	return out
+}
+
+// matchBrace returns the index of the '}' closing the '{' at text[open], or
+// -1 when it is never closed.
+func matchBrace(text string, open int) int {
+	depth := 0
+	for j := open; j < len(text); j++ {
+		switch text[j] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// boxedContents returns the contents of every box in text order.
+func boxedContents(text string) []string {
+	var out []string
+	for _, b := range boxes(text) {
+		out = append(out, b.contents)
+	}
+	return out
+}
+
+// unbox reads each box of s as its contents: "$\boxed{B}$" → "B".
+func unbox(s string) string {
+	bs := boxes(s)
+	if len(bs) == 0 {
+		return s
+	}
+	var b strings.Builder
+	at := 0
+	for _, bx := range bs {
+		if bx.start < at {
+			continue // a box inside a box
+		}
+		b.WriteString(s[at:bx.start])
+		b.WriteString(bx.contents)
+		at = bx.end
+	}
+	b.WriteString(s[at:])
+	return strings.Trim(b.String(), "$ ")
 }
 
 // stripTeX removes text-formatting commands and braces: \text{A} → A.
@@ -88,9 +131,12 @@ func stripTeX(s string) string {
 	for _, cmd := range []string{`\text`, `\textbf`, `\mathrm`, `\mathbf`, `\mathit`, `\textit`, `\rm`, `\bf`} {
 		s = strings.ReplaceAll(s, cmd+"{", "{")
 	}
-	s = strings.NewReplacer("{", "", "}", "", "$", "", `\,`, "", `\ `, " ", `\_`, "_", `\+`, "+").Replace(s)
-	return strings.TrimSpace(s)
+	return strings.TrimSpace(texMarks.Replace(s))
 }
+
+// texMarks removes braces and dollars and reads TeX escapes; like the
+// package's regexps it is built once and never changes.
+var texMarks = strings.NewReplacer("{", "", "}", "", "$", "", `\,`, "", `\ `, " ", `\_`, "_", `\+`, "+")
 
 // member is one key/value pair of a JSON object, in answer order.
 type member struct {
@@ -156,38 +202,4 @@ func canonicalJSON(raw []byte) string {
 		return string(raw)
 	}
 	return string(b)
-}
-
-// maxObjectAttempts bounds how many '{' positions are tried as the start of
-// a JSON object, so hostile text cannot make extraction quadratic.
-const maxObjectAttempts = 256
-
-// jsonObjects finds the top-level JSON objects in text: inside ``` fences,
-// after prose, or bare. Objects nested in a found object are not reported
-// separately. Candidates that do not parse are skipped.
-func jsonObjects(text string) []object {
-	var out []object
-	attempts := 0
-	for i := 0; i < len(text) && attempts < maxObjectAttempts; {
-		j := strings.IndexByte(text[i:], '{')
-		if j < 0 {
-			break
-		}
-		start := i + j
-		attempts++
-		dec := json.NewDecoder(strings.NewReader(text[start:]))
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			i = start + 1
-			continue
-		}
-		var obj object
-		if err := json.Unmarshal(raw, &obj); err != nil {
-			i = start + 1
-			continue
-		}
-		out = append(out, obj)
-		i = start + int(dec.InputOffset())
-	}
-	return out
 }

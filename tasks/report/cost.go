@@ -37,10 +37,13 @@ type TaskCost struct {
 	// Tokens as the engine reported them for answered requests.
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
-	CachedTokens     int `json:"cached_tokens"`
+	// CachedTokens is nil ("not reported", never 0) unless the engine
+	// reported cached prompt tokens for every answered request: a vLLM
+	// started without --enable-prompt-tokens-details reports none.
+	CachedTokens *int `json:"cached_tokens"`
 	// WorkTokens are prompt tokens not served from cache plus completion
-	// tokens (tasks.Usage.WorkTokens).
-	WorkTokens int `json:"work_tokens"`
+	// tokens (tasks.Usage.WorkTokens); nil when CachedTokens is.
+	WorkTokens *int `json:"work_tokens"`
 	// TTFT, TPOT and E2E are client-side latency percentiles over answered
 	// requests, in milliseconds. TPOT leaves out answers of one token.
 	TTFT Percentiles `json:"ttft_ms"`
@@ -101,6 +104,8 @@ func percentiles(values []float64) Percentiles {
 // costAcc accumulates one TaskCost.
 type costAcc struct {
 	row             TaskCost
+	cached, work    int
+	unreported      bool // an answered request lacked cached tokens
 	ttft, tpot, e2e []float64
 }
 
@@ -115,8 +120,12 @@ func (a *costAcc) add(rec tasks.Record) {
 	u := rec.Answer.Usage
 	a.row.PromptTokens += u.PromptTokens
 	a.row.CompletionTokens += u.CompletionTokens
-	a.row.CachedTokens += u.CachedTokens
-	a.row.WorkTokens += u.WorkTokens()
+	if w, ok := u.WorkTokens(); ok {
+		a.cached += *u.CachedTokens
+		a.work += w
+	} else {
+		a.unreported = true
+	}
 	tm := rec.Answer.Timing
 	a.ttft = append(a.ttft, tm.TTFTms)
 	a.e2e = append(a.e2e, tm.E2Ems)
@@ -127,6 +136,10 @@ func (a *costAcc) add(rec tasks.Record) {
 
 func (a *costAcc) done() TaskCost {
 	r := a.row
+	if !a.unreported && r.Answered > 0 {
+		cached, work := a.cached, a.work
+		r.CachedTokens, r.WorkTokens = &cached, &work
+	}
 	r.TTFT, r.TPOT, r.E2E = percentiles(a.ttft), percentiles(a.tpot), percentiles(a.e2e)
 	return r
 }

@@ -203,7 +203,7 @@ func (c *campaign) beta() answers {
 // usage and timing: the k-th item of a task has TTFT 100·(k+1) ms, E2E
 // 1000·(k+1) + 10·len(item id) ms, TPOT 20 ms, 1000 prompt tokens of which
 // 200 cached, 50 completion tokens.
-func (c *campaign) records(model string, a answers) []tasks.Record {
+func (c *campaign) records(model string, a answers, o runOptions) []tasks.Record {
 	var out []tasks.Record
 	k := map[string]int{}
 	for _, it := range c.items {
@@ -221,7 +221,7 @@ func (c *campaign) records(model string, a answers) []tasks.Record {
 		k[it.Task]++
 		rec.Status, rec.Attempts = tasks.StatusAnswered, 1
 		rec.Answer = &tasks.Answer{Content: content, FinishReason: "stop",
-			Usage: tasks.Usage{PromptTokens: 1000, CompletionTokens: 50, CachedTokens: 200},
+			Usage: tasks.Usage{PromptTokens: 1000, CompletionTokens: 50, CachedTokens: cachedOf(o, 200)},
 			Timing: tasks.Timing{TTFTms: float64(100 * (n + 1)), E2Ems: float64(1000*(n+1) + 10*len(it.ID)), TPOTms: 20, Chunks: 50,
 				Started: fmt.Sprintf("2026-01-01T00:00:%02dZ", n)}}
 		out = append(out, rec)
@@ -237,6 +237,9 @@ type runOptions struct {
 	// extraModels adds models m01, m02, ... answering like alpha and beta
 	// in turn, for benchmarks at the paper's scale of models.
 	extraModels int
+	// noCachedTokens: the engine reported no cached tokens (a vLLM
+	// started without --enable-prompt-tokens-details).
+	noCachedTokens bool
 }
 
 // t0 is when the fixture's GPU sampler started.
@@ -257,14 +260,14 @@ func writeRun(t testing.TB, dir string, o runOptions) {
 		a.content[id] = v
 	}
 	models := []string{"alpha", "beta"}
-	recs := append(c.records("alpha", a), c.records("beta", c.beta())...)
+	recs := append(c.records("alpha", a, o), c.records("beta", c.beta(), o)...)
 	for i := range o.extraModels {
 		m := fmt.Sprintf("m%02d", i+1)
 		models = append(models, m)
 		if i%2 == 0 {
-			recs = append(recs, c.records(m, a)...)
+			recs = append(recs, c.records(m, a, o)...)
 		} else {
-			recs = append(recs, c.records(m, c.beta())...)
+			recs = append(recs, c.records(m, c.beta(), o)...)
 		}
 	}
 	for _, rec := range recs {
@@ -330,4 +333,12 @@ func writeGPU(t testing.TB, dir string) {
 	if err := os.WriteFile(filepath.Join(dir, SpansFile), spans, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// cachedOf is n cached tokens, or none reported when o says so.
+func cachedOf(o runOptions, n int) *int {
+	if o.noCachedTokens {
+		return nil
+	}
+	return &n
 }

@@ -89,7 +89,7 @@ func (r *Report) costPage() *page {
 }
 
 func (r *Report) costSection(p *page) {
-	p.para("Requests and tokens from the journal (the last attempt of each request; attempts count retries). Work tokens are prompt tokens not served from the prefix cache plus completion tokens. Latencies are client-side: TTFT to the first content chunk and TPOT per output token after the first, in milliseconds; E2E the whole request, in seconds.")
+	p.para("Requests and tokens from the journal (the last attempt of each request; attempts count retries). Work tokens are prompt tokens not served from the prefix cache plus completion tokens; \"not reported\" means the engine did not report cached tokens for every answer (vLLM reports them only when started with --enable-prompt-tokens-details), never that none were cached. Latencies are client-side: TTFT to the first content chunk and TPOT per output token after the first, in milliseconds; E2E the whole request, in seconds.")
 	for _, run := range r.Runs {
 		g := &grid{RowHead: true, Caption: "Requests, tokens and latency", Head: []string{"Model", "Task", "requests", "not run", "attempts",
 			"prompt tok.", "completion tok.", "cached tok.", "work tok.", "TTFT p50 / p90 / p99", "TPOT p50 / p90 / p99",
@@ -106,8 +106,8 @@ func (r *Report) costSection(p *page) {
 				class = "total"
 			}
 			g.row(class, txt(model), txt(t.Task), num(count(t.Requests)), num(count(t.NotRun)),
-				num(count(t.Attempts)), num(count(t.PromptTokens)), num(count(t.CompletionTokens)), num(count(t.CachedTokens)),
-				num(count(t.WorkTokens)), latency(t.TTFT, ms), latency(t.TPOT, ms), latency(t.E2E, seconds))
+				num(count(t.Attempts)), num(count(t.PromptTokens)), num(count(t.CompletionTokens)), reported(t.CachedTokens),
+				reported(t.WorkTokens), latency(t.TTFT, ms), latency(t.TPOT, ms), latency(t.E2E, seconds))
 		}
 		if len(g.Rows) == 0 {
 			p.note("Run " + run.Name + ": the journal has no records, so request cost is unknown.")
@@ -153,6 +153,14 @@ func optNum(v *float64, format func(float64) string) gridCell {
 }
 
 // latency prints "p50 / p90 / p99" in the given unit.
+// reported prints a token figure the engine may not have reported.
+func reported(v *int) gridCell {
+	if v == nil {
+		return gridCell{Text: notReported, Class: "na"}
+	}
+	return num(count(*v))
+}
+
 func latency(p Percentiles, unit func(*float64) gridCell) gridCell {
 	if p.N == 0 {
 		return gridCell{Text: "–", Class: "na"}

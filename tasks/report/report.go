@@ -256,8 +256,8 @@ func (r *Report) costCSV() ([]byte, error) {
 		"e2e_p50_ms", "e2e_p90_ms", "e2e_p99_ms", "gpu_seconds", "energy_wh"})
 	for _, t := range r.Cost.Tasks {
 		rec := []string{t.Run, t.Model, t.Task, strconv.Itoa(t.Requests), strconv.Itoa(t.Answered), strconv.Itoa(t.NotRun),
-			strconv.Itoa(t.Attempts), strconv.Itoa(t.PromptTokens), strconv.Itoa(t.CompletionTokens), strconv.Itoa(t.CachedTokens),
-			strconv.Itoa(t.WorkTokens)}
+			strconv.Itoa(t.Attempts), strconv.Itoa(t.PromptTokens), strconv.Itoa(t.CompletionTokens), optInt(t.CachedTokens),
+			optInt(t.WorkTokens)}
 		for _, p := range []Percentiles{t.TTFT, t.TPOT, t.E2E} {
 			rec = append(rec, optF4(p.P50), optF4(p.P90), optF4(p.P99))
 		}
@@ -289,6 +289,19 @@ func measured(v *float64) string {
 }
 
 func f4(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
+
+// notReported is what the cost tables print for a token figure the
+// engine did not report (cached tokens without
+// --enable-prompt-tokens-details), which is not 0.
+const notReported = "not reported"
+
+// optInt writes a token figure the engine may not have reported.
+func optInt(v *int) string {
+	if v == nil {
+		return notReported
+	}
+	return strconv.Itoa(*v)
+}
 
 func optF4(v *float64) string {
 	if v == nil {

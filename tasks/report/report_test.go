@@ -261,6 +261,36 @@ func TestCostHandWorked(t *testing.T) {
 	}
 }
 
+// TestCostWithoutCachedTokens: an engine that reported no cached tokens
+// (vLLM without --enable-prompt-tokens-details) leaves cached and work
+// tokens "not reported" in every cost table, never 0 cached and work
+// tokens equal to prompt plus completion.
+func TestCostWithoutCachedTokens(t *testing.T) {
+	run := scoredRun(t, "run1", runOptions{noCachedTokens: true})
+	out := filepath.Join(t.TempDir(), "out")
+	if err := Write(run, nil, out); err != nil {
+		t.Fatal(err)
+	}
+	r := find(readCSV(t, filepath.Join(out, CostCSV)), "model", "alpha", "task", "pathology")
+	if r["cached_tokens"] != notReported || r["work_tokens"] != notReported || r["prompt_tokens"] != "4000" {
+		t.Errorf("alpha pathology: cached %q, work %q, prompt %q; want %q, %q, 4000", r["cached_tokens"], r["work_tokens"], r["prompt_tokens"], notReported, notReported)
+	}
+	var cj struct {
+		Tasks []TaskCost `json:"tasks"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, CostJSON))), &cj); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cj.Tasks {
+		if tc.CachedTokens != nil || tc.WorkTokens != nil {
+			t.Errorf("%s/%s: cached %v, work %v in cost.json; want null", tc.Model, tc.Task, tc.CachedTokens, tc.WorkTokens)
+		}
+	}
+	if md := readFile(t, filepath.Join(out, CostMarkdown)); !strings.Contains(md, "| not reported | not reported |") {
+		t.Errorf("cost.md does not say the cached tokens were not reported:\n%s", md)
+	}
+}
+
 // TestMissingGPU: a run without the sampler reports "not measured", never 0.
 func TestMissingGPU(t *testing.T) {
 	run := scoredRun(t, "run1", runOptions{})

@@ -3,7 +3,13 @@
 // 7×13 caption font (golang.org/x/image/font/basicfont) as a PNG atlas so
 // that prep_python.py draws captions with the same glyphs.
 //
-// Usage: go run ./scripts/bench/gendata -out DIR -kind groups|cards|overviews -patients N
+// Usage: go run ./scripts/bench/gendata -out DIR -kind groups|cards|overviews|dicom -patients N
+//
+// Kind dicom writes the plane-group patients as DICOM series instead of
+// PNG slices: per patient six series (T1, T2, T1+C axial of -axial slices;
+// T1 and T1+C FS coronal and T1+C sagittal of -coronal slices), -size px
+// square, 12-bit values in 16 bits, one series in three signed with a
+// rescale, one in two with a VOI window (imagingtest.DICOMSeries).
 package main
 
 import (
@@ -26,14 +32,18 @@ func main() {
 	patients := flag.Int("patients", 4, "number of patients")
 	slide := flag.Int("slide", 4000, "slide width for overviews, px")
 	font := flag.String("font", "", "also write the caption font atlas PNG here")
+	size := flag.Int("size", 256, "slice side for groups, cards and dicom, px")
+	axial := flag.Int("axial", 24, "slices of each axial series")
+	coronal := flag.Int("coronal", 16, "slices of each coronal and sagittal series")
 	flag.Parse()
-	if err := run(*out, *kind, *patients, *slide, *font); err != nil {
+	o := imagingtest.Options{Patients: *patients, Size: *size, AxialSlices: *axial, CoronalSlices: *coronal}
+	if err := run(*out, *kind, o, *slide, *font); err != nil {
 		fmt.Fprintln(os.Stderr, "gendata:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out, kind string, patients, slide int, font string) error {
+func run(out, kind string, o imagingtest.Options, slide int, font string) error {
 	if font != "" {
 		f, err := os.Create(font)
 		if err != nil {
@@ -49,10 +59,11 @@ func run(out, kind string, patients, slide int, font string) error {
 	if out == "" {
 		return nil
 	}
-	o := imagingtest.Options{Patients: patients}
 	switch kind {
 	case "groups":
 		o.Cohorts = []string{dataset.CohortTGroups}
+	case "dicom":
+		o.Cohorts, o.DICOM = []string{dataset.CohortTGroups}, true
 	case "cards":
 		o.Cohorts = []string{dataset.CohortCards}
 	case "overviews":

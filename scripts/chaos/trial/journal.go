@@ -50,8 +50,10 @@ func readJournal(runDir string) (*journalView, error) {
 	switch {
 	case err != nil:
 		v.invalid = append(v.invalid, err.Error())
-	case st.Torn > 0:
-		v.invalid = append(v.invalid, fmt.Sprintf("%d torn lines left in place", st.Torn))
+	default:
+		for _, p := range st.Problems {
+			v.invalid = append(v.invalid, p.String())
+		}
 	}
 	return v, nil
 }

@@ -1,0 +1,49 @@
+package dicomfile_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/npcorch/npcorch/imaging/dicomfile"
+)
+
+// FuzzParse: no input panics; whatever Parse reads, ScanHeader reads the
+// same header of; every accessor works on every element.
+func FuzzParse(f *testing.F) {
+	s := sample()
+	f.Add(s.Encode())
+	s.NoPreamble, s.BitsAllocated, s.BitsStored = true, 8, 8
+	f.Add(s.Encode())
+	s.NoPixelData = true
+	f.Add(s.Encode())
+	// Implicit VR without meta: Rows (US) then an undefined-length
+	// sequence with one empty item, then pixel data.
+	f.Add([]byte("\x08\x00\x60\x00\x02\x00\x00\x00MR" +
+		"\x08\x00\x40\x11\xff\xff\xff\xff\xfe\xff\x00\xe0\xff\xff\xff\xff\xfe\xff\x0d\xe0\x00\x00\x00\x00\xfe\xff\xdd\xe0\x00\x00\x00\x00" +
+		"\x28\x00\x10\x00\x02\x00\x00\x00\x01\x00" +
+		"\xe0\x7f\x10\x00\x02\x00\x00\x00\x07\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := dicomfile.Parse(data)
+		if err != nil {
+			return
+		}
+		head, err := dicomfile.ScanHeader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("Parse read it, ScanHeader failed: %v", err)
+		}
+		if len(head.Elements) != len(file.Elements) || head.HasPixelData != file.HasPixelData || head.Syntax != file.Syntax {
+			t.Fatalf("ScanHeader read %d elements, Parse %d", len(head.Elements), len(file.Elements))
+		}
+		for i, e := range file.Elements {
+			if h := head.Elements[i]; h.Tag != e.Tag || !bytes.Equal(h.Value, e.Value) {
+				t.Fatalf("element %d: %v vs %v", i, h.Tag, e.Tag)
+			}
+			file.Strings(e.Tag)
+			file.Floats(e.Tag)
+			file.Int(e.Tag)
+		}
+		if file.HasPixelData != (file.Pixels != nil) {
+			t.Fatal("pixel data seen but not read")
+		}
+	})
+}

@@ -1,0 +1,63 @@
+package tasks
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks/dataset"
+)
+
+// TestItemsLackingPreparedImagesAreNamed (issue 12, item 19): an item
+// whose images prep could not make (manifest "failed") is not built from
+// the images that are left: it is a problem naming the item, the missing
+// image and prep's reason, and the items whose images are all there are
+// built.
+func TestItemsLackingPreparedImagesAreNamed(t *testing.T) {
+	st := configs.DefaultStructures()
+	var findings []dataset.Finding
+	for _, id := range st.IDs() {
+		findings = append(findings, dataset.Finding{Structure: id})
+	}
+	findings[0].Side = "left"
+	raw := &dataset.Raw{Patients: []dataset.Patient{{ID: "P1", TStage: "T2", NStage: "N1", Structures: findings,
+		Cohorts: []string{dataset.CohortSequence, dataset.CohortCards, dataset.CohortTGroups, dataset.CohortNGroups}}}}
+	img := func(p string) dataset.Image { return dataset.Image{Path: p, Width: 1, Height: 1} }
+	prep := &dataset.Prepared{Patients: []dataset.PreparedPatient{{ID: "P1",
+		Panels:  []dataset.Panel{{Image: img("P1/panel_01.png"), Sequence: "T1_Ax"}},
+		Cards:   []dataset.Card{{Image: img("P1/card_02.png"), Structure: findings[1].Structure}},
+		TGroups: []dataset.PlaneGroup{{Image: img("P1/t_001.png"), Plane: "axial"}, {Image: img("P1/t_003.png"), Plane: "coronal"}},
+		NGroups: []dataset.PlaneGroup{{Image: img("P1/n_001.png"), Plane: "axial"}},
+		Failed: []dataset.Failure{
+			{Path: "P1/card_01.png", Kind: dataset.KindCard, Structure: findings[0].Structure, Side: "left", Reason: "slice P1/mri/T2/3.png: corrupt"},
+			{Path: "P1/panel_02.png", Kind: dataset.KindPanel, Sequence: "T2_Ax", Reason: "slice P1/mri/T2/3.png: corrupt"},
+			{Path: "P1/t_002.png", Kind: dataset.KindTGroups, Reason: "slice P1/mri/T2/3.png: corrupt"},
+		},
+	}}}
+	items, problems := BuildItems(raw, prep, st, []string{configs.TaskSequence, configs.TaskCard, configs.TaskTCards, configs.TaskTGroups, configs.TaskNGroups})
+	var built []string
+	for _, it := range items {
+		built = append(built, it.ID)
+	}
+	slices.Sort(built)
+	want := []string{"card/P1/" + findings[1].Structure, "n_groups/P1", "sequence/P1/T1_Ax"}
+	if !slices.Equal(built, want) {
+		t.Errorf("built %v, want %v", built, want)
+	}
+	for _, w := range []struct{ item, image string }{
+		{"sequence/P1/T2_Ax", "P1/panel_02.png"},
+		{"card/P1/" + findings[0].Structure + "/left", "P1/card_01.png"},
+		{"t_cards/P1", "P1/card_01.png"},
+		{"t_groups/P1", "P1/t_002.png"},
+	} {
+		i := slices.IndexFunc(problems, func(p ItemProblem) bool { return p.Item == w.item })
+		if i < 0 {
+			t.Errorf("no problem names %s: %v", w.item, problems)
+			continue
+		}
+		if r := problems[i].Reason; !strings.Contains(r, w.image) || !strings.Contains(r, "corrupt") || !strings.Contains(r, "npcorch prep") {
+			t.Errorf("%s: reason %q does not name %s, prep's reason and what to do", w.item, r, w.image)
+		}
+	}
+}

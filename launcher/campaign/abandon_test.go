@@ -123,9 +123,10 @@ models:
 // TestBadEngineArgumentsFailTheModelWithoutReplanning is issue 19's bad
 // command line: vLLM exits 2 with argparse's "unrecognized arguments",
 // and npcorch re-planned the model onto other GPUs and started it again,
-// three times. Now the first failure fails the model: one start, no
-// restart (max_restarts allows two), its items not run with argparse's
-// message, and the other model runs.
+// three times; a missing engine binary went the same way. Now the first
+// failure fails the model: one start, no restart (max_restarts allows
+// two), its items not run with argparse's message (or the missing
+// binary), and the other model runs.
 func TestBadEngineArgumentsFailTheModelWithoutReplanning(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real engine processes")
@@ -142,6 +143,8 @@ launch: {max_restarts: 2}
 models:
   - name: Qwen3-VL-8B-Instruct
     engine: {kind: sim, tensor_parallel: 1, replicas: 1, sim: [--bogus-flag, "1"]}
+  - name: Lingshu-7B
+    engine: {kind: sim, tensor_parallel: 1, replicas: 1, command: [/nonexistent/bin/vllm]}
   - name: Hulu-Med-4B
     engine: {kind: sim, tensor_parallel: 1, replicas: 1, sim: [--sim-policy, oracle]}
 `, data, prepDir)
@@ -155,17 +158,17 @@ models:
 	if err == nil || !strings.Contains(err.Error(), "unrecognized arguments: --bogus-flag") {
 		t.Fatalf("err = %v; want it to carry argparse's message", err)
 	}
-	var fails int
+	fails := map[string]int{}
 	for _, f := range o.Plan.Failures {
-		if f.Model == "Qwen3-VL-8B-Instruct" {
-			fails++
+		fails[f.Model]++
+	}
+	for _, m := range []string{"Qwen3-VL-8B-Instruct", "Lingshu-7B"} {
+		if fails[m] != 1 {
+			t.Errorf("%d failed starts of %s, want 1 (no re-plan)", fails[m], m)
 		}
-	}
-	if fails != 1 {
-		t.Errorf("%d failed starts of the model with a bad command line, want 1 (no re-plan)", fails)
-	}
-	if n := strings.Count(log.String(), "Qwen3-VL-8B-Instruct/r0 restarting"); n != 0 {
-		t.Errorf("the engine was restarted %d times", n)
+		if n := strings.Count(log.String(), m+"/r0 restarting"); n != 0 {
+			t.Errorf("%s's engine was restarted %d times", m, n)
+		}
 	}
 	for _, s := range o.Summaries {
 		switch s.Model {
@@ -180,6 +183,14 @@ models:
 			}
 			if !found || s.NotRun != s.Requests {
 				t.Errorf("Qwen3-VL-8B-Instruct: %+v; want every request not run with argparse's message", s)
+			}
+		case "Lingshu-7B":
+			found := false
+			for r, n := range s.Reasons {
+				found = found || (n == s.Requests && strings.Contains(r, "binary-not-found"))
+			}
+			if !found || s.NotRun != s.Requests {
+				t.Errorf("Lingshu-7B: %+v; want every request not run for the missing binary", s)
 			}
 		}
 	}

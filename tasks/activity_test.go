@@ -119,10 +119,12 @@ func TestLineProgressShowsTheWaitInsteadOfTheETA(t *testing.T) {
 	p.Waiting("M", "1 request(s) waiting to retry, next in 25s, after: connect: refused")
 	p.Waiting("M", "1 request(s) waiting to retry, next in 24s, after: connect: refused") // too soon to repeat
 	now = now.Add(30 * time.Second)
+	// The retry answered: the wait is over, and the line says so at once,
+	// before the run's watcher clears it.
 	p.Record(Record{Model: "M", Status: StatusAnswered})
 	want := "M: 10 requests\n" +
 		"M: 1/10 done, waiting: 1 request(s) waiting to retry, next in 25s, after: connect: refused\n" +
-		"M: 2/10 done, 0.1/s, waiting: 1 request(s) waiting to retry, next in 24s, after: connect: refused, 0 not run\n"
+		"M: 2/10 done, 0.1/s, ETA 2m4s, 0 not run\n"
 	if out.String() != want {
 		t.Errorf("lines:\n%s\nwant:\n%s", out.String(), want)
 	}

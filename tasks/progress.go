@@ -79,6 +79,7 @@ func (b *barProgress) Record(rec Record) {
 		if rec.Status == StatusNotRun {
 			mb.errors.Add(1)
 		}
+		mb.waiting.Store(nil) // an outcome ends the wait: the ETA is back
 		mb.bar.Increment()
 	}
 }
@@ -152,13 +153,12 @@ func (l *lineProgress) Record(rec Record) {
 	if rec.Status == StatusNotRun {
 		s.notRun++
 	}
+	// An outcome ends the wait (the run watcher clears it on its next
+	// tick): this line must not repeat a wait that is over.
+	s.waiting = ""
 	if now := l.now(); now.Sub(s.last) >= l.every {
 		s.last = now
 		rate := float64(s.done) / now.Sub(s.start).Seconds()
-		if s.waiting != "" {
-			fmt.Fprintf(l.w, "%s: %d/%d done, %.1f/s, waiting: %s, %d not run\n", rec.Model, s.done, s.total, rate, s.waiting, s.notRun)
-			return
-		}
 		eta := time.Duration(float64(s.total-s.done) / rate * float64(time.Second))
 		fmt.Fprintf(l.w, "%s: %d/%d done, %.1f/s, ETA %s, %d not run\n", rec.Model, s.done, s.total, rate, eta.Round(time.Second), s.notRun)
 	}

@@ -3,6 +3,7 @@ package configs
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -409,9 +410,11 @@ func (c *Campaign) resolveModels(loc locator, reg *Registry) error {
 				// arguments and endpoint belong to the old one.
 				m.Engine = Engine{}
 			}
+			tasks := maps.Clone(m.Tasks)
 			if err := node.Decode(&m); err != nil {
 				return loc.errorf(path, "%v", err)
 			}
+			m.Tasks = overlayTasks(tasks, probe.Tasks)
 			m = reg.withDefaults(m)
 			if len(probe.Engine.Command) > 0 {
 				m.Engine.Command[0] = c.commandPath(m.Engine.Command[0])
@@ -423,6 +426,28 @@ func (c *Campaign) resolveModels(loc locator, reg *Registry) error {
 		c.Resolved = append(c.Resolved, m)
 	}
 	return nil
+}
+
+// overlayTasks lays a campaign's per-task limits over the model's: a limit
+// the campaign gives replaces the model's, the others stay (the decoder
+// would reset a task's other limit, which the registry defaults would
+// then fill instead of the model's own).
+func overlayTasks(model, campaign map[string]TaskSettings) map[string]TaskSettings {
+	out := maps.Clone(model)
+	if out == nil {
+		out = map[string]TaskSettings{}
+	}
+	for k, v := range campaign {
+		base := out[k]
+		if v.MaxTokens != 0 {
+			base.MaxTokens = v.MaxTokens
+		}
+		if v.MaxImages != 0 {
+			base.MaxImages = v.MaxImages
+		}
+		out[k] = base
+	}
+	return out
 }
 
 // Path resolves a campaign-relative path.

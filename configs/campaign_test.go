@@ -129,3 +129,36 @@ func TestEmbeddedCampaignsParse(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskOverrideKeepsTheModelsOtherLimits: a campaign that changes one
+// limit of one task keeps the model's other limits from its registry
+// entry. InternVL3.5-38B sends at most 35 plane groups (the paper's
+// sampling); raising its output budget reset that cap to the registry
+// default of 80, in silence.
+func TestTaskOverrideKeepsTheModelsOtherLimits(t *testing.T) {
+	src := `output: o
+dataset: {raw: r, prepared: p}
+models:
+  - name: InternVL3.5-38B
+    tasks: {t_groups: {max_tokens: 16384}, card: {max_images: 2}}
+`
+	c, err := ParseCampaign("c.yaml", ".", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := DefaultRegistry()
+	want, _ := reg.Get("InternVL3.5-38B")
+	if want.Tasks["t_groups"].MaxImages != 35 {
+		t.Fatalf("the registry's InternVL3.5-38B changed: %+v", want.Tasks["t_groups"])
+	}
+	got, _ := c.Model("InternVL3.5-38B")
+	if ts := got.Tasks["t_groups"]; ts.MaxTokens != 16384 || ts.MaxImages != 35 {
+		t.Errorf("t_groups = %+v, want max_tokens 16384 from the campaign and max_images 35 from the registry entry", ts)
+	}
+	if ts := got.Tasks["card"]; ts.MaxImages != 2 || ts.MaxTokens != want.Tasks["card"].MaxTokens {
+		t.Errorf("card = %+v, want max_images 2 and the registry's max_tokens %d", ts, want.Tasks["card"].MaxTokens)
+	}
+	if got.Tasks["n_groups"] != want.Tasks["n_groups"] {
+		t.Errorf("n_groups = %+v, want the registry's %+v", got.Tasks["n_groups"], want.Tasks["n_groups"])
+	}
+}

@@ -36,7 +36,10 @@ CarePath episodes, score, and print the table.
 
 Everything lands in --out: data/ (raw dataset), prep/ (prepared images and
 manifest), run/ (journal, engine logs, scores.md/.csv/.json). Two runs with
-the same seed write byte-identical score files.`,
+the same seed write byte-identical score files.
+
+Exit status: 0 when every request is answered; 3 when some are not run (the
+summary groups them by reason); 130 when interrupted; 1 for any other error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDemo(cmd.Context(), out, seed, resume, cmd.OutOrStdout(), cmd.ErrOrStderr())

@@ -15,7 +15,7 @@ const (
 	EventProgress   EventKind = "start-up"   // a start reached a new readiness Stage, Delay after launch
 	EventReady      EventKind = "ready"      // proven ready; Endpoint is usable
 	EventCrashed    EventKind = "crashed"    // lost after ready (exit or stall); Err says why; the endpoint is down
-	EventRestarting EventKind = "restarting" // a restart is scheduled after Delay; Attempt counts from 1
+	EventRestarting EventKind = "restarting" // a restart is scheduled after Delay; Attempt counts from 1 (a move off a shared port keeps it)
 	EventFailed     EventKind = "failed"     // start failed or restarts exhausted; Err says why
 	EventStopped    EventKind = "stopped"    // stopped; Err is a verification failure, if any
 )

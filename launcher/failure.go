@@ -44,6 +44,11 @@ func (k FailureKind) Permanent() bool {
 	return false
 }
 
+// portFault reports whether a failure of this kind is the port's: a
+// foreign server shares it, or the engine could not bind it. Another port
+// fixes it.
+func (k FailureKind) portFault() bool { return k == FailureForeign || k == FailurePortInUse }
+
 // IsPermanent reports whether err is an engine failure that no restart
 // and no other GPU set can fix (see FailureKind.Permanent).
 func IsPermanent(err error) bool {

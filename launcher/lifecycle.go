@@ -234,6 +234,7 @@ func (r *Replica) noProgressDetail() string {
 func (r *Replica) becomeReady() {
 	r.stopStartTimers()
 	r.state = StateReady
+	r.portMoves = 0
 	r.readyAt = r.cfg.Now()
 	r.endpoint = r.endpointNow()
 	for _, w := range r.waiters {
@@ -344,6 +345,12 @@ func (r *Replica) failStart(kind FailureKind, detail string, err error) {
 	if r.log != nil {
 		r.log.note("start failed: " + e.Detail)
 	}
+	if e.Kind.portFault() && r.portMoves < maxPortMoves {
+		r.portMoves++
+		r.state = StateRestarting
+		r.teardown(func(terr error) { r.movePort(e, terr) })
+		return
+	}
 	if r.attempts > 0 {
 		r.state = StateRestarting
 		r.teardown(func(terr error) { r.afterCrash(e, terr) })
@@ -355,6 +362,28 @@ func (r *Replica) failStart(kind FailureKind, detail string, err error) {
 		}
 		r.fail(e)
 	})
+}
+
+// maxPortMoves bounds how often one start moves to another port because
+// a foreign server shares its port.
+const maxPortMoves = 3
+
+// movePort starts again at once on another port: a foreign server shares
+// the old one (a program outside npcorch's port locks bound it after the
+// allocation), which is no fault of the engine, so no restart is spent.
+func (r *Replica) movePort(e *EngineError, teardownErr error) {
+	if teardownErr != nil {
+		e.Detail += "; cleanup: " + teardownErr.Error()
+		r.fail(e)
+		return
+	}
+	old := r.port
+	r.releasePort() // the next launch allocates another
+	if r.log != nil {
+		r.log.note(fmt.Sprintf("port %d is shared with a foreign server; starting again on another port", old))
+	}
+	r.backoff = time.NewTimer(0)
+	r.emit(EventRestarting, e, func(ev *Event) { ev.Attempt = r.attempts })
 }
 
 // crash handles an engine lost after ready: event, teardown, restart.

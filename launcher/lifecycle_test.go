@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -500,12 +501,22 @@ func TestForeignListenerOnOurPortIsDetected(t *testing.T) {
 			st := nextEvent(t, sub, EventStarting)
 			srv := foreignServer(listenReusePort(t, st.Endpoint.Port), "victim")
 			defer srv.Close()
-			err = <-res
+			// The start leaves the shared port: the old group is gone
+			// when the move is announced, and the engine starts again
+			// elsewhere.
+			ev := nextEvent(t, sub, EventRestarting, EventFailed)
 			var ee *EngineError
-			if !errors.As(err, &ee) || ee.Kind != FailureForeign || !strings.Contains(ee.Detail, tc.detail) {
-				t.Fatalf("start error %v, want foreign-listener with %q", err, tc.detail)
+			if ev.Kind != EventRestarting || !errors.As(ev.Err, &ee) || ee.Kind != FailureForeign || !strings.Contains(ee.Detail, tc.detail) {
+				t.Fatalf("%v; want a move off the port for a foreign listener, with %q", ev, tc.detail)
 			}
 			assertGroupEmpty(t, st.Endpoint.PGID)
+			if again := nextEvent(t, sub, EventStarting); again.Endpoint.Port == st.Endpoint.Port {
+				t.Errorf("started again on the shared port %d", again.Endpoint.Port)
+			}
+			stopAll(t, sup)
+			if err := <-res; err == nil {
+				t.Error("Start of a never-ready engine returned no error")
+			}
 		})
 	}
 }
@@ -748,4 +759,89 @@ func TestEngineWhoseHealthFailsWhileServingIsRestarted(t *testing.T) {
 		t.Fatalf("after the health failure: %v", ev)
 	}
 	assertGroupEmpty(t, ep.PGID)
+}
+
+// foreignOn is a ListenerCheck that sees a foreign server sharing the
+// first taken ports it is asked about (an engine of a process outside
+// npcorch's port locks, which bound with SO_REUSEPORT after npcorch proved
+// the port free), and /proc's answer on the others.
+type foreignOn struct {
+	taken int // how many ports are shared; negative: all
+	mu    sync.Mutex
+	seen  []int
+}
+
+func (f *foreignOn) Foreign(port, pgid int) (int, int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i := slices.Index(f.seen, port)
+	if i < 0 {
+		f.seen, i = append(f.seen, port), len(f.seen)
+	}
+	if f.taken < 0 || i < f.taken {
+		return 1, 2, nil
+	}
+	return ProcScanner{}.Foreign(port, pgid)
+}
+
+// asked returns the ports asked about, in order.
+func (f *foreignOn) asked() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.seen)
+}
+
+// TestForeignListenerAtStartMovesToAnotherPort is the rest of issue 12's
+// flaky TestParentSIGINTStopsEnginesBeforeExit: a server that npcorch's
+// port locks do not cover (another program, an older npcorch) took the
+// port between the allocation and the engine's listening. A first start
+// failed for good, though the port, not the engine, was at fault and the
+// hint promised another port. The start moves to another port at once,
+// without spending a restart (max_restarts 0 here), and a port that stays
+// taken everywhere still ends the start, bounded.
+func TestForeignListenerAtStartMovesToAnotherPort(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Timing.MaxRestarts = -1 // never restart
+	check := &foreignOn{taken: 1}
+	cfg.Listeners = check
+	sup := NewSupervisor(cfg)
+	defer stopAll(t, sup)
+	sub := sup.Subscribe()
+	defer sub.Close()
+	ep, err := startOne(t, sup, ReplicaSpec{Model: simModel("moved")})
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	first := check.asked()[0]
+	if ep.Port == first {
+		t.Fatalf("ready on port %d, which a foreign server shares", first)
+	}
+	var moved *Event
+	for ev := range sub.C {
+		if ev.Kind == EventRestarting && moved == nil {
+			moved = &ev
+		}
+		if ev.Kind == EventReady {
+			break
+		}
+	}
+	var ee *EngineError
+	if moved == nil || !errors.As(moved.Err, &ee) || ee.Kind != FailureForeign || moved.Attempt != 0 {
+		t.Errorf("the move to another port was not announced as a foreign listener on port %d, restarts uncounted: %+v", first, moved)
+	}
+	if st := sup.Replicas("moved")[0].Status(); st.Restarts != 0 {
+		t.Errorf("the move spent %d restarts", st.Restarts)
+	}
+
+	everywhere := testConfig(t)
+	everywhere.Listeners = &foreignOn{taken: -1}
+	sup2 := NewSupervisor(everywhere)
+	defer stopAll(t, sup2)
+	_, err = startOne(t, sup2, ReplicaSpec{Model: simModel("nowhere")})
+	if !errors.As(err, &ee) || ee.Kind != FailureForeign {
+		t.Fatalf("every port shared: %v, want a foreign-listener failure", err)
+	}
+	if n := len(everywhere.Listeners.(*foreignOn).asked()); n != 1+maxPortMoves {
+		t.Errorf("%d ports tried, want %d", n, 1+maxPortMoves)
+	}
 }

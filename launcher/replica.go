@@ -109,6 +109,7 @@ type Replica struct {
 	stallT    *time.Ticker
 	watchdog  *Watchdog // while ready
 	attempts  int
+	portMoves int // moves to another port since the last ready
 	readyAt   time.Time
 	// launchedAt, stage and probeNote follow the current start: when it
 	// was launched, the readiness stage reached, and what the last

@@ -334,8 +334,9 @@ func (r *Replica) failNow(kind FailureKind, detail string, err error) {
 	r.fail(e)
 }
 
-// failStart fails a running start: tear the group down, then fail (first
-// start) or back off (a restart).
+// failStart fails a running start: tear the group down, then move to
+// another port (the port was at fault), fail (first start) or back off (a
+// restart).
 func (r *Replica) failStart(kind FailureKind, detail string, err error) {
 	if r.state != StateStarting || r.tearing {
 		return
@@ -370,7 +371,8 @@ const maxPortMoves = 3
 
 // movePort starts again at once on another port: a foreign server shares
 // the old one (a program outside npcorch's port locks bound it after the
-// allocation), which is no fault of the engine, so no restart is spent.
+// allocation), or the engine could not bind it. That is no fault of the
+// engine, so no restart is spent.
 func (r *Replica) movePort(e *EngineError, teardownErr error) {
 	if teardownErr != nil {
 		e.Detail += "; cleanup: " + teardownErr.Error()
@@ -380,7 +382,7 @@ func (r *Replica) movePort(e *EngineError, teardownErr error) {
 	old := r.port
 	r.releasePort() // the next launch allocates another
 	if r.log != nil {
-		r.log.note(fmt.Sprintf("port %d is shared with a foreign server; starting again on another port", old))
+		r.log.note(fmt.Sprintf("port %d is not ours to use (%s); starting again on another port", old, e.Kind))
 	}
 	r.backoff = time.NewTimer(0)
 	r.emit(EventRestarting, e, func(ev *Event) { ev.Attempt = r.attempts })

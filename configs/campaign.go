@@ -3,6 +3,7 @@ package configs
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -51,6 +52,8 @@ type Campaign struct {
 	Host string `yaml:"host"`
 	// Client holds the streaming client's limits.
 	Client ClientSettings `yaml:"client"`
+	// Launch holds the engines' start, restart and stop policy.
+	Launch LaunchSettings `yaml:"launch"`
 	// Backend says where engines run: local (this node, the default) or
 	// slurm (one Slurm job per replica; see Slurm and docs/slurm.md).
 	Backend string `yaml:"backend"`
@@ -91,6 +94,62 @@ type ClientSettings struct {
 	Concurrency int `yaml:"concurrency"`
 	// MaxRequestBytes caps one request body (images included).
 	MaxRequestBytes int64 `yaml:"max_request_bytes"`
+}
+
+// LaunchSettings are how engines are started, restarted and stopped. A
+// zero (absent) field keeps the launcher's default, which
+// docs/campaign.md lists; package launcher lays them over its Timing.
+type LaunchSettings struct {
+	// NoProgressTimeout fails a start when the engine printed no new log
+	// line (access and stats lines do not count) and reached no new
+	// readiness stage for this long.
+	NoProgressTimeout time.Duration `yaml:"no_progress_timeout"`
+	// StartTimeout fails a start that is not ready after this long,
+	// progress or not.
+	StartTimeout time.Duration `yaml:"start_timeout"`
+	// WarmUpTimeout bounds the one-token warm-up chat.
+	WarmUpTimeout time.Duration `yaml:"warm_up_timeout"`
+	// WarmUpFailures fails a start whose warm-up chat is answered 5xx (or
+	// 429) this many times in a row.
+	WarmUpFailures int `yaml:"warm_up_failures"`
+	// MaxRestarts bounds the restarts of an engine that crashed or stalled
+	// (0: never restart). A pointer: absent and 0 differ.
+	MaxRestarts *int `yaml:"max_restarts"`
+	// RestartBackoff is the delay before the first restart; it doubles
+	// per restart up to MaxRestartBackoff.
+	RestartBackoff    time.Duration `yaml:"restart_backoff"`
+	MaxRestartBackoff time.Duration `yaml:"max_restart_backoff"`
+	// MaxStartFailures is how many of a model's engines may fail (each on
+	// other GPUs) before the model is abandoned.
+	MaxStartFailures int `yaml:"max_start_failures"`
+	// StallWindow is how long requests may run without a new token before
+	// an engine counts as hung and is restarted.
+	StallWindow time.Duration `yaml:"stall_window"`
+	// StopGrace separates SIGTERM and SIGKILL when an engine is stopped.
+	StopGrace time.Duration `yaml:"stop_grace"`
+}
+
+func (l LaunchSettings) validate(loc locator) error {
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{{"no_progress_timeout", l.NoProgressTimeout}, {"start_timeout", l.StartTimeout}, {"warm_up_timeout", l.WarmUpTimeout},
+		{"restart_backoff", l.RestartBackoff}, {"max_restart_backoff", l.MaxRestartBackoff}, {"stall_window", l.StallWindow}, {"stop_grace", l.StopGrace}} {
+		if f.v < 0 {
+			return loc.errorf("launch."+f.name, "%v is negative; give a duration such as 30s or 20m, or leave it out for the default", f.v)
+		}
+	}
+	switch {
+	case l.MaxRestarts != nil && *l.MaxRestarts < 0:
+		return loc.errorf("launch.max_restarts", "must not be negative (0: never restart)")
+	case l.WarmUpFailures < 0:
+		return loc.errorf("launch.warm_up_failures", "must not be negative")
+	case l.MaxStartFailures < 0:
+		return loc.errorf("launch.max_start_failures", "must not be negative")
+	case l.StartTimeout > 0 && l.NoProgressTimeout > l.StartTimeout:
+		return loc.errorf("launch.no_progress_timeout", "%v is longer than launch.start_timeout (%v), which would always fire first", l.NoProgressTimeout, l.StartTimeout)
+	}
+	return nil
 }
 
 // Backends say where a campaign's engines run.
@@ -174,6 +233,14 @@ func LoadCampaign(path string, reg *Registry) (*Campaign, error) {
 // ParseCampaign decodes campaign YAML. name is used in errors; dir is the
 // folder relative paths are resolved against.
 func ParseCampaign(name, dir string, data []byte, reg *Registry) (*Campaign, error) {
+	// Unknown fields first, named by their path and line (the strict
+	// decoder would name a Go type instead).
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) == nil && doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		if err := checkKnownFields(name, doc.Content[0], reflect.TypeOf(Campaign{}), ""); err != nil {
+			return nil, err
+		}
+	}
 	var c Campaign
 	root, err := decodeBytes(name, data, &c)
 	if err != nil {
@@ -273,6 +340,9 @@ func (c *Campaign) validate(loc locator) error {
 	if c.Repeat < 1 {
 		return loc.errorf("repeat", "repeat must be at least 1")
 	}
+	if err := c.Launch.validate(loc); err != nil {
+		return err
+	}
 	switch c.Backend {
 	case BackendLocal:
 	case BackendSlurm:
@@ -340,10 +410,15 @@ func (c *Campaign) resolveModels(loc locator, reg *Registry) error {
 				// arguments and endpoint belong to the old one.
 				m.Engine = Engine{}
 			}
+			tasks := maps.Clone(m.Tasks)
 			if err := node.Decode(&m); err != nil {
 				return loc.errorf(path, "%v", err)
 			}
+			m.Tasks = overlayTasks(tasks, probe.Tasks)
 			m = reg.withDefaults(m)
+			if len(probe.Engine.Command) > 0 {
+				m.Engine.Command[0] = c.commandPath(m.Engine.Command[0])
+			}
 		}
 		if err := m.validate(loc, path); err != nil {
 			return err
@@ -353,12 +428,47 @@ func (c *Campaign) resolveModels(loc locator, reg *Registry) error {
 	return nil
 }
 
+// overlayTasks lays a campaign's per-task limits over the model's: a limit
+// the campaign gives replaces the model's, the others stay (the decoder
+// would reset a task's other limit, which the registry defaults would
+// then fill instead of the model's own).
+func overlayTasks(model, campaign map[string]TaskSettings) map[string]TaskSettings {
+	out := maps.Clone(model)
+	if out == nil {
+		out = map[string]TaskSettings{}
+	}
+	for k, v := range campaign {
+		base := out[k]
+		if v.MaxTokens != 0 {
+			base.MaxTokens = v.MaxTokens
+		}
+		if v.MaxImages != 0 {
+			base.MaxImages = v.MaxImages
+		}
+		out[k] = base
+	}
+	return out
+}
+
 // Path resolves a campaign-relative path.
 func (c *Campaign) Path(p string) string {
 	if p == "" || filepath.IsAbs(p) {
 		return p
 	}
 	return filepath.Join(c.Dir, p)
+}
+
+// commandPath resolves an engine executable named in the campaign file: a
+// relative path (venv/bin/vllm) is relative to the file, like every path
+// in it; a bare name (vllm) is looked up in PATH when it runs.
+func (c *Campaign) commandPath(exe string) string {
+	if filepath.IsAbs(exe) || !strings.ContainsRune(exe, filepath.Separator) {
+		return exe
+	}
+	if a, err := filepath.Abs(c.Path(exe)); err == nil {
+		return a // engines may run from another folder
+	}
+	return c.Path(exe)
 }
 
 // TaskList expands the campaign's task list into task keys in report order.

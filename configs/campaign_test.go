@@ -68,12 +68,46 @@ func TestCampaignErrors(t *testing.T) {
 		base + "models:\n  - name: Lingshu-7B\n    engine: {kind: vllm, gpu_memory_utilization: 1.5}\n": `line 5: field models[0].engine.gpu_memory_utilization`,
 		base + "models:\n  - name: Lingshu-7B\n    engin: {kind: vllm}\n":                               `c.yaml: line 5: field models[0].engin: unknown field; known fields: attention_heads`,
 		base + "models: []\n": "field models: the campaign lists no model",
+		base + "launch: {stop_grace: -1s}\nmodels: [Lingshu-7B]\n":                            "c.yaml: line 3: field launch.stop_grace: -1s is negative",
+		base + "launch: {max_restarts: -1}\nmodels: [Lingshu-7B]\n":                           "field launch.max_restarts: must not be negative (0: never restart)",
+		base + "launch: {no_progress_timeout: 2h, start_timeout: 1h}\nmodels: [Lingshu-7B]\n": "field launch.no_progress_timeout: 2h0m0s is longer than launch.start_timeout",
+		base + "launch: {restarts: 3}\nmodels: [Lingshu-7B]\n":                                "field launch.restarts: unknown field",
 	}
 	for in, want := range cases {
 		_, err := ParseCampaign("c.yaml", ".", []byte(in), nil)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseCampaign(%q):\n got %v\nwant it to contain %q", in, err, want)
 		}
+	}
+}
+
+func TestLaunchSettingsAndRelativeEngineCommands(t *testing.T) {
+	src := `output: o
+dataset: {raw: r, prepared: p}
+launch: {no_progress_timeout: 30m, start_timeout: 3h, max_restarts: 0, restart_backoff: 2s, max_start_failures: 1}
+models:
+  - name: Hulu-Med-4B
+    engine: {command: [venv/bin/vllm]}
+  - name: Lingshu-7B
+    engine: {command: [vllm]}
+`
+	c, err := ParseCampaign("c.yaml", "/base/campaigns", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := c.Launch
+	if l.NoProgressTimeout != 30*time.Minute || l.StartTimeout != 3*time.Hour || l.MaxRestarts == nil || *l.MaxRestarts != 0 ||
+		l.RestartBackoff != 2*time.Second || l.MaxStartFailures != 1 {
+		t.Errorf("launch = %+v", l)
+	}
+	// Paths in a campaign file are relative to the file (issue 12); a
+	// bare name is for PATH.
+	h, _ := c.Model("Hulu-Med-4B")
+	if got := h.Engine.Command[0]; got != "/base/campaigns/venv/bin/vllm" {
+		t.Errorf("relative engine command resolves to %s", got)
+	}
+	if l, _ := c.Model("Lingshu-7B"); l.Engine.Command[0] != "vllm" {
+		t.Errorf("a bare command became %s", l.Engine.Command[0])
 	}
 }
 
@@ -93,5 +127,38 @@ func TestEmbeddedCampaignsParse(t *testing.T) {
 		if _, err := ParseCampaign(e.Name(), ".", data, nil); err != nil {
 			t.Errorf("embedded campaign: %v", err)
 		}
+	}
+}
+
+// TestTaskOverrideKeepsTheModelsOtherLimits: a campaign that changes one
+// limit of one task keeps the model's other limits from its registry
+// entry. InternVL3.5-38B sends at most 35 plane groups (the paper's
+// sampling); raising its output budget reset that cap to the registry
+// default of 80, in silence.
+func TestTaskOverrideKeepsTheModelsOtherLimits(t *testing.T) {
+	src := `output: o
+dataset: {raw: r, prepared: p}
+models:
+  - name: InternVL3.5-38B
+    tasks: {t_groups: {max_tokens: 16384}, card: {max_images: 2}}
+`
+	c, err := ParseCampaign("c.yaml", ".", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := DefaultRegistry()
+	want, _ := reg.Get("InternVL3.5-38B")
+	if want.Tasks["t_groups"].MaxImages != 35 {
+		t.Fatalf("the registry's InternVL3.5-38B changed: %+v", want.Tasks["t_groups"])
+	}
+	got, _ := c.Model("InternVL3.5-38B")
+	if ts := got.Tasks["t_groups"]; ts.MaxTokens != 16384 || ts.MaxImages != 35 {
+		t.Errorf("t_groups = %+v, want max_tokens 16384 from the campaign and max_images 35 from the registry entry", ts)
+	}
+	if ts := got.Tasks["card"]; ts.MaxImages != 2 || ts.MaxTokens != want.Tasks["card"].MaxTokens {
+		t.Errorf("card = %+v, want max_images 2 and the registry's max_tokens %d", ts, want.Tasks["card"].MaxTokens)
+	}
+	if got.Tasks["n_groups"] != want.Tasks["n_groups"] {
+		t.Errorf("n_groups = %+v, want the registry's %+v", got.Tasks["n_groups"], want.Tasks["n_groups"])
 	}
 }

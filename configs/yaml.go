@@ -173,12 +173,16 @@ func checkKnownFields(file string, n *yaml.Node, t reflect.Type, path string) er
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key := n.Content[i]
+			sub := key.Value
+			if path != "" {
+				sub = path + "." + key.Value
+			}
 			ft, ok := fields[key.Value]
 			if !ok {
-				return &fieldError{File: file, Line: key.Line, Field: path + "." + key.Value,
+				return &fieldError{File: file, Line: key.Line, Field: sub,
 					Msg: fmt.Sprintf("unknown field; known fields: %s", strings.Join(sortedKeys(fields), ", "))}
 			}
-			if err := checkKnownFields(file, n.Content[i+1], ft, path+"."+key.Value); err != nil {
+			if err := checkKnownFields(file, n.Content[i+1], ft, sub); err != nil {
 				return err
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/npcorch/npcorch/configs"
 )
 
 // MemoryProbe reads a GPU's free memory; package gpu satisfies it over
@@ -28,6 +30,11 @@ type Timing struct {
 	ProbeInterval time.Duration
 	ProbeTimeout  time.Duration
 	WarmUpTimeout time.Duration
+	// WarmUpRetry spaces warm-up chats after an answer of 5xx or 429;
+	// WarmUpFailures such answers in a row fail the start, with the
+	// engine's answer in the error.
+	WarmUpRetry    time.Duration
+	WarmUpFailures int
 	// Grace separates SIGTERM and SIGKILL to the process group;
 	// WaitDelay bounds waiting for the output pipes after exit.
 	Grace     time.Duration
@@ -58,6 +65,8 @@ var DefaultTiming = Timing{
 	ProbeInterval:  50 * time.Millisecond,
 	ProbeTimeout:   5 * time.Second,
 	WarmUpTimeout:  5 * time.Minute,
+	WarmUpRetry:    time.Second,
+	WarmUpFailures: 5,
 	Grace:          20 * time.Second,
 	WaitDelay:      5 * time.Second,
 	Verify:         10 * time.Second,
@@ -84,6 +93,7 @@ func (t Timing) WithDefaults() Timing {
 	pick(&t.ProbeInterval, d.ProbeInterval)
 	pick(&t.ProbeTimeout, d.ProbeTimeout)
 	pick(&t.WarmUpTimeout, d.WarmUpTimeout)
+	pick(&t.WarmUpRetry, d.WarmUpRetry)
 	pick(&t.Grace, d.Grace)
 	pick(&t.WaitDelay, d.WaitDelay)
 	pick(&t.Verify, d.Verify)
@@ -95,11 +105,41 @@ func (t Timing) WithDefaults() Timing {
 	if t.MemorySlack == 0 {
 		t.MemorySlack = d.MemorySlack
 	}
+	if t.WarmUpFailures <= 0 {
+		t.WarmUpFailures = d.WarmUpFailures
+	}
 	switch {
 	case t.MaxRestarts == 0:
 		t.MaxRestarts = d.MaxRestarts
 	case t.MaxRestarts < 0:
 		t.MaxRestarts = 0
+	}
+	return t
+}
+
+// With lays a campaign file's launch settings over t: each field the file
+// sets wins; the others keep t's value (and, if zero there, the default).
+func (t Timing) With(l configs.LaunchSettings) Timing {
+	set := func(v *time.Duration, from time.Duration) {
+		if from > 0 {
+			*v = from
+		}
+	}
+	set(&t.NoProgress, l.NoProgressTimeout)
+	set(&t.HardCap, l.StartTimeout)
+	set(&t.WarmUpTimeout, l.WarmUpTimeout)
+	set(&t.RestartBackoff, l.RestartBackoff)
+	set(&t.MaxBackoff, l.MaxRestartBackoff)
+	set(&t.StallWindow, l.StallWindow)
+	set(&t.Grace, l.StopGrace)
+	if l.WarmUpFailures > 0 {
+		t.WarmUpFailures = l.WarmUpFailures
+	}
+	if l.MaxRestarts != nil {
+		t.MaxRestarts = *l.MaxRestarts
+		if t.MaxRestarts == 0 {
+			t.MaxRestarts = -1 // Timing's "never"
+		}
 	}
 	return t
 }

@@ -12,9 +12,10 @@ type EventKind string
 // Event kinds, in the order a replica's life may show them.
 const (
 	EventStarting   EventKind = "starting"   // process launched (or external probed); Endpoint has the port
+	EventProgress   EventKind = "start-up"   // a start reached a new readiness Stage, Delay after launch
 	EventReady      EventKind = "ready"      // proven ready; Endpoint is usable
 	EventCrashed    EventKind = "crashed"    // lost after ready (exit or stall); Err says why; the endpoint is down
-	EventRestarting EventKind = "restarting" // a restart is scheduled after Delay; Attempt counts from 1
+	EventRestarting EventKind = "restarting" // a restart is scheduled after Delay; Attempt counts from 1 (a move off a shared port keeps it)
 	EventFailed     EventKind = "failed"     // start failed or restarts exhausted; Err says why
 	EventStopped    EventKind = "stopped"    // stopped; Err is a verification failure, if any
 )
@@ -27,9 +28,14 @@ type Event struct {
 	Replica  int
 	Endpoint Endpoint
 	Attempt  int
-	Delay    time.Duration
-	Err      error
-	Log      string
+	// Delay is the backoff before a restart (EventRestarting), or the time
+	// since launch (EventProgress).
+	Delay time.Duration
+	// Stage is what a start reached (EventProgress): "port open",
+	// "/health answers 200", ...
+	Stage string
+	Err   error
+	Log   string
 }
 
 // String is a one-line description without secrets.
@@ -40,6 +46,8 @@ func (e Event) String() string {
 		if e.Endpoint.Port != 0 {
 			s += fmt.Sprintf(" port=%d pgid=%d", e.Endpoint.Port, e.Endpoint.PGID)
 		}
+	case EventProgress:
+		s += fmt.Sprintf(": %s (%v after launch)", e.Stage, e.Delay.Round(time.Millisecond))
 	case EventReady:
 		s += " " + e.Endpoint.BaseURL
 	case EventRestarting:

@@ -12,8 +12,9 @@ import (
 // can tell a user what to change.
 type FailureKind string
 
-// Failure kinds. The first five are read from the engine's log.
+// Failure kinds. The first six are read from the engine's log.
 const (
+	FailureArgs        FailureKind = "bad-engine-arguments"
 	FailureOOM         FailureKind = "cuda-out-of-memory"
 	FailureTPHeads     FailureKind = "tp-does-not-divide-heads"
 	FailureUnsupported FailureKind = "unsupported-architecture"
@@ -24,11 +25,36 @@ const (
 	FailureHardCap     FailureKind = "start-timeout"
 	FailureForeign     FailureKind = "foreign-listener"
 	FailureRejected    FailureKind = "rejected"
+	FailureWarmUp      FailureKind = "warm-up-failed"
 	FailureStalled     FailureKind = "stalled"
 	FailureUnhealthy   FailureKind = "unhealthy"
 	FailureConfig      FailureKind = "config"
 	FailureStopped     FailureKind = "stopped"
 )
+
+// Permanent reports whether a failure of this kind is the model's own
+// configuration, which no restart and no other GPU set can fix: the
+// engine rejected its command line, its binary is missing, it does not
+// support the model, or npcorch could not build the invocation.
+func (k FailureKind) Permanent() bool {
+	switch k {
+	case FailureArgs, FailureNotFound, FailureUnsupported, FailureConfig:
+		return true
+	}
+	return false
+}
+
+// portFault reports whether a failure of this kind is the port's: a
+// foreign server shares it, or the engine could not bind it. Another port
+// fixes it.
+func (k FailureKind) portFault() bool { return k == FailureForeign || k == FailurePortInUse }
+
+// IsPermanent reports whether err is an engine failure that no restart
+// and no other GPU set can fix (see FailureKind.Permanent).
+func IsPermanent(err error) bool {
+	var e *EngineError
+	return errors.As(err, &e) && e.Kind.Permanent()
+}
 
 // ErrPortInUse is wrapped by errors about a port another process holds.
 var ErrPortInUse = errors.New("port in use")
@@ -91,16 +117,20 @@ type logPattern struct {
 // logPatterns are checked in order; the first that matches any tail line
 // names the failure.
 var logPatterns = []logPattern{
+	// argparse's wording (vLLM and SGLang use it): "usage: ..." then
+	// "PROG: error: MESSAGE", exit status 2.
+	{FailureArgs, regexp.MustCompile(`: error: (unrecognized arguments: |argument \S+: |the following arguments are required: |ambiguous option: )`),
+		"the engine rejected its command line: fix engine.extra_args, engine.command or the other engine fields of this model (the engine's usage message is in its log); npcorch does not restart it or try other GPUs"},
 	{FailureOOM, regexp.MustCompile(`(?i)out of memory|OutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|No available memory for the cache blocks|less than desired GPU memory utili[sz]ation|insufficient (GPU )?memory`),
 		"lower engine.gpu_memory_utilization, context_length or max_num_seqs, give the model more GPUs (tensor_parallel), or free the GPUs (nvidia-smi shows who holds memory)"},
 	{FailureTPHeads, regexp.MustCompile(`(?i)(is not|must be) divisible by|not divisible by|is not a multiple of`),
 		"choose a tensor_parallel size that divides the model's attention heads, vision heads and vocabulary"},
 	{FailureUnsupported, regexp.MustCompile(`(?i)architectures? .*(are|is) not supported|not supported for now|unrecognized configuration class|does not recognize this architecture|model type .* (is )?not (recognized|supported)|failed to be inspected`),
-		"this engine build does not support the model: point engine.command at a build that does (e.g. the authors' vLLM fork) or serve it through a wrapper engine"},
+		"this engine build does not support the model: point engine.command at a build that does (e.g. the authors' vLLM fork) or serve it through a wrapper engine; npcorch does not restart it or try other GPUs"},
 	{FailurePortInUse, regexp.MustCompile(`(?i)address already in use|errno 98`),
 		"another process took the port; find it with `ss -ltnp` — npcorch allocates a fresh port on the next start"},
 	{FailureNotFound, regexp.MustCompile(`(?i)executable file not found|no such file or directory|command not found`),
-		"install the engine or set engine.command to its full path (e.g. a virtual environment's bin/vllm)"},
+		"install the engine or set engine.command to its full path (e.g. a virtual environment's bin/vllm); npcorch does not restart it or try other GPUs"},
 }
 
 // Classify names a failure from an engine's log lines, with what to do
@@ -117,6 +147,23 @@ func Classify(lines []string, fallback FailureKind) (FailureKind, string) {
 	return fallback, hintFor(fallback)
 }
 
+// Evidence is the first of lines that names a failure of kind k (the
+// argparse error, the CUDA OOM message), trimmed, or "" for kinds not
+// read from logs.
+func Evidence(lines []string, k FailureKind) string {
+	for _, p := range logPatterns {
+		if p.kind != k {
+			continue
+		}
+		for _, l := range lines {
+			if p.re.MatchString(l) {
+				return strings.TrimSpace(l)
+			}
+		}
+	}
+	return ""
+}
+
 func hintFor(k FailureKind) string {
 	for _, p := range logPatterns {
 		if p.kind == k {
@@ -125,9 +172,11 @@ func hintFor(k FailureKind) string {
 	}
 	switch k {
 	case FailureNoProgress:
-		return "the engine printed nothing and changed no state for the whole no-progress window; read its log, or raise the start-up timeout if loading is just slow"
+		return "the engine printed no new log line (access-log and periodic stats lines do not count) and reached no new readiness stage for the whole no-progress window; the last readiness check above says what it answered; read its log, or raise launch.no_progress_timeout in the campaign file if loading is just slow"
+	case FailureWarmUp:
+		return "the engine is up but cannot answer a one-token chat; its answer is above and its log says why (a broken model, a bad chat template, a dead engine core)"
 	case FailureHardCap:
-		return "the engine kept working but never became ready within the hard cap; read its log, or raise the cap for very large models"
+		return "the engine kept working but never became ready within the hard cap; read its log, or raise launch.start_timeout in the campaign file for very large models"
 	case FailureForeign:
 		return "another server answers on this port; stop it (`ss -ltnp` names it) — npcorch will allocate another port"
 	case FailureStalled:

@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -23,6 +24,8 @@ import (
 //	--sim-load-time D     time before listening
 //	--sim-log-every D     a log line every D while loading
 //	--sim-fault F         exit-during-load | tp-heads | port-in-use | never-ready
+//	--sim-log-line TEXT   the line --sim-log-every prints (default: a loading line)
+//	--sim-chat-status N   answer every chat with HTTP N and a vLLM error body
 //	--sim-workers N       child processes in the engine's group
 //	--sim-worker-ignore-sigterm, --sim-ignore-sigterm
 func fakeEngine(args []string) int {
@@ -88,7 +91,7 @@ func fakeEngine(args []string) int {
 		}
 		time.Sleep(max(step, time.Millisecond))
 		if every > 0 {
-			fmt.Println("INFO Loading safetensors checkpoint shards")
+			fmt.Println(cmp.Or(opt["--sim-log-line"], "INFO Loading safetensors checkpoint shards"))
 		}
 	}
 	switch fault {
@@ -129,6 +132,12 @@ func fakeEngine(args []string) int {
 	})
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
 		if !authed(w, r) {
+			return
+		}
+		if code, _ := strconv.Atoi(opt["--sim-chat-status"]); code != 0 {
+			fmt.Printf("INFO:     %s - \"POST /v1/chat/completions HTTP/1.1\" %d Internal Server Error\n", r.RemoteAddr, code)
+			w.WriteHeader(code)
+			fmt.Fprintf(w, `{"error":{"message":"CUDA error: an illegal memory access was encountered","type":"InternalServerError","param":null,"code":%d}}`, code)
 			return
 		}
 		mu.Lock()

@@ -90,9 +90,11 @@ func (r *Replica) launch() {
 	p := &prober{
 		client: r.cfg.HTTP, inv: r.inv, port: r.port, pgid: pgid, owners: r.cfg.Listeners,
 		timeout: t.ProbeTimeout, warmUp: t.WarmUpTimeout, interval: t.ProbeInterval,
+		warmRetry: t.WarmUpRetry, warmFailures: t.WarmUpFailures,
 	}
-	go p.run(ctx, r.kick, func(st stage, err error) {
-		r.post(func() { r.onProbe(gen, st, err) })
+	r.launchedAt, r.stage, r.probeNote = r.cfg.Now(), stageDown, ""
+	go p.run(ctx, r.kick, func(rep probeReport) {
+		r.post(func() { r.onProbe(gen, rep) })
 	})
 	r.emit(EventStarting, nil, func(e *Event) {
 		e.Attempt = r.attempts
@@ -186,29 +188,53 @@ func (r *Replica) pushDeadline() {
 	}
 }
 
-func (r *Replica) onProbe(gen int, st stage, err error) {
+func (r *Replica) onProbe(gen int, rep probeReport) {
 	if gen != r.gen || r.state != StateStarting || r.tearing {
 		return
 	}
 	var fp *fatalProbe
 	switch {
-	case errors.As(err, &fp):
+	case errors.As(rep.err, &fp):
 		r.failStart(fp.kind, fp.msg, nil)
-	case err != nil:
-		r.failStart(FailureExited, err.Error(), err)
-	case st == stageReady:
+	case rep.err != nil:
+		r.failStart(FailureExited, rep.err.Error(), rep.err)
+	case rep.stage == stageReady:
 		r.becomeReady()
 	default:
-		if r.log != nil {
-			r.log.note("readiness: " + st.String())
+		r.probeNote = rep.note
+		if rep.stage <= r.stage {
+			return // the checks see something new, but it is no progress
 		}
 		r.pushDeadline()
+		// One check may pass several stages (port, /health, listing):
+		// each is announced, in order.
+		for r.stage < rep.stage {
+			r.stage++
+			if r.log != nil {
+				r.log.note("readiness: " + r.stage.String())
+			}
+			r.emit(EventProgress, nil, func(e *Event) {
+				e.Stage, e.Attempt = r.stage.Describe(), r.attempts
+				e.Delay = r.cfg.Now().Sub(r.launchedAt)
+			})
+		}
 	}
+}
+
+// noProgressDetail says what a start that made no progress was waiting
+// for: the stage it reached and what the last readiness check saw.
+func (r *Replica) noProgressDetail() string {
+	d := fmt.Sprintf("no new log line and no readiness progress for %v (last stage: %s", r.cfg.Timing.NoProgress, r.stage.Describe())
+	if r.probeNote != "" {
+		d += "; last readiness check: " + r.probeNote
+	}
+	return d + ")"
 }
 
 func (r *Replica) becomeReady() {
 	r.stopStartTimers()
 	r.state = StateReady
+	r.portMoves = 0
 	r.readyAt = r.cfg.Now()
 	r.endpoint = r.endpointNow()
 	for _, w := range r.waiters {
@@ -283,7 +309,13 @@ func (r *Replica) engineError(kind FailureKind, detail string, err error) *Engin
 	if r.log != nil {
 		e.Tail = r.log.tail()
 		if kind == FailureExited || kind == FailureNotFound {
-			e.Kind, e.Hint = Classify(r.log.lines(), kind)
+			lines := r.log.lines()
+			e.Kind, e.Hint = Classify(lines, kind)
+			// The line that names the cause goes into the first line of
+			// the message, which is what journals and summaries keep.
+			if ev := Evidence(lines, e.Kind); ev != "" && !strings.Contains(e.Detail, ev) {
+				e.Detail += ": " + ev
+			}
 		}
 	}
 	if e.Kind == FailurePortInUse && err == nil {
@@ -302,8 +334,9 @@ func (r *Replica) failNow(kind FailureKind, detail string, err error) {
 	r.fail(e)
 }
 
-// failStart fails a running start: tear the group down, then fail (first
-// start) or back off (a restart).
+// failStart fails a running start: tear the group down, then move to
+// another port (the port was at fault), fail (first start) or back off (a
+// restart).
 func (r *Replica) failStart(kind FailureKind, detail string, err error) {
 	if r.state != StateStarting || r.tearing {
 		return
@@ -312,6 +345,12 @@ func (r *Replica) failStart(kind FailureKind, detail string, err error) {
 	r.stopStartTimers()
 	if r.log != nil {
 		r.log.note("start failed: " + e.Detail)
+	}
+	if e.Kind.portFault() && r.portMoves < maxPortMoves {
+		r.portMoves++
+		r.state = StateRestarting
+		r.teardown(func(terr error) { r.movePort(e, terr) })
+		return
 	}
 	if r.attempts > 0 {
 		r.state = StateRestarting
@@ -324,6 +363,29 @@ func (r *Replica) failStart(kind FailureKind, detail string, err error) {
 		}
 		r.fail(e)
 	})
+}
+
+// maxPortMoves bounds how often one start moves to another port because
+// a foreign server shares its port.
+const maxPortMoves = 3
+
+// movePort starts again at once on another port: a foreign server shares
+// the old one (a program outside npcorch's port locks bound it after the
+// allocation), or the engine could not bind it. That is no fault of the
+// engine, so no restart is spent.
+func (r *Replica) movePort(e *EngineError, teardownErr error) {
+	if teardownErr != nil {
+		e.Detail += "; cleanup: " + teardownErr.Error()
+		r.fail(e)
+		return
+	}
+	old := r.port
+	r.releasePort() // the next launch allocates another
+	if r.log != nil {
+		r.log.note(fmt.Sprintf("port %d is not ours to use (%s); starting again on another port", old, e.Kind))
+	}
+	r.backoff = time.NewTimer(0)
+	r.emit(EventRestarting, e, func(ev *Event) { ev.Attempt = r.attempts })
 }
 
 // crash handles an engine lost after ready: event, teardown, restart.
@@ -347,6 +409,10 @@ func (r *Replica) afterCrash(e *EngineError, teardownErr error) {
 	if teardownErr != nil {
 		e.Detail += "; cleanup: " + teardownErr.Error()
 		r.fail(e)
+		return
+	}
+	if e.Kind.Permanent() {
+		r.fail(e) // the next start would fail the same way
 		return
 	}
 	if r.attempts >= r.cfg.Timing.MaxRestarts {

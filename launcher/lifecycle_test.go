@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -204,6 +206,65 @@ func TestNeverReadyHardCapFiresDespiteProgress(t *testing.T) {
 	}
 }
 
+// TestStatsLinesDoNotKeepAHungStartAlive: an engine that never becomes
+// ready but prints vLLM's periodic throughput line every 50 ms fails on
+// the no-progress deadline, not on the hard cap (issue 12), and the
+// failure says what the last readiness check saw.
+func TestStatsLinesDoNotKeepAHungStartAlive(t *testing.T) {
+	cfg := fakeConfig(t)
+	cfg.Timing.NoProgress = 800 * time.Millisecond
+	cfg.Timing.HardCap = time.Minute
+	stats := "INFO 12-01 10:00:00 [loggers.py:123] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, Prefix cache hit rate: 0.0%"
+	ee, _ := startFailure(t, cfg, ReplicaSpec{Model: simModel("stats", "--sim-fault", "never-ready", "--sim-log-every", "50ms", "--sim-log-line", stats)})
+	if ee.Kind != FailureNoProgress {
+		t.Fatalf("kind %s, want %s: %v", ee.Kind, FailureNoProgress, ee)
+	}
+	if !strings.Contains(ee.Error(), "last readiness check: GET /health: connect: connection refused") {
+		t.Errorf("the failure does not say what the engine answered:\n%v", ee)
+	}
+}
+
+// TestWarmUpAnswered5xxFailsWithTheBody: a warm-up chat answered 500 was
+// retried silently about five times a second until the no-progress
+// deadline, whose message blamed a silent engine (issue 12). Repeated 5xx
+// answers fail the start with the engine's answer, before that deadline,
+// and each start-up stage is announced on the way.
+func TestWarmUpAnswered5xxFailsWithTheBody(t *testing.T) {
+	cfg := fakeConfig(t)
+	cfg.Timing.NoProgress, cfg.Timing.HardCap = 20*time.Second, time.Minute
+	cfg.Timing.WarmUpRetry, cfg.Timing.WarmUpFailures = 50*time.Millisecond, 3
+	sup := NewSupervisor(cfg)
+	defer stopAll(t, sup)
+	sub := sup.Subscribe()
+	defer sub.Close()
+	start := time.Now()
+	_, err := startOne(t, sup, ReplicaSpec{Model: simModel("warm500", "--sim-chat-status", "500")})
+	var ee *EngineError
+	if !errors.As(err, &ee) || ee.Kind != FailureWarmUp {
+		t.Fatalf("start error %v, want %s", err, FailureWarmUp)
+	}
+	if elapsed := time.Since(start); elapsed >= cfg.Timing.NoProgress {
+		t.Errorf("the start failed after %v, on the no-progress deadline", elapsed)
+	}
+	for _, want := range []string{"HTTP 500 3 times in a row", "CUDA error: an illegal memory access was encountered"} {
+		if !strings.Contains(ee.Error(), want) {
+			t.Errorf("the error lacks %q:\n%v", want, ee)
+		}
+	}
+	var stages []string
+	for ev := range sub.C {
+		if ev.Kind == EventProgress {
+			stages = append(stages, ev.Stage)
+		}
+		if ev.Kind == EventFailed {
+			break
+		}
+	}
+	if want := []string{"port open", "/health answers 200", "model listed in /v1/models; warm-up chat sent"}; !slices.Equal(stages, want) {
+		t.Errorf("start-up stages %q, want %q", stages, want)
+	}
+}
+
 func TestChildExitingDuringStartFailsAtOnceWithClassifiedTail(t *testing.T) {
 	for _, tc := range []struct {
 		fault string
@@ -243,6 +304,38 @@ func TestMissingBinaryIsNamed(t *testing.T) {
 	ee, _ := startFailure(t, cfg, ReplicaSpec{Model: m})
 	if ee.Kind != FailureNotFound || !strings.Contains(ee.Error(), "/nonexistent/npcorch-test/vllm") {
 		t.Fatalf("kind %s: %v", ee.Kind, ee)
+	}
+}
+
+// TestBadEngineArgumentsFailAsConfiguration: an engine that rejects its
+// command line (argparse, exit 2) is a configuration failure of the
+// model: permanent, with argparse's message in the error, and never
+// restarted (MaxRestarts would allow two restarts here).
+func TestBadEngineArgumentsFailAsConfiguration(t *testing.T) {
+	cfg := testConfig(t)
+	sup := NewSupervisor(cfg)
+	defer stopAll(t, sup)
+	sub := sup.Subscribe()
+	defer sub.Close()
+	_, err := startOne(t, sup, ReplicaSpec{Model: simModel("badargs", "--bogus-flag", "1")})
+	var ee *EngineError
+	if !errors.As(err, &ee) || ee.Kind != FailureArgs || !IsPermanent(err) {
+		t.Fatalf("start error %v, want a permanent %s failure", err, FailureArgs)
+	}
+	if !strings.Contains(err.Error(), "error: unrecognized arguments: --bogus-flag") || !strings.Contains(err.Error(), "exit status 2") {
+		t.Errorf("the error lacks argparse's message or the exit status:\n%v", err)
+	}
+	starts := 0
+	for ev := range sub.C {
+		if ev.Kind == EventStarting {
+			starts++
+		}
+		if ev.Kind == EventFailed {
+			break
+		}
+	}
+	if starts != 1 {
+		t.Errorf("%d starts, want 1", starts)
 	}
 }
 
@@ -408,12 +501,22 @@ func TestForeignListenerOnOurPortIsDetected(t *testing.T) {
 			st := nextEvent(t, sub, EventStarting)
 			srv := foreignServer(listenReusePort(t, st.Endpoint.Port), "victim")
 			defer srv.Close()
-			err = <-res
+			// The start leaves the shared port: the old group is gone
+			// when the move is announced, and the engine starts again
+			// elsewhere.
+			ev := nextEvent(t, sub, EventRestarting, EventFailed)
 			var ee *EngineError
-			if !errors.As(err, &ee) || ee.Kind != FailureForeign || !strings.Contains(ee.Detail, tc.detail) {
-				t.Fatalf("start error %v, want foreign-listener with %q", err, tc.detail)
+			if ev.Kind != EventRestarting || !errors.As(ev.Err, &ee) || ee.Kind != FailureForeign || !strings.Contains(ee.Detail, tc.detail) {
+				t.Fatalf("%v; want a move off the port for a foreign listener, with %q", ev, tc.detail)
 			}
 			assertGroupEmpty(t, st.Endpoint.PGID)
+			if again := nextEvent(t, sub, EventStarting); again.Endpoint.Port == st.Endpoint.Port {
+				t.Errorf("started again on the shared port %d", again.Endpoint.Port)
+			}
+			stopAll(t, sup)
+			if err := <-res; err == nil {
+				t.Error("Start of a never-ready engine returned no error")
+			}
 		})
 	}
 }
@@ -656,4 +759,89 @@ func TestEngineWhoseHealthFailsWhileServingIsRestarted(t *testing.T) {
 		t.Fatalf("after the health failure: %v", ev)
 	}
 	assertGroupEmpty(t, ep.PGID)
+}
+
+// foreignOn is a ListenerCheck that sees a foreign server sharing the
+// first taken ports it is asked about (an engine of a process outside
+// npcorch's port locks, which bound with SO_REUSEPORT after npcorch proved
+// the port free), and /proc's answer on the others.
+type foreignOn struct {
+	taken int // how many ports are shared; negative: all
+	mu    sync.Mutex
+	seen  []int
+}
+
+func (f *foreignOn) Foreign(port, pgid int) (int, int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i := slices.Index(f.seen, port)
+	if i < 0 {
+		f.seen, i = append(f.seen, port), len(f.seen)
+	}
+	if f.taken < 0 || i < f.taken {
+		return 1, 2, nil
+	}
+	return ProcScanner{}.Foreign(port, pgid)
+}
+
+// asked returns the ports asked about, in order.
+func (f *foreignOn) asked() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.seen)
+}
+
+// TestForeignListenerAtStartMovesToAnotherPort is the rest of issue 12's
+// flaky TestParentSIGINTStopsEnginesBeforeExit: a server that npcorch's
+// port locks do not cover (another program, an older npcorch) took the
+// port between the allocation and the engine's listening. A first start
+// failed for good, though the port, not the engine, was at fault and the
+// hint promised another port. The start moves to another port at once,
+// without spending a restart (max_restarts 0 here), and a port that stays
+// taken everywhere still ends the start, bounded.
+func TestForeignListenerAtStartMovesToAnotherPort(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Timing.MaxRestarts = -1 // never restart
+	check := &foreignOn{taken: 1}
+	cfg.Listeners = check
+	sup := NewSupervisor(cfg)
+	defer stopAll(t, sup)
+	sub := sup.Subscribe()
+	defer sub.Close()
+	ep, err := startOne(t, sup, ReplicaSpec{Model: simModel("moved")})
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	first := check.asked()[0]
+	if ep.Port == first {
+		t.Fatalf("ready on port %d, which a foreign server shares", first)
+	}
+	var moved *Event
+	for ev := range sub.C {
+		if ev.Kind == EventRestarting && moved == nil {
+			moved = &ev
+		}
+		if ev.Kind == EventReady {
+			break
+		}
+	}
+	var ee *EngineError
+	if moved == nil || !errors.As(moved.Err, &ee) || ee.Kind != FailureForeign || moved.Attempt != 0 {
+		t.Errorf("the move to another port was not announced as a foreign listener on port %d, restarts uncounted: %+v", first, moved)
+	}
+	if st := sup.Replicas("moved")[0].Status(); st.Restarts != 0 {
+		t.Errorf("the move spent %d restarts", st.Restarts)
+	}
+
+	everywhere := testConfig(t)
+	everywhere.Listeners = &foreignOn{taken: -1}
+	sup2 := NewSupervisor(everywhere)
+	defer stopAll(t, sup2)
+	_, err = startOne(t, sup2, ReplicaSpec{Model: simModel("nowhere")})
+	if !errors.As(err, &ee) || ee.Kind != FailureForeign {
+		t.Fatalf("every port shared: %v, want a foreign-listener failure", err)
+	}
+	if n := len(everywhere.Listeners.(*foreignOn).asked()); n != 1+maxPortMoves {
+		t.Errorf("%d ports tried, want %d", n, 1+maxPortMoves)
+	}
 }

@@ -11,9 +11,29 @@ import (
 // errorLine matches the log lines worth keeping for a failure report.
 var errorLine = regexp.MustCompile(`Traceback|Error|ERROR|Exception|error:|out of memory|OOM|CUDA error|FATAL|[Ff]atal|not supported|divisible|Address already in use|Killed|Segmentation fault|core dumped|exit status|not found`)
 
-// probeAccess matches the access-log lines npcorch's own readiness and
-// watchdog requests cause: they are not start-up progress.
-var probeAccess = regexp.MustCompile(`"(GET|POST) /(health|metrics|v1/models|v1/chat/completions)[ ?]`)
+// notProgress matches the log lines that requests cause, which say
+// nothing about an engine's start-up: npcorch probes a starting engine
+// every 50 ms, so counting them would keep a hung start alive for ever.
+// They are uvicorn's access lines (vLLM, SGLang), whatever the path,
+// client or prefix:
+//
+//	INFO:     127.0.0.1:51234 - "GET /health HTTP/1.1" 200 OK
+//	(APIServer pid=4242) INFO:     127.0.0.1:51234 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error
+//
+// vLLM's periodic throughput line (vllm/v1/metrics/loggers.py,
+// LoggingStatLogger.log; "Engine 000: " since V1):
+//
+//	INFO 12-01 10:00:00 [loggers.py:123] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, Prefix cache hit rate: 0.0%
+//
+// vLLM's per-request lines (--enable-log-requests) and SGLang's
+// per-batch lines ("Prefill batch. #new-seq: 1, ...", "Decode batch.
+// #running-req: 1, ...").
+var notProgress = regexp.MustCompile(strings.Join([]string{
+	`"[A-Z]+ /\S* HTTP/[0-9.]+" \d{3}`,
+	`Avg prompt throughput: [0-9.]+ tokens/s`,
+	`\b(Received|Added|Finished|Aborted) request `,
+	`\b(Prefill|Decode) batch[.,] #`,
+}, "|"))
 
 // Size limits of the in-memory tail.
 const (
@@ -25,10 +45,10 @@ const (
 
 // logSink writes an engine's output to its log file line by line, with
 // secrets redacted, keeps the last error-looking lines in memory, and
-// calls onLine for each complete line (start-up progress) except access
-// lines of npcorch's own probes, which would otherwise keep a hung start
-// alive forever. It is safe for
-// the concurrent writers os/exec uses for stdout and stderr.
+// calls onLine for each complete line (start-up progress) except the lines
+// requests cause (see notProgress), which would otherwise keep a hung
+// start alive for ever. It is safe for the concurrent writers os/exec
+// uses for stdout and stderr.
 type logSink struct {
 	mu      sync.Mutex
 	out     io.Writer
@@ -98,7 +118,7 @@ func (s *logSink) line(b []byte) {
 		s.errs = appendRing(s.errs, short, tailErrorLines)
 	}
 	s.last = appendRing(s.last, short, tailLastLines)
-	if s.onLine != nil && !probeAccess.MatchString(l) {
+	if s.onLine != nil && !notProgress.MatchString(l) {
 		s.onLine()
 	}
 }

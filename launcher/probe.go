@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -24,12 +26,18 @@ const (
 	stageDown      stage = iota // nothing answers
 	stageListening              // something answers HTTP
 	stageHealthy                // /health 200
-	stageListed                 // /v1/models lists our name with our key
+	stageListed                 // /v1/models lists our name with our key; warm-up chat under way
 	stageReady                  // warm-up chat answered
 )
 
 func (s stage) String() string {
 	return [...]string{"down", "listening", "healthy", "listed", "ready"}[s]
+}
+
+// Describe says what reaching the stage means, for start-up progress on
+// the console.
+func (s stage) Describe() string {
+	return [...]string{"not answering", "port open", "/health answers 200", "model listed in /v1/models; warm-up chat sent", "warm-up chat answered"}[s]
 }
 
 // wrongKey is sent to prove that the server checks our API key.
@@ -45,7 +53,12 @@ type prober struct {
 	timeout  time.Duration // one probe request
 	warmUp   time.Duration // the warm-up chat
 	interval time.Duration
-	owned    bool // the socket-owner check passed once
+	// warmRetry spaces warm-up chats after a 5xx answer; warmFailures
+	// such answers in a row fail the start (0: never).
+	warmRetry    time.Duration
+	warmFailures int
+	owned        bool // the socket-owner check passed once
+	warm5xx      int  // 5xx warm-up answers in a row
 }
 
 // fatalProbe marks a probe failure that retrying cannot fix.
@@ -56,11 +69,21 @@ type fatalProbe struct {
 
 func (f *fatalProbe) Error() string { return f.msg }
 
-// run probes until ready, a fatal answer, or ctx ends. Every new stage and
-// the final result go to report; kick asks for an immediate probe (a new
-// log line may mean the server just came up).
-func (p *prober) run(ctx context.Context, kick <-chan struct{}, report func(stage, error)) {
-	last := stageDown
+// probeReport is what one readiness check found: the stage reached, what
+// the check saw ("GET /health: connection refused", a warm-up's 503 and
+// its body), and a fatal error, if any.
+type probeReport struct {
+	stage stage
+	note  string
+	err   error
+}
+
+// run probes until ready, a fatal answer, or ctx ends. It reports every new
+// stage, every change of what the checks see, and the final result; kick
+// asks for an immediate probe (a new log line may mean the server just
+// came up).
+func (p *prober) run(ctx context.Context, kick <-chan struct{}, report func(probeReport)) {
+	last := probeReport{stage: stageDown}
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -70,17 +93,18 @@ func (p *prober) run(ctx context.Context, kick <-chan struct{}, report func(stag
 		case <-kick:
 		case <-t.C:
 		}
-		st, err := p.once(ctx)
+		rep := p.once(ctx)
 		if ctx.Err() != nil {
 			return
 		}
-		if err != nil || st == stageReady {
-			report(st, err)
+		if rep.err != nil || rep.stage == stageReady {
+			report(rep)
 			return
 		}
-		if st > last {
-			last = st
-			report(st, nil)
+		if rep.stage > last.stage || rep.note != last.note {
+			rep.stage = max(rep.stage, last.stage)
+			last = rep
+			report(rep)
 		}
 		if !t.Stop() {
 			select {
@@ -88,24 +112,28 @@ func (p *prober) run(ctx context.Context, kick <-chan struct{}, report func(stag
 			default:
 			}
 		}
-		t.Reset(p.interval)
+		next := p.interval
+		if p.warm5xx > 0 {
+			next = max(next, p.warmRetry)
+		}
+		t.Reset(next)
 	}
 }
 
-// once runs the readiness checks in order and returns the stage reached.
-// A non-nil error is fatal.
-func (p *prober) once(ctx context.Context) (stage, error) {
+// once runs the readiness checks in order and reports the stage reached.
+// A report with an error is fatal.
+func (p *prober) once(ctx context.Context) probeReport {
 	st := stageDown
 	if p.inv.Probe.HealthURL != "" {
 		code, _, err := p.get(ctx, p.inv.Probe.HealthURL, "", p.timeout)
 		if err != nil {
-			return stageDown, nil
+			return probeReport{stageDown, "GET /health: " + netReason(err), nil}
 		}
 		if err := p.checkOwner(); err != nil {
-			return stageListening, err
+			return probeReport{stageListening, "", err}
 		}
 		if code != http.StatusOK {
-			return stageListening, nil
+			return probeReport{stageListening, fmt.Sprintf("GET /health answered HTTP %d", code), nil}
 		}
 		st = stageHealthy
 	}
@@ -113,35 +141,48 @@ func (p *prober) once(ctx context.Context) (stage, error) {
 	if p.inv.Probe.RequireAuth {
 		code, _, err := p.get(ctx, models, wrongKey, p.timeout)
 		if err != nil {
-			return st, nil
+			return probeReport{st, "GET /v1/models: " + netReason(err), nil}
 		}
 		if err := p.checkOwner(); err != nil {
-			return stageListening, err
+			return probeReport{stageListening, "", err}
 		}
 		if code == http.StatusOK {
-			return st, &fatalProbe{FailureForeign, fmt.Sprintf("%s answers without our API key, so it is not the engine npcorch started: another server listens on port %d", models, p.port)}
+			return probeReport{st, "", &fatalProbe{FailureForeign, fmt.Sprintf("%s answers without our API key, so it is not the engine npcorch started: another server listens on port %d", models, p.port)}}
 		}
 	}
 	code, body, err := p.get(ctx, models, p.inv.APIKey, p.timeout)
 	switch {
 	case err != nil:
-		return max(st, stageDown), nil
+		return probeReport{st, "GET /v1/models: " + netReason(err), nil}
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return st, &fatalProbe{FailureForeign, fmt.Sprintf("%s rejects our API key (HTTP %d): another server listens there, or the key is wrong", models, code)}
+		return probeReport{st, "", &fatalProbe{FailureForeign, fmt.Sprintf("%s rejects our API key (HTTP %d): another server listens there, or the key is wrong", models, code)}}
 	case code != http.StatusOK:
-		return max(st, stageListening), nil
+		return probeReport{max(st, stageListening), fmt.Sprintf("GET /v1/models answered HTTP %d: %s", code, snippet(body)), nil}
 	}
 	names, err := modelIDs(body)
 	if err != nil {
-		return max(st, stageListening), nil
+		return probeReport{max(st, stageListening), fmt.Sprintf("GET /v1/models answered what is not a model list: %s", snippet(body)), nil}
 	}
 	if !contains(names, p.inv.ServedName) {
-		return st, &fatalProbe{FailureForeign, fmt.Sprintf("%s does not list model %q (it serves %s): the server there is not ours, or the served name is wrong", models, p.inv.ServedName, strings.Join(names, ", "))}
+		return probeReport{st, "", &fatalProbe{FailureForeign, fmt.Sprintf("%s does not list model %q (it serves %s): the server there is not ours, or the served name is wrong", models, p.inv.ServedName, strings.Join(names, ", "))}}
 	}
 	if !p.inv.Probe.WarmUp {
-		return stageReady, nil
+		return probeReport{stage: stageReady}
 	}
 	return p.warm(ctx)
+}
+
+// netReason words a failed probe request without its URL.
+func netReason(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		err = oe.Err
+	}
+	return err.Error()
 }
 
 // checkOwner proves, once, that the sockets listening on our port belong
@@ -161,8 +202,12 @@ func (p *prober) checkOwner() error {
 	return nil
 }
 
-// warm sends a one-token chat: the strongest proof that the engine serves.
-func (p *prober) warm(ctx context.Context) (stage, error) {
+// warm sends a one-token chat: the strongest proof that the engine
+// serves. A 5xx or 429 answer is retried every warmRetry; warmFailures of
+// them in a row fail the start with the engine's answer (issue 12: a
+// warm-up answered 500 was retried silently until the no-progress
+// deadline, whose message then blamed a silent engine).
+func (p *prober) warm(ctx context.Context) probeReport {
 	req := map[string]any{
 		"model":       p.inv.ServedName,
 		"messages":    []map[string]string{{"role": "user", "content": "Hi"}},
@@ -171,21 +216,29 @@ func (p *prober) warm(ctx context.Context) (stage, error) {
 		"stream":      false,
 	}
 	body, _ := json.Marshal(req)
-	url := p.inv.BaseURL + "/chat/completions"
-	code, resp, err := p.do(ctx, http.MethodPost, url, p.inv.APIKey, body, p.warmUp)
+	target := p.inv.BaseURL + "/chat/completions"
+	code, resp, err := p.do(ctx, http.MethodPost, target, p.inv.APIKey, body, p.warmUp)
 	switch {
-	case err != nil || code >= 500 || code == http.StatusTooManyRequests:
-		return stageListed, nil
+	case err != nil:
+		return probeReport{stageListed, "warm-up chat: " + netReason(err), nil}
+	case code >= 500 || code == http.StatusTooManyRequests:
+		p.warm5xx++
+		note := fmt.Sprintf("warm-up chat answered HTTP %d: %s", code, snippet(resp))
+		if p.warmFailures > 0 && p.warm5xx >= p.warmFailures {
+			return probeReport{stageListed, note, &fatalProbe{FailureWarmUp, fmt.Sprintf("the warm-up chat to %s was answered HTTP %d %d times in a row (every %v); last answer: %s", target, code, p.warm5xx, p.warmRetry, snippet(resp))}}
+		}
+		return probeReport{stageListed, note, nil}
 	case code != http.StatusOK:
-		return stageListed, &fatalProbe{FailureRejected, fmt.Sprintf("warm-up chat to %s rejected with HTTP %d: %s", url, code, snippet(resp))}
+		return probeReport{stageListed, "", &fatalProbe{FailureRejected, fmt.Sprintf("warm-up chat to %s rejected with HTTP %d: %s", target, code, snippet(resp))}}
 	}
+	p.warm5xx = 0
 	var out struct {
 		Choices []json.RawMessage `json:"choices"`
 	}
 	if json.Unmarshal(resp, &out) != nil || len(out.Choices) == 0 {
-		return stageListed, &fatalProbe{FailureRejected, fmt.Sprintf("warm-up chat to %s answered without choices: %s", url, snippet(resp))}
+		return probeReport{stageListed, "", &fatalProbe{FailureRejected, fmt.Sprintf("warm-up chat to %s answered without choices: %s", target, snippet(resp))}}
 	}
-	return stageReady, nil
+	return probeReport{stage: stageReady}
 }
 
 func (p *prober) get(ctx context.Context, url, key string, timeout time.Duration) (int, []byte, error) {

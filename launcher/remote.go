@@ -30,16 +30,19 @@ func ProbeRemote(ctx context.Context, client *http.Client, inv Invocation, t Tim
 	if client == nil {
 		client = EngineClient()
 	}
-	p := &prober{client: client, inv: inv, timeout: t.ProbeTimeout, warmUp: t.WarmUpTimeout, interval: t.ProbeInterval}
+	p := &prober{client: client, inv: inv, timeout: t.ProbeTimeout, warmUp: t.WarmUpTimeout, interval: t.ProbeInterval,
+		warmRetry: t.WarmUpRetry, warmFailures: t.WarmUpFailures}
 	result := make(chan error, 1)
-	go p.run(ctx, nil, func(st stage, err error) {
+	last := stageDown
+	go p.run(ctx, nil, func(rep probeReport) {
 		switch {
-		case err != nil:
-			result <- err
-		case st == stageReady:
+		case rep.err != nil:
+			result <- rep.err
+		case rep.stage == stageReady:
 			result <- nil
-		case progress != nil:
-			progress(st.String())
+		case progress != nil && rep.stage > last:
+			last = rep.stage
+			progress(rep.stage.String())
 		}
 	})
 	select {

@@ -109,15 +109,22 @@ type Replica struct {
 	stallT    *time.Ticker
 	watchdog  *Watchdog // while ready
 	attempts  int
+	portMoves int // moves to another port since the last ready
 	readyAt   time.Time
-	failure   error
-	tearing   bool
-	next      func(teardownErr error) // what to do when the teardown ends
-	memory    map[string]uint64
-	waiters   []chan readyReply
-	stoppers  []chan error
-	endpoint  Endpoint
-	quit      bool
+	// launchedAt, stage and probeNote follow the current start: when it
+	// was launched, the readiness stage reached, and what the last
+	// readiness check saw.
+	launchedAt time.Time
+	stage      stage
+	probeNote  string
+	failure    error
+	tearing    bool
+	next       func(teardownErr error) // what to do when the teardown ends
+	memory     map[string]uint64
+	waiters    []chan readyReply
+	stoppers   []chan error
+	endpoint   Endpoint
+	quit       bool
 }
 
 type readyReply struct {
@@ -267,10 +274,10 @@ func (r *Replica) run() {
 			r.onProgress()
 		case <-timerC(r.noProg):
 			r.noProg = nil
-			r.failStart(FailureNoProgress, fmt.Sprintf("no new log line and no readiness progress for %v", r.cfg.Timing.NoProgress), nil)
+			r.failStart(FailureNoProgress, r.noProgressDetail(), nil)
 		case <-timerC(r.hardCap):
 			r.hardCap = nil
-			r.failStart(FailureHardCap, fmt.Sprintf("not ready after the hard cap of %v", r.cfg.Timing.HardCap), nil)
+			r.failStart(FailureHardCap, fmt.Sprintf("not ready after the hard cap of %v (last stage: %s)", r.cfg.Timing.HardCap, r.stage.Describe()), nil)
 		case <-timerC(r.backoff):
 			r.backoff = nil
 			r.launch()

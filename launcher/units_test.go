@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/npcorch/npcorch/configs"
 )
 
 func TestLogSinkRedactsSplitsAndKeepsErrorTail(t *testing.T) {
@@ -31,6 +33,36 @@ func TestLogSinkRedactsSplitsAndKeepsErrorTail(t *testing.T) {
 	want := []string{"Traceback (most recent call last):", "ValueError: bad value"}
 	if !slices.Equal(tail, want) {
 		t.Errorf("tail %q, want %q", tail, want)
+	}
+}
+
+// TestRequestLinesAreNoStartUpProgress: the lines requests cause in a real
+// vLLM's or SGLang's log (issue 12) must not push the no-progress
+// deadline; loading lines must.
+func TestRequestLinesAreNoStartUpProgress(t *testing.T) {
+	for _, tc := range []struct {
+		line     string
+		progress bool
+	}{
+		{`INFO:     127.0.0.1:51234 - "GET /health HTTP/1.1" 200 OK`, false},
+		{`(APIServer pid=4242) INFO:     127.0.0.1:51234 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error`, false},
+		{`INFO:     10.0.0.7:40000 - "GET /ping HTTP/1.1" 404 Not Found`, false},
+		{`INFO:     [::1]:40000 - "GET /v1/models?x=1 HTTP/1.1" 401 Unauthorized`, false},
+		{`INFO 12-01 10:00:00 [loggers.py:123] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.1%, Prefix cache hit rate: 0.0%`, false},
+		{`(APIServer pid=4242) INFO 12-01 10:00:10 [loggers.py:127] Engine 000: Avg prompt throughput: 12.5 tokens/s, Avg generation throughput: 0.1 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: n/a, Prefix cache hit rate: n/a`, false},
+		{`INFO 12-01 10:00:00 [logger.py:43] Received request chatcmpl-3f2a: prompt: 'Hi', params: SamplingParams(n=1)`, false},
+		{`[2026-04-02 10:00:00] Decode batch. #running-req: 1, #token: 40, token usage: 0.00, gen throughput (token/s): 10.51, #queue-req: 0`, false},
+		{`[2026-04-02 10:00:00] Prefill batch. #new-seq: 1, #new-token: 8, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0`, false},
+		{`(EngineCore_DP0 pid=4300) INFO 12-01 10:00:00 [default_loader.py:267] Loading safetensors checkpoint shards:  50% Completed | 2/4`, true},
+		{`INFO 12-01 10:00:00 [gpu_worker.py:298] Available KV cache memory: 16.00 GiB`, true},
+		{`Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|██████████| 67/67`, true},
+	} {
+		seen := false
+		s := newLogSink(nil, nil, func() { seen = true })
+		s.Write([]byte(tc.line + "\n"))
+		if seen != tc.progress {
+			t.Errorf("progress = %v, want %v: %s", seen, tc.progress, tc.line)
+		}
 	}
 }
 
@@ -56,6 +88,12 @@ func TestClassify(t *testing.T) {
 		{"ValueError: Model architectures ['HealthGPTForCausalLM'] are not supported for now.", FailureUnsupported},
 		{"OSError: [Errno 98] Address already in use", FailurePortInUse},
 		{"npcorch engine shim: start vllm: exec: \"vllm\": executable file not found in $PATH", FailureNotFound},
+		// argparse's wording, as vLLM (issue 19: `vllm serve serve MODEL`)
+		// and SGLang print it before exiting with status 2.
+		{"vllm serve: error: unrecognized arguments: ZJU-AI4H/Hulu-Med-4B", FailureArgs},
+		{"vllm serve: error: argument --dtype: invalid choice: 'int3' (choose from 'auto', 'half')", FailureArgs},
+		{"launch_server.py: error: the following arguments are required: --model-path", FailureArgs},
+		{"ValueError: error: something unrelated", FailureExited},
 		{"something else happened", FailureExited},
 	} {
 		got, hint := Classify([]string{"INFO start", tc.line}, FailureExited)
@@ -128,6 +166,21 @@ func TestTimingDefaultsAndNoRestart(t *testing.T) {
 	}
 }
 
+func TestTimingWithCampaignLaunchSettings(t *testing.T) {
+	zero, three := 0, 3
+	base := Timing{NoProgress: time.Second, Grace: 2 * time.Second, MaxRestarts: 2}
+	got := base.With(configs.LaunchSettings{StartTimeout: time.Hour, StopGrace: 5 * time.Second, MaxRestarts: &three, WarmUpFailures: 7})
+	if got.NoProgress != time.Second || got.HardCap != time.Hour || got.Grace != 5*time.Second || got.MaxRestarts != 3 || got.WarmUpFailures != 7 {
+		t.Errorf("settings the file gives must win, the rest stay: %+v", got)
+	}
+	if never := base.With(configs.LaunchSettings{MaxRestarts: &zero}).WithDefaults(); never.MaxRestarts != 0 {
+		t.Errorf("max_restarts: 0 gives %d restarts, want none", never.MaxRestarts)
+	}
+	if kept := base.With(configs.LaunchSettings{}); kept != base {
+		t.Errorf("an empty launch block changed %+v into %+v", base, kept)
+	}
+}
+
 func TestPortsSkipTakenPortsAndRelease(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -156,6 +209,44 @@ func TestPortsSkipTakenPortsAndRelease(t *testing.T) {
 	}
 	if err := p.Check(taken); !errors.Is(err, ErrPortInUse) {
 		t.Errorf("Check(taken) = %v", err)
+	}
+}
+
+// TestPortsOfTwoRegistriesNeverCollide is the race behind the flaky
+// TestParentSIGINTStopsEnginesBeforeExit: two npcorch processes (there,
+// the fake parent and the campaign package's tests) each proved port
+// 20000 free by binding it while neither engine listened yet (an engine
+// listens only once loaded), both engines bound it with SO_REUSEPORT,
+// and both starts failed as foreign listeners. Two registries stand for
+// the two processes: flock locks conflict between open files even within
+// one process.
+func TestPortsOfTwoRegistriesNeverCollide(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := ln.Addr().(*net.TCPAddr).Port
+	ln.Close() // free again: only the registries' locks can keep them apart
+	dir := t.TempDir()
+	a := &Ports{First: first, Last: first + 1, LockDir: dir}
+	b := &Ports{First: first, Last: first + 1, LockDir: dir}
+	pa, err := a.Allocate("run/m/r0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := b.Allocate("serve/m/r0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pa == pb {
+		t.Fatalf("two registries handed out port %d twice", pa)
+	}
+	if _, err := b.Allocate("serve/m/r1"); !errors.Is(err, ErrNoPort) {
+		t.Fatalf("third allocation in a two-port range: %v, want ErrNoPort", err)
+	}
+	a.Release(pa)
+	if pc, err := b.Allocate("serve/m/r1"); err != nil || pc != pa {
+		t.Errorf("after the other registry released %d: %d, %v", pa, pc, err)
 	}
 }
 

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -14,11 +15,14 @@ import (
 // Pool spreads one model's requests over its replicas: least outstanding
 // first, each replica bounded by an adaptive limit that never exceeds its
 // max-num-seqs. A replica whose connection failed is set aside for a while;
-// its in-flight requests are retried on the others.
+// its in-flight requests are retried on the others. Replicas come and go
+// as their engines start, crash and restart; once no replica will ever
+// come again, its owner closes the pool and every wait ends.
 type Pool struct {
 	mu       sync.Mutex
 	replicas []*Replica
 	changed  chan struct{}
+	closed   error // why no replica will come; set once by Close
 	// Down is how long a replica is set aside after a connection failure.
 	Down time.Duration
 	now  func() time.Time
@@ -88,6 +92,23 @@ func (p *Pool) SetDown(name string) {
 // Remove takes a replica out for good (stopped or failed).
 func (p *Pool) Remove(name string) { p.SetDown(name) }
 
+// ErrPoolClosed is wrapped by Acquire's error once the pool is closed: no
+// replica will serve the model again.
+var ErrPoolClosed = errors.New("no replica will serve this model")
+
+// Close ends the pool for why (the model's engines failed for good, or it
+// could not be placed): Acquire then returns at once, waiting or not, with
+// an error that wraps ErrPoolClosed and says why. A replica added later
+// does not reopen it. Only the first Close counts.
+func (p *Pool) Close(why string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed == nil {
+		p.closed = fmt.Errorf("%w: %s", ErrPoolClosed, why)
+		p.wakeLocked()
+	}
+}
+
 // Capacity is the most requests the pool can ever run at once.
 func (p *Pool) Capacity() int {
 	p.mu.Lock()
@@ -107,10 +128,17 @@ type Lease struct {
 	replica  *Replica
 }
 
-// Acquire waits for a replica with room and takes one slot on it.
+// Acquire waits for a replica with room and takes one slot on it. It
+// returns an error wrapping ErrPoolClosed once the pool is closed, or
+// ctx's error.
 func (p *Pool) Acquire(ctx context.Context) (Lease, error) {
 	for {
 		p.mu.Lock()
+		if p.closed != nil {
+			err := p.closed
+			p.mu.Unlock()
+			return Lease{}, err
+		}
 		r, wake := p.pickLocked()
 		if r != nil {
 			r.inflight++

@@ -2,6 +2,8 @@ package tasks
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -39,5 +41,35 @@ func TestPoolLeaseKeepsItsEndpointAcrossARestart(t *testing.T) {
 	defer cancelShort()
 	if _, err := p.Acquire(short); err == nil {
 		t.Fatal("a failure on the current endpoint did not set the replica aside")
+	}
+}
+
+// TestClosedPoolEndsEveryWait is issue 12's hang: the only replica was
+// removed (its engine gave up restarting) and Acquire waited for ever.
+// Closing the pool ends the waits already blocked and every later one,
+// with the reason.
+func TestClosedPoolEndsEveryWait(t *testing.T) {
+	p := NewPool([]Endpoint{{Name: "m#0", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 1}}, 0)
+	p.Remove("m#0")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := p.Acquire(ctx)
+			errs <- err
+		}()
+	}
+	time.Sleep(20 * time.Millisecond) // let both block; the test holds without it
+	p.Close("its engine gave up after 5 restarts")
+	for range 2 {
+		err := <-errs
+		if !errors.Is(err, ErrPoolClosed) || !strings.Contains(err.Error(), "gave up after 5 restarts") {
+			t.Fatalf("blocked Acquire ended with %v, want ErrPoolClosed with the reason", err)
+		}
+	}
+	p.Upsert(Endpoint{Name: "m#1", BaseURL: "http://127.0.0.1:2/v1", MaxNumSeqs: 1}, 0)
+	if _, err := p.Acquire(ctx); !errors.Is(err, ErrPoolClosed) {
+		t.Fatalf("Acquire after Close: %v, want ErrPoolClosed", err)
 	}
 }

@@ -24,8 +24,9 @@ func NewProgress(w io.Writer) Progress {
 
 type modelBar struct {
 	bar *mpb.Bar
-	// errors is read by mpb's render goroutine.
-	errors atomic.Int64
+	// errors and waiting are read by mpb's render goroutine.
+	errors  atomic.Int64
+	waiting atomic.Pointer[string]
 }
 
 // barProgress draws one bar per model. Its mpb container lives while any
@@ -48,10 +49,19 @@ func (b *barProgress) Start(model string, total int) {
 	}
 	b.active++
 	mb := &modelBar{}
+	eta := decor.AverageETA(decor.ET_STYLE_GO)
 	mb.bar = b.p.AddBar(int64(total),
 		mpb.PrependDecorators(decor.Name(model, decor.WCSyncSpaceR), decor.CountersNoUnit("%d/%d", decor.WCSyncSpace)),
 		mpb.AppendDecorators(decor.AverageSpeed(0, "%.1f/s", decor.WCSyncSpace),
-			decor.AverageETA(decor.ET_STYLE_GO, decor.WCSyncSpace),
+			// What a stalled run waits on replaces an ETA that would
+			// ignore the wait.
+			decor.Any(func(st decor.Statistics) string {
+				if w := mb.waiting.Load(); w != nil && *w != "" {
+					return "waiting: " + *w
+				}
+				str, _ := eta.Decor(st)
+				return "ETA " + str
+			}, decor.WCSyncSpace),
 			decor.Any(func(decor.Statistics) string {
 				n := mb.errors.Load()
 				if n == 0 {
@@ -69,7 +79,18 @@ func (b *barProgress) Record(rec Record) {
 		if rec.Status == StatusNotRun {
 			mb.errors.Add(1)
 		}
+		mb.waiting.Store(nil) // an outcome ends the wait: the ETA is back
 		mb.bar.Increment()
+	}
+}
+
+// Waiting implements WaitReporter: the bar shows what the model's run
+// waits on instead of its ETA.
+func (b *barProgress) Waiting(model, what string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if mb, ok := b.bars[model]; ok {
+		mb.waiting.Store(&what)
 	}
 }
 
@@ -98,6 +119,10 @@ func (b *barProgress) Finish(model string, s Summary) {
 type lineState struct {
 	total, done, notRun int
 	start, last         time.Time
+	// waiting is what the run waits on ("" while answers flow), last
+	// printed at waitShown.
+	waiting   string
+	waitShown time.Time
 }
 
 // lineProgress prints one line per model at most every few seconds.
@@ -128,11 +153,34 @@ func (l *lineProgress) Record(rec Record) {
 	if rec.Status == StatusNotRun {
 		s.notRun++
 	}
+	// An outcome ends the wait (the run watcher clears it on its next
+	// tick): this line must not repeat a wait that is over.
+	s.waiting = ""
 	if now := l.now(); now.Sub(s.last) >= l.every {
 		s.last = now
 		rate := float64(s.done) / now.Sub(s.start).Seconds()
 		eta := time.Duration(float64(s.total-s.done) / rate * float64(time.Second))
 		fmt.Fprintf(l.w, "%s: %d/%d done, %.1f/s, ETA %s, %d not run\n", rec.Model, s.done, s.total, rate, eta.Round(time.Second), s.notRun)
+	}
+}
+
+// Waiting implements WaitReporter: a line says what the run waits on when
+// the wait begins, then at most every few seconds while it lasts.
+func (l *lineProgress) Waiting(model, what string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.state[model]
+	if !ok {
+		return
+	}
+	began := s.waiting == "" && what != ""
+	s.waiting = what
+	if what == "" {
+		return
+	}
+	if now := l.now(); began || now.Sub(s.waitShown) >= l.every {
+		s.waitShown = now
+		fmt.Fprintf(l.w, "%s: %d/%d done, waiting: %s\n", model, s.done, s.total, what)
 	}
 }
 

@@ -66,6 +66,13 @@ func progressBarsChild() {
 		st := StatusAnswered
 		if i == 2 {
 			st = StatusNotRun
+			// A stalled run shows what it waits on in place of its ETA
+			// for a few frames.
+			if wr, ok := p.(WaitReporter); ok {
+				wr.Waiting("Lingshu-7B", "no replica ready to take requests for 12s")
+				time.Sleep(500 * time.Millisecond)
+				wr.Waiting("Lingshu-7B", "")
+			}
 		}
 		p.Record(Record{Model: "Lingshu-7B", Status: st})
 	}
@@ -90,7 +97,7 @@ func TestBarProgressOnAPseudoTerminal(t *testing.T) {
 		t.Fatalf("script: %v\n%s", err, out)
 	}
 	text := string(out)
-	for _, want := range []string{"Lingshu-7B", "5/5", "1 not run"} {
+	for _, want := range []string{"Lingshu-7B", "5/5", "1 not run", "waiting: no replica ready to take requests for 12s"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("bar output lacks %q:\n%q", want, text)
 		}

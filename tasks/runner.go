@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"sync"
 	"time"
 
@@ -39,6 +40,12 @@ type Runner struct {
 	Backoff time.Duration
 	// MaxBackoff caps the doubling backoff.
 	MaxBackoff time.Duration
+	// StallAfter is how long a model run may journal nothing before its
+	// progress shows what it waits on instead of an ETA (0 = 10 s); only
+	// a Progress that is a WaitReporter hears it.
+	StallAfter time.Duration
+	// Now is the runner's clock (time.Now when nil).
+	Now func() time.Time
 
 	mu    sync.Mutex
 	state *JournalState
@@ -96,6 +103,26 @@ type Summary struct {
 	Problems []ItemProblem `json:"problems,omitempty"`
 	// Failures counts failed attempts by kind (retried or not).
 	Failures map[string]int `json:"failures,omitempty"`
+	// Reasons counts the NotRun requests by why they were not run: a
+	// problem's reason, or a request's last failure (see NotRunReason).
+	Reasons map[string]int `json:"not_run_reasons,omitempty"`
+}
+
+// FailNoReplica is the failure of a request that was never sent: its
+// model's pool was closed, because no replica will serve the model again.
+const FailNoReplica = "no_replica"
+
+// addressPort matches the host:port of an engine in a failure message.
+var addressPort = regexp.MustCompile(`(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\]|localhost):\d+`)
+
+// NotRunReason is why a not-run record was not run, in a form that groups
+// like failures: its last failure, with engine addresses blanked (a
+// restarted replica has another port).
+func NotRunReason(rec Record) string {
+	if len(rec.Failures) == 0 {
+		return "no attempt was made"
+	}
+	return addressPort.ReplaceAllString(rec.Failures[len(rec.Failures)-1], "HOST:PORT")
 }
 
 // SetState gives the runner the journal as read before the run, so that
@@ -156,26 +183,70 @@ func (r *Runner) Run(ctx context.Context, mr ModelRun) (Summary, error) {
 	if mr.Items == nil {
 		mr.Items = ItemList(nil)
 	}
-	s := Summary{Model: mr.Model.Name, Requests: mr.Items.Len() * mr.Repeats, Failures: map[string]int{}}
+	s := Summary{Model: mr.Model.Name, Requests: mr.Items.Len() * mr.Repeats, Failures: map[string]int{}, Reasons: map[string]int{}}
+	act := newActivity(r.clock())
 	if r.Progress != nil {
 		r.Progress.Start(mr.Model.Name, s.Requests)
 		defer func() { r.Progress.Finish(mr.Model.Name, s) }()
+		if wr, ok := r.Progress.(WaitReporter); ok {
+			stop := r.watchWaits(mr.Model.Name, act, wr)
+			defer stop()
+		}
 	}
 	// First the items nothing depends on, then the care questions. Each
 	// phase reads mr.Items once and filters it as it goes: no item list is
 	// collected; the second phase is skipped when the first saw no care
 	// question.
-	dependents, err := r.runPhase(ctx, mr, false, &s)
+	dependents, err := r.runPhase(ctx, mr, act, false, &s)
 	if err != nil || !dependents {
 		return s, err
 	}
-	_, err = r.runPhase(ctx, mr, true, &s)
+	_, err = r.runPhase(ctx, mr, act, true, &s)
 	return s, err
+}
+
+func (r *Runner) clock() func() time.Time {
+	if r.Now != nil {
+		return r.Now
+	}
+	return time.Now
+}
+
+// watchWaits tells wr, as it changes, what model's run waits on while it
+// journals nothing; stop ends the watch (and clears the wait).
+func (r *Runner) watchWaits(model string, act *activity, wr WaitReporter) (stop func()) {
+	after := r.StallAfter
+	if after <= 0 {
+		after = 10 * time.Second
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(min(time.Second, after/2))
+		defer t.Stop()
+		shown := ""
+		for {
+			select {
+			case <-done:
+				if shown != "" {
+					wr.Waiting(model, "")
+				}
+				return
+			case <-t.C:
+			}
+			if what := act.waiting(after); what != shown {
+				shown = what
+				wr.Waiting(model, what)
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // runPhase sends the items that depend on others' answers, or those that
 // do not; it reports whether it passed over items of the other kind.
-func (r *Runner) runPhase(ctx context.Context, mr ModelRun, dependent bool, s *Summary) (others bool, err error) {
+func (r *Runner) runPhase(ctx context.Context, mr ModelRun, act *activity, dependent bool, s *Summary) (others bool, err error) {
 	var mu sync.Mutex // guards s
 	g, ctx := errgroup.WithContext(ctx)
 	reqs := make(chan *Request, 2*max(mr.Workers, mr.Pool.Capacity(), 1))
@@ -194,6 +265,7 @@ func (r *Runner) runPhase(ctx context.Context, mr ModelRun, dependent bool, s *S
 					if problem != nil {
 						s.Problems = append(s.Problems, *problem)
 						s.NotRun++
+						s.Reasons[problem.Reason]++
 					} else {
 						s.Skipped++
 					}
@@ -213,16 +285,22 @@ func (r *Runner) runPhase(ctx context.Context, mr ModelRun, dependent bool, s *S
 	if workers <= 0 {
 		workers = mr.Pool.Capacity()
 	}
+	// At least one: a pool without replicas yet (or closed) must still
+	// drain the queue, or the producer would wait for ever.
+	workers = max(workers, 1)
 	for i := 0; i < workers; i++ {
+		w := act.worker()
 		g.Go(func() error {
 			for req := range reqs {
-				rec, fails, err := r.send(ctx, mr, req)
+				rec, fails, err := r.send(ctx, mr, req, act, w)
+				act.set(w, phaseIdle, time.Time{}, "")
 				if err != nil {
 					return err
 				}
 				if err := r.Journal.Append(rec); err != nil {
 					return err
 				}
+				act.recorded()
 				r.mu.Lock()
 				r.rememberLocked(rec)
 				r.mu.Unlock()
@@ -231,6 +309,7 @@ func (r *Runner) runPhase(ctx context.Context, mr ModelRun, dependent bool, s *S
 					s.Answered++
 				} else {
 					s.NotRun++
+					s.Reasons[NotRunReason(rec)]++
 				}
 				for _, k := range fails {
 					s.Failures[k]++
@@ -280,16 +359,25 @@ func (r *Runner) prepare(mr ModelRun, it Item, rep int) (*Request, *ItemProblem)
 // send makes the attempts of one request and returns its record and the
 // kinds of the failed attempts. An error means the run is ending (ctx), and
 // nothing is journaled for the request.
-func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request) (Record, []string, error) {
+func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request, act *activity, w *workerState) (Record, []string, error) {
 	rec := Record{Key: req.Key, Item: req.Item.ID, Task: req.Item.Task, Patient: req.Item.Patient,
 		Model: mr.Model.Name, Repeat: req.Repeat, Images: len(req.Images)}
 	rec.Prior = req.Prior
 	var kinds []string
 	for attempt := 1; ; attempt++ {
+		act.set(w, phaseAcquire, time.Time{}, "")
 		lease, err := mr.Pool.Acquire(ctx)
+		if errors.Is(err, ErrPoolClosed) {
+			// No replica will come: the request ends not run, with why.
+			kinds = append(kinds, FailNoReplica)
+			rec.Failures = append(rec.Failures, err.Error())
+			rec.Status = StatusNotRun
+			return rec, kinds, nil
+		}
 		if err != nil {
 			return rec, kinds, err
 		}
+		act.set(w, phaseSend, time.Time{}, "")
 		ans, err := r.Client.Send(ctx, lease.Endpoint, req)
 		var f *Failure
 		errors.As(err, &f)
@@ -308,7 +396,9 @@ func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request) (Record, [
 			rec.Status = StatusNotRun
 			return rec, kinds, nil
 		}
-		if err := sleepCtx(ctx, r.backoff(attempt)); err != nil {
+		wait := r.backoff(attempt)
+		act.set(w, phaseBackoff, r.clock()().Add(wait), NotRunReason(rec))
+		if err := sleepCtx(ctx, wait); err != nil {
 			return rec, kinds, err
 		}
 	}

@@ -186,6 +186,57 @@ func TestRunnerMarksNotRunAfterRetriesAndNeverStoresAPrediction(t *testing.T) {
 	}
 }
 
+// TestRunnerEndsRequestsNotRunWhenThePoolCloses: a model whose engines
+// are gone for good has its pool closed; every request that was waiting
+// for a replica, and every later one, is journaled not run with the
+// reason, counted by reason, and the run returns (issue 12: it waited in
+// Pool.Acquire for ever).
+func TestRunnerEndsRequestsNotRunWhenThePoolCloses(t *testing.T) {
+	root := t.TempDir()
+	img := writeImage(t, root, "o.png", []byte("png"))
+	reg, _ := configs.DefaultRegistry()
+	model, _ := reg.Get("Lingshu-7B")
+	run := t.TempDir()
+	r := testRunner(t, run)
+	var items []Item
+	for _, p := range []string{"P01", "P02", "P03"} {
+		items = append(items, Item{ID: "pathology/" + p, Task: configs.TaskPathology, Patient: p, Images: []dataset.Image{img}, Gold: Gold{Label: "1"}})
+	}
+	pool := NewPool(nil, 1) // no replica yet: every request waits
+	time.AfterFunc(50*time.Millisecond, func() { pool.Close("its engine gave up after 5 restarts") })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := r.Run(ctx, ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
+		Pool: pool, Items: ItemList(items)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const why = "no replica will serve this model: its engine gave up after 5 restarts"
+	if s.NotRun != 3 || s.Answered != 0 || s.Reasons[why] != 3 || s.Failures[FailNoReplica] != 3 {
+		t.Fatalf("summary %+v; want 3 not run for %q", s, why)
+	}
+	st, _ := ReadJournal(run)
+	if len(st.Records) != 3 {
+		t.Fatalf("%d records journaled, want 3", len(st.Records))
+	}
+	for _, rec := range st.Records {
+		if rec.Status != StatusNotRun || rec.Answer != nil || len(rec.Failures) != 1 || rec.Failures[0] != why {
+			t.Errorf("record %+v; want not run with the reason", rec)
+		}
+	}
+}
+
+func TestNotRunReasonGroupsAcrossReplicaPorts(t *testing.T) {
+	a := NotRunReason(Record{Failures: []string{"x", `connect: Post "http://127.0.0.1:20001/v1/chat/completions": dial tcp 127.0.0.1:20001: connect: connection refused`}})
+	b := NotRunReason(Record{Failures: []string{`connect: Post "http://127.0.0.1:20007/v1/chat/completions": dial tcp 127.0.0.1:20007: connect: connection refused`}})
+	if a != b || !strings.Contains(a, "HOST:PORT") {
+		t.Errorf("reasons %q and %q should group as one", a, b)
+	}
+	if NotRunReason(Record{}) != "no attempt was made" {
+		t.Error("a record without failures needs a reason too")
+	}
+}
+
 func TestRequestRefusesImagesChangedAfterPrepAndPathEscapes(t *testing.T) {
 	root := t.TempDir()
 	img := writeImage(t, root, "a.png", []byte("original"))

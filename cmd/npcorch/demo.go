@@ -36,7 +36,10 @@ CarePath episodes, score, and print the table.
 
 Everything lands in --out: data/ (raw dataset), prep/ (prepared images and
 manifest), run/ (journal, engine logs, scores.md/.csv/.json). Two runs with
-the same seed write byte-identical score files.`,
+the same seed write byte-identical score files.
+
+Exit status: 0 when every request is answered; 3 when some are not run (the
+summary groups them by reason); 130 when interrupted; 1 for any other error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDemo(cmd.Context(), out, seed, resume, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -100,7 +103,7 @@ func runDemo(ctx context.Context, out string, seed int64, resume bool, stdout, s
 	// delays keep the demo fast and still exercise every stage.
 	timing := launcher.Timing{NoProgress: time.Minute, HardCap: 3 * time.Minute, Grace: 5 * time.Second,
 		RestartBackoff: 200 * time.Millisecond, MaxBackoff: 2 * time.Second, StallCheck: 2 * time.Second, StallWindow: 30 * time.Second}
-	o, err := campaign.Run(ctx, campaign.Options{Campaign: c, Self: []string{self}, Resume: true,
+	o, err := campaign.Run(ctx, campaign.Options{Campaign: c, Self: []string{self}, Resume: resume,
 		Out: stdout, Log: io.Discard, Progress: stderr, Timing: timing})
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)

@@ -24,9 +24,9 @@ func main() {
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "npcorch:", err)
 		if ctx.Err() != nil {
-			os.Exit(130) // interrupted (SIGINT or SIGTERM)
+			os.Exit(exitInterrupted) // SIGINT or SIGTERM, whatever the command
 		}
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
 

@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -25,7 +28,13 @@ their engines, send every item of every task (images as the prepared files'
 own bytes), append each answer to the journal, then score.
 
 A crashed or interrupted run continues with --resume: only the requests the
-journal lacks are sent, and re-running a finished campaign sends nothing.`,
+journal lacks are sent, and re-running a finished campaign sends nothing.
+--resume refuses a folder that holds no run. Relative paths in the campaign
+file are relative to the file; --out is relative to the current folder.
+
+Exit status: 0 when every request is answered; 3 when the run went to its
+end but some requests are not run (the summary groups them by reason);
+130 when interrupted (SIGINT/SIGTERM); 1 for any other error.`,
 		Example: `  npcorch run -c configs/campaigns/a800-sxm-8.yaml
   npcorch run -c my-campaign.yaml --resume
   npcorch run -c my-campaign.yaml --repeat 3 --out runs/reliability`,
@@ -42,8 +51,9 @@ journal lacks are sent, and re-running a finished campaign sends nothing.`,
 				c.Repeat = repeat
 			}
 			if out != "" {
-				c.Dataset.Raw, c.Dataset.Prepared = c.Path(c.Dataset.Raw), c.Path(c.Dataset.Prepared)
-				c.Output, c.Dir = out, "."
+				if err := setOutput(c, out); err != nil {
+					return err
+				}
 			}
 			self, err := os.Executable()
 			if err != nil {
@@ -55,7 +65,7 @@ journal lacks are sent, and re-running a finished campaign sends nothing.`,
 				fmt.Fprintf(cmd.OutOrStdout(), "\nrun directory: %s\n", o.RunDir)
 			}
 			if err != nil && cmd.Context().Err() != nil {
-				return fmt.Errorf("interrupted; every engine was stopped and the journal kept: continue with `npcorch run -c %s --resume`", file)
+				return &interruptedError{fmt.Sprintf("interrupted; every engine was stopped and the journal kept: continue with `%s`", resumeCommand(file, out, repeat))}
 			}
 			return err
 		},
@@ -65,4 +75,38 @@ journal lacks are sent, and re-running a finished campaign sends nothing.`,
 	cmd.Flags().IntVar(&repeat, "repeat", 0, "send every request k times (repeated-run reliability); overrides the campaign")
 	cmd.Flags().StringVar(&out, "out", "", "run directory; overrides the campaign's output")
 	return cmd
+}
+
+// setOutput points the campaign's run directory at out, given on the
+// command line and so relative to the current folder; every other path of
+// the campaign file stays relative to the file.
+func setOutput(c *configs.Campaign, out string) error {
+	a, err := filepath.Abs(out)
+	if err != nil {
+		return fmt.Errorf("run: --out %s: %w", out, err)
+	}
+	c.Output = a
+	return nil
+}
+
+// resumeCommand is the command line that continues an interrupted run:
+// the same campaign, run directory and repeat count, with --resume.
+func resumeCommand(file, out string, repeat int) string {
+	args := []string{"npcorch", "run", "-c", shellQuote(file)}
+	if out != "" {
+		args = append(args, "--out", shellQuote(out))
+	}
+	if repeat > 0 {
+		args = append(args, "--repeat", strconv.Itoa(repeat))
+	}
+	return strings.Join(append(args, "--resume"), " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and ./_-+=:,@.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./_-+=:,@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -29,9 +29,17 @@ every engine's whole process group and verifies that none of it remains.
 API keys are written only to the endpoints file (mode 0600).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, mediaRoot, host, out, err := serveModel(campaign, model)
+			m, mediaRoot, host, out, launch, err := serveModel(campaign, model)
 			if err != nil {
 				return err
+			}
+			// The campaign file's launch settings, unless a flag says.
+			timing := launcher.Timing{}.With(launch)
+			if cmd.Flags().Changed("grace") {
+				timing.Grace = grace
+			}
+			if cmd.Flags().Changed("start-timeout") {
+				timing.NoProgress = noProgress
 			}
 			if logDir == "" {
 				logDir = filepath.Join(out, "engines")
@@ -48,7 +56,7 @@ API keys are written only to the endpoints file (mode 0600).`,
 				Shim:    []string{exe, "serve", "engine-shim"},
 				LogDir:  logDir,
 				Host:    host,
-				Timing:  launcher.Timing{Grace: grace, NoProgress: noProgress},
+				Timing:  timing,
 			})
 			specs := launcher.ServeSpecs(m, parseGPUSets(gpuSets), mediaRoot)
 			return launcher.Serve(cmd.Context(), sup, specs, cmd.OutOrStdout(), endpoints)
@@ -60,8 +68,8 @@ API keys are written only to the endpoints file (mode 0600).`,
 	f.StringArrayVar(&gpuSets, "gpus", nil, "GPU UUIDs of one replica, comma-separated; repeat for more replicas")
 	f.StringVar(&logDir, "log-dir", "", "folder for replica logs (default: the campaign output's engines/, or ./npcorch-serve/engines)")
 	f.StringVar(&endpoints, "endpoints-file", "", "where to write endpoints with API keys (default: LOG-DIR/endpoints.json)")
-	f.DurationVar(&grace, "grace", launcher.DefaultTiming.Grace, "time between SIGTERM and SIGKILL when stopping an engine")
-	f.DurationVar(&noProgress, "start-timeout", launcher.DefaultTiming.NoProgress, "fail a start after this long without a new log line or readiness step")
+	f.DurationVar(&grace, "grace", launcher.DefaultTiming.Grace, "time between SIGTERM and SIGKILL when stopping an engine (default: the campaign's launch.stop_grace)")
+	f.DurationVar(&noProgress, "start-timeout", launcher.DefaultTiming.NoProgress, "fail a start after this long without a new log line or readiness step (default: the campaign's launch.no_progress_timeout)")
 	_ = cmd.MarkFlagRequired("model")
 	cmd.AddCommand(newEngineShimCmd())
 	return cmd
@@ -75,22 +83,23 @@ func selfEngines(exe string) launcher.Engines {
 }
 
 // serveModel resolves the model from a campaign or the embedded registry,
-// with the media root, host and output folder that go with it.
-func serveModel(campaign, name string) (m configs.Model, mediaRoot, host, out string, err error) {
+// with the media root, host, output folder and launch settings that go
+// with it.
+func serveModel(campaign, name string) (m configs.Model, mediaRoot, host, out string, launch configs.LaunchSettings, err error) {
 	if campaign == "" {
 		reg, err := configs.DefaultRegistry()
 		if err != nil {
-			return m, "", "", "", err
+			return m, "", "", "", launch, err
 		}
 		m, ok := reg.Get(name)
 		if !ok {
-			return m, "", "", "", fmt.Errorf("serve: model %q is not in the registry; known models: %s", name, strings.Join(reg.Names(), ", "))
+			return m, "", "", "", launch, fmt.Errorf("serve: model %q is not in the registry; known models: %s", name, strings.Join(reg.Names(), ", "))
 		}
-		return m, "", "", "npcorch-serve", nil
+		return m, "", "", "npcorch-serve", launch, nil
 	}
 	c, err := configs.LoadCampaign(campaign, nil)
 	if err != nil {
-		return m, "", "", "", err
+		return m, "", "", "", launch, err
 	}
 	m, ok := c.Model(name)
 	if !ok {
@@ -98,9 +107,9 @@ func serveModel(campaign, name string) (m configs.Model, mediaRoot, host, out st
 		for _, r := range c.Resolved {
 			names = append(names, r.Name)
 		}
-		return m, "", "", "", fmt.Errorf("serve: campaign %s has no model %q; it lists: %s", campaign, name, strings.Join(names, ", "))
+		return m, "", "", "", launch, fmt.Errorf("serve: campaign %s has no model %q; it lists: %s", campaign, name, strings.Join(names, ", "))
 	}
-	return m, c.Path(c.Dataset.Prepared), c.Host, c.Path(c.Output), nil
+	return m, c.Path(c.Dataset.Prepared), c.Host, c.Path(c.Output), c.Launch, nil
 }
 
 func parseGPUSets(flags []string) [][]string {

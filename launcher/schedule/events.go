@@ -14,6 +14,10 @@ type ReplicaID int
 type Replica struct {
 	ID    ReplicaID `json:"id"`
 	Model string    `json:"model"`
+	// Index numbers the model's replicas from 0 in start order: it is the
+	// replica number users see ("Lingshu-7B/r0"), in its engine's log
+	// name and events, as `npcorch serve` numbers them.
+	Index int `json:"index"`
 	// Wave is the Plan.Waves index (from 1) the replica was started in.
 	Wave int `json:"wave"`
 	TP   int `json:"tp"`
@@ -42,6 +46,11 @@ type Effects interface {
 	// StopReplica stops r (starting or ready) and verifies its GPUs are
 	// free; the end is EventStopped.
 	StopReplica(r Replica)
+	// AbandonModel says that model will never be served again (it could
+	// not be placed, or its engines failed for good, for why): its
+	// outstanding work must end as not run, or the work would wait for a
+	// replica that never comes. No event answers it.
+	AbandonModel(model, why string)
 }
 
 // EventKind says what happened.
@@ -82,12 +91,20 @@ type Event struct {
 	At      time.Duration
 	Replica ReplicaID
 	Model   string
-	Err     string
-	Done    float64
-	Speed   SpeedSample
+	// Index is the replica's number within its model (Replica.Index),
+	// for messages.
+	Index int
+	Err   string
+	// Permanent marks an EventFailed that no other GPU set can fix: the
+	// model's own configuration is wrong (a bad engine command line, a
+	// missing binary, an architecture the engine does not support). The
+	// model fails at once and its other replicas are stopped.
+	Permanent bool
+	Done      float64
+	Speed     SpeedSample
 }
 
-// String describes the event in one line: "ready replica 3 (Lingshu-7B)".
+// String describes the event in one line: "ready    Lingshu-7B/r0".
 func (e Event) String() string {
 	switch e.Kind {
 	case EventFinished:
@@ -95,13 +112,16 @@ func (e Event) String() string {
 	case EventProgress:
 		return fmt.Sprintf("%-8s %s %.0f%%", e.Kind, e.Model, 100*e.Done)
 	case EventFailed:
-		return fmt.Sprintf("%-8s replica %d (%s): %s", e.Kind, e.Replica, e.Model, e.Err)
+		return fmt.Sprintf("%-8s %s: %s", e.Kind, ReplicaName(e.Model, e.Index), e.Err)
 	case EventSpeed:
-		return fmt.Sprintf("%-8s replica %d (%s): %.0f tok/s over %s", e.Kind, e.Replica, e.Model,
+		return fmt.Sprintf("%-8s %s: %.0f tok/s over %s", e.Kind, ReplicaName(e.Model, e.Index),
 			e.Speed.Work/e.Speed.Seconds, fmtDur(time.Duration(e.Speed.Seconds*float64(time.Second))))
 	}
-	return fmt.Sprintf("%-8s replica %d (%s)", e.Kind, e.Replica, e.Model)
+	return fmt.Sprintf("%-8s %s", e.Kind, ReplicaName(e.Model, e.Index))
 }
+
+// ReplicaName is how users see a replica: "Lingshu-7B/r0".
+func ReplicaName(model string, index int) string { return fmt.Sprintf("%s/r%d", model, index) }
 
 // Source delivers events in time order. Next blocks until one arrives or
 // ctx ends.

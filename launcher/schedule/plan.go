@@ -72,6 +72,7 @@ type Wave struct {
 type Failure struct {
 	Model   string    `json:"model"`
 	Replica ReplicaID `json:"replica"`
+	Index   int       `json:"index"`
 	TP      int       `json:"tp"`
 	GPUs    []int     `json:"gpus"`
 	At      Seconds   `json:"at_s"`
@@ -222,9 +223,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 		}
 	}
 	if len(p.Failures) > 0 {
-		fmt.Fprintln(ew, "\nfailed starts:")
+		fmt.Fprintln(ew, "\nengine failures:")
 		for _, f := range p.Failures {
-			fmt.Fprintf(ew, "  %s  %s TP%d on %s: %s\n", f.At, f.Model, f.TP, placement.GPUList(f.GPUs), f.Err)
+			fmt.Fprintf(ew, "  %s  %s TP%d on %s: %s\n", f.At, ReplicaName(f.Model, f.Index), f.TP, placement.GPUList(f.GPUs), f.Err)
 		}
 	}
 	p.writeSpeeds(ew)

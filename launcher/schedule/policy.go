@@ -16,7 +16,8 @@ type Policy struct {
 	// MinEfficiency rejects placements below this share of the model's best
 	// per-GPU throughput, unless the node is otherwise idle (0 = 0.8).
 	MinEfficiency float64
-	// MaxStartFailures is how many failed starts a model gets (0 = 3).
+	// MaxStartFailures is how many failed starts a model gets (0 =
+	// DefaultMaxStartFailures).
 	MaxStartFailures int
 	// NoScaleOut disables adding replicas to running models.
 	NoScaleOut bool
@@ -31,11 +32,16 @@ type Policy struct {
 
 func (p Policy) targetShare() float64   { return orDefault(p.TargetShare, 0.5) }
 func (p Policy) minEfficiency() float64 { return orDefault(p.MinEfficiency, 0.8) }
+
+// DefaultMaxStartFailures is how many engine failures a model gets when
+// Policy.MaxStartFailures is 0.
+const DefaultMaxStartFailures = 3
+
 func (p Policy) maxStartFailures() int {
 	if p.MaxStartFailures > 0 {
 		return p.MaxStartFailures
 	}
-	return 3
+	return DefaultMaxStartFailures
 }
 
 func orDefault(v, d float64) float64 {

@@ -125,6 +125,10 @@ type teeEffects struct {
 
 func (t teeEffects) StartReplica(r Replica) { t.rec.StartReplica(r); t.sim.StartReplica(r) }
 func (t teeEffects) StopReplica(r Replica)  { t.rec.StopReplica(r); t.sim.StopReplica(r) }
+func (t teeEffects) AbandonModel(m, why string) {
+	t.rec.AbandonModel(m, why)
+	t.sim.AbandonModel(m, why)
+}
 
 // Two models that drain at the same instant both finish: the first finish
 // stops its engine and re-plans the others' finish events, which must not

@@ -93,6 +93,8 @@ type modelState struct {
 	target                        int
 	avoid                         [][]int
 	failures                      int
+	replicas                      int    // replicas started so far: the next one's Index
+	lastFailure                   string // first line of the last failure
 	live                          []ReplicaID
 	started                       bool
 	start, workEnd, end           time.Duration
@@ -226,6 +228,11 @@ func (s *Scheduler) Begin() {
 		return
 	}
 	s.began = true
+	for _, ms := range s.models {
+		if ms.status == StatusUnplaceable {
+			s.fx.AbandonModel(ms.m.Name, ms.note)
+		}
+	}
 	s.schedule()
 }
 
@@ -274,7 +281,7 @@ func (s *Scheduler) Handle(ev Event) error {
 	case EventReady:
 		s.ready(ms, r)
 	case EventFailed:
-		s.failed(ms, r, ev.Err)
+		s.failed(ms, r, ev.Err, ev.Permanent)
 	case EventStopped:
 		s.stopped(ms, r)
 	case EventFinished:
@@ -327,31 +334,58 @@ func (s *Scheduler) ready(ms *modelState, r *liveReplica) {
 	r.served, r.sampledAt, r.servedAt = true, s.now, s.fluid.served[r.ID]
 }
 
-func (s *Scheduler) failed(ms *modelState, r *liveReplica, why string) {
+func (s *Scheduler) failed(ms *modelState, r *liveReplica, why string, permanent bool) {
 	if why == "" {
 		why = "no reason given"
 	}
-	s.failures = append(s.failures, Failure{Model: r.Model, Replica: r.ID, TP: r.TP, GPUs: slices.Clone(r.GPUs), At: secs(s.now), Err: why})
+	s.failures = append(s.failures, Failure{Model: r.Model, Replica: r.ID, Index: r.Index, TP: r.TP, GPUs: slices.Clone(r.GPUs), At: secs(s.now), Err: why})
 	s.waves[r.Wave-1].Failed++
 	if ms.status == StatusRunning {
 		ms.failures++
+		ms.lastFailure = firstLine(why)
 		ms.avoid = append(ms.avoid, slices.Clone(r.GPUs))
 	}
 	s.end(ms, r)
+	if permanent && ms.status == StatusRunning {
+		// Other GPUs would fail the same way: stop the model's other
+		// replicas and give up on it now.
+		s.stopLive(ms)
+		s.giveUp(ms, "its engine cannot run as configured: "+why)
+		return
+	}
 	if len(ms.live) > 0 {
 		return
 	}
 	switch ms.status {
 	case StatusRunning:
 		if ms.failures >= s.cfg.Policy.maxStartFailures() {
-			ms.status = StatusFailed
-			ms.note = fmt.Sprintf("gave up after %d failed starts; last: %s", ms.failures, why)
-			ms.end = s.now
+			s.giveUp(ms, fmt.Sprintf("gave up after %d failed starts; last: %s", ms.failures, why))
 			return
 		}
 		ms.status = StatusPending
 	case StatusStopping:
 		ms.status, ms.end = StatusDone, s.now
+	}
+}
+
+// giveUp marks ms failed for good and tells the effects, so that its
+// outstanding work ends as not run. Live replicas, if any, are stopping;
+// Done waits for them.
+func (s *Scheduler) giveUp(ms *modelState, note string) {
+	ms.status, ms.end, ms.note = StatusFailed, s.now, note
+	s.fx.AbandonModel(ms.m.Name, note)
+}
+
+// stopLive asks every live replica of ms to stop.
+func (s *Scheduler) stopLive(ms *modelState) {
+	for _, id := range ms.live {
+		r := s.replicas[id-1]
+		if r.state == replicaStopping {
+			continue
+		}
+		s.fluid.remove(r.ID)
+		r.state = replicaStopping
+		s.fx.StopReplica(r.Replica)
 	}
 }
 
@@ -391,15 +425,7 @@ func (s *Scheduler) finished(ms *modelState) {
 	s.fluid.remaining[ms.m.Name] = 0
 	ms.workEnd = s.now
 	ms.status = StatusStopping
-	for _, id := range ms.live {
-		r := s.replicas[id-1]
-		if r.state == replicaStopping {
-			continue
-		}
-		s.fluid.remove(r.ID)
-		r.state = replicaStopping
-		s.fx.StopReplica(r.Replica)
-	}
+	s.stopLive(ms)
 	if len(ms.live) == 0 {
 		ms.status, ms.end = StatusDone, s.now
 	}
@@ -428,8 +454,11 @@ func (s *Scheduler) schedule() {
 		if ms.status == StatusPending {
 			// Nothing runs and it still cannot start: it never will.
 			res := placement.Evaluate(ms.m, s.view(), s.constraints(placement.Constraints{Avoid: ms.avoid}))
-			ms.status, ms.end = StatusFailed, s.now
-			ms.note = "no GPU set left to try: " + rejectionSummary(res.Rejections)
+			note := "no GPU set left to try: " + rejectionSummary(res.Rejections)
+			if ms.lastFailure != "" {
+				note = fmt.Sprintf("no GPU set left to try after %d failed starts (last: %s): %s", ms.failures, ms.lastFailure, rejectionSummary(res.Rejections))
+			}
+			s.giveUp(ms, note)
 		}
 	}
 }
@@ -566,7 +595,7 @@ func (s *Scheduler) startWave(ms *modelState, p placement.Placement, kind WaveKi
 	var start []Replica
 	for _, g := range p.Groups {
 		r := &liveReplica{Replica: Replica{
-			ID: ReplicaID(len(s.replicas) + 1), Model: ms.m.Name, Wave: w.ID, TP: p.TP,
+			ID: ReplicaID(len(s.replicas) + 1), Model: ms.m.Name, Index: ms.replicas, Wave: w.ID, TP: p.TP,
 			GPUs: slices.Clone(g.GPUs), Utilization: p.Utilization, APIServers: p.APIServers,
 			Rate: s.groupRate(ms, g.Throughput, p.ImagesPerS), Throughput: g.Throughput, ImagesPerS: p.ImagesPerS,
 		}, starting: true}
@@ -578,6 +607,7 @@ func (s *Scheduler) startWave(ms *modelState, p placement.Placement, kind WaveKi
 			gs.hosts = append(gs.hosts, r.ID)
 		}
 		s.replicas = append(s.replicas, r)
+		ms.replicas++
 		ms.live = append(ms.live, r.ID)
 		w.GPUs = append(w.GPUs, r.GPUs)
 		start = append(start, r.Replica)
@@ -590,6 +620,12 @@ func (s *Scheduler) startWave(ms *modelState, p placement.Placement, kind WaveKi
 	for _, r := range start {
 		s.fx.StartReplica(r)
 	}
+}
+
+// firstLine is the first line of an engine error (its log tail follows).
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // rejectionSummary joins rejection messages into one line.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,10 @@ func (r *recorder) StartReplica(x Replica) {
 
 func (r *recorder) StopReplica(x Replica) {
 	r.calls = append(r.calls, fmt.Sprintf("stop %s %v", x.Model, x.GPUs))
+}
+
+func (r *recorder) AbandonModel(model, why string) {
+	r.calls = append(r.calls, fmt.Sprintf("abandon %s: %s", model, why))
 }
 
 // take returns the calls since the last take.
@@ -169,8 +174,8 @@ func TestReplanAfterFailedStart(t *testing.T) {
 	}
 	handle(t, s, Event{Kind: EventFailed, At: at(100), Replica: 2, Err: "CUDA out of memory"})
 	handle(t, s, Event{Kind: EventFailed, At: at(150), Replica: 3, Err: "port in use"})
-	if got, want := rec.take(), []string{"start M [2]"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("%q, want %q and then no more tries", got, want)
+	if got, want := rec.take(), []string{"start M [2]", "abandon M: gave up after 3 failed starts; last: port in use"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q, want %q: no more tries, and the model's work abandoned", got, want)
 	}
 	if !s.Done() {
 		t.Fatal("not Done after the third failure")
@@ -181,6 +186,31 @@ func TestReplanAfterFailedStart(t *testing.T) {
 	}
 	if len(p.Failures) != 3 || !reflect.DeepEqual(p.Failures[1].GPUs, []int{1}) {
 		t.Errorf("failures %+v, want 3, the second on GPU 1", p.Failures)
+	}
+}
+
+// TestReplicasAreNumberedPerModel: users see replicas as MODEL/rN, N
+// counting the model's replicas from 0 in start order (a retry takes the
+// next number), as `npcorch serve` numbers them; the campaign-wide ID
+// stays internal.
+func TestReplicasAreNumberedPerModel(t *testing.T) {
+	a, b := small("A"), small("B")
+	a.Engine.TensorParallel, a.Engine.Replicas = 1, 1
+	b.Engine.TensorParallel, b.Engine.Replicas = 1, 1
+	rec := &recorder{}
+	s := mustNew(t, Config{Node: testNode(4), Models: []configs.Model{a, b},
+		Workloads: []Workload{work("A", 4000), work("B", 3000)}, Estimator: fixed}, rec)
+	s.Begin()
+	handle(t, s, Event{Kind: EventFailed, At: at(10), Replica: 1, Err: "CUDA out of memory"})
+	var got []string
+	for _, r := range rec.started {
+		got = append(got, fmt.Sprintf("%d=%s", r.ID, ReplicaName(r.Model, r.Index)))
+	}
+	if want := []string{"1=A/r0", "2=B/r0", "3=A/r1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("replicas %q, want %q", got, want)
+	}
+	if f := s.Plan().Failures[0]; f.Index != 0 || f.Replica != 1 {
+		t.Errorf("failure %+v, want replica 1, A/r0", f)
 	}
 }
 
@@ -200,6 +230,66 @@ func TestFailedReplicaOfRunningModel(t *testing.T) {
 	}
 	if st := s.Plan().Models[0].Status; st != StatusRunning {
 		t.Errorf("status %s, want running", st)
+	}
+}
+
+// TestPermanentFailureFailsTheModelAtOnce: a bad engine command line fails
+// the same way on every GPU (issue 19: three starts in a row, each failing
+// with "unrecognized arguments"). The model fails at once, its other
+// replica is stopped, no retry wave starts, and its work is abandoned.
+func TestPermanentFailureFailsTheModelAtOnce(t *testing.T) {
+	m := small("M")
+	m.Engine.TensorParallel, m.Engine.Replicas = 1, 2
+	rec := &recorder{}
+	s := mustNew(t, Config{Node: testNode(4), Models: []configs.Model{m, small("N")},
+		Workloads: []Workload{work("M", 4000), work("N", 1000)}, Estimator: fixed}, rec)
+	s.Begin()
+	if got := rec.take(); len(got) < 2 || got[0] != "start M [0]" || got[1] != "start M [1]" {
+		t.Fatalf("first decisions %q", got)
+	}
+	handle(t, s, Event{Kind: EventFailed, At: at(5), Replica: 1, Err: "vllm serve: error: unrecognized arguments: x", Permanent: true})
+	got := rec.take()
+	want := []string{"stop M [1]", "abandon M: its engine cannot run as configured: vllm serve: error: unrecognized arguments: x", "start N [0]"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("after a permanent failure: %q, want %q (no retry of M elsewhere; N takes the freed GPU)", got, want)
+	}
+	handle(t, s, Event{Kind: EventStopped, At: at(8), Replica: 2})
+	for _, c := range rec.take() {
+		if strings.HasPrefix(c, "start M") {
+			t.Errorf("M restarted after a permanent failure: %q", c)
+		}
+	}
+	var st ModelStatus
+	for _, pm := range s.Plan().Models {
+		if pm.Model == "M" {
+			st = pm.Status
+		}
+	}
+	if st != StatusFailed {
+		t.Errorf("M is %s, want failed", st)
+	}
+}
+
+// TestReplicaLostAfterReadyFreesItsGPUs: a replica that was serving and
+// then failed for good (its engine gave up restarting) gives its GPUs
+// back; with no replica left and failed starts spent, the model is
+// abandoned and the freed GPU goes to the next model.
+func TestReplicaLostAfterReadyFreesItsGPUs(t *testing.T) {
+	a, b := small("A"), small("B")
+	a.Engine.TensorParallel, a.Engine.Replicas = 1, 1
+	b.Engine.TensorParallel, b.Engine.Replicas = 1, 1
+	rec := &recorder{}
+	s := mustNew(t, Config{Node: testNode(1), Models: []configs.Model{a, b},
+		Workloads: []Workload{work("A", 4000), work("B", 1000)}, Estimator: fixed, Policy: Policy{MaxStartFailures: 1}}, rec)
+	s.Begin()
+	if got, want := rec.take(), []string{"start A [0]"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q, want %q", got, want)
+	}
+	handle(t, s, Event{Kind: EventReady, At: at(100), Replica: 1})
+	handle(t, s, Event{Kind: EventFailed, At: at(900), Replica: 1, Err: "gave up after 5 restarts"})
+	want := []string{"abandon A: gave up after 1 failed starts; last: gave up after 5 restarts", "start B [0]"}
+	if got := rec.take(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after A's last replica failed: %q, want %q", got, want)
 	}
 }
 
@@ -246,8 +336,9 @@ func TestExternalUnplaceableAndIdle(t *testing.T) {
 	s := mustNew(t, Config{Node: testNode(2), Models: []configs.Model{huge, ext, small("Idle")},
 		Workloads: []Workload{work("Huge", 10), work("GPT", 10)}, Estimator: fixed}, rec)
 	s.Begin()
-	if len(rec.take()) != 0 || !s.Done() {
-		t.Fatal("nothing is placeable; the scheduler should be done without starting anything")
+	calls := rec.take()
+	if len(calls) != 1 || !strings.HasPrefix(calls[0], "abandon Huge: ") || !s.Done() {
+		t.Fatalf("calls %q: nothing is placeable; the scheduler should abandon Huge and be done without starting anything", calls)
 	}
 	p := s.Plan()
 	status := map[string]ModelStatus{}
@@ -398,7 +489,7 @@ func TestSimulationIsDeterministic(t *testing.T) {
 			t.Errorf("Lingshu-32B %s after two failed starts; want it re-planned and done", m.Status)
 		}
 	}
-	if !strings.Contains(t1, "failed   replica") || !strings.Contains(t1, "finished Lingshu-32B") {
+	if !regexp.MustCompile(`failed   [^ ]+/r[0-9]+: CUDA out of memory`).MatchString(t1) || !strings.Contains(t1, "finished Lingshu-32B") {
 		t.Errorf("trace lacks the failure or the finish:\n%s", t1[:min(len(t1), 2000)])
 	}
 }

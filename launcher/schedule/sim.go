@@ -71,7 +71,7 @@ func (sim *Simulator) Now() time.Duration { return sim.f.now }
 // StartReplica schedules r's ready (or failed) event.
 func (sim *Simulator) StartReplica(r Replica) {
 	d := sim.est.StartupTime(sim.models[r.Model], r.TP)
-	ev := Event{Kind: EventReady, Replica: r.ID, Model: r.Model}
+	ev := Event{Kind: EventReady, Replica: r.ID, Model: r.Model, Index: r.Index}
 	if sim.FailStart != nil {
 		if err := sim.FailStart(r); err != nil {
 			ev.Kind, ev.Err = EventFailed, err.Error()
@@ -97,8 +97,11 @@ func (sim *Simulator) StopReplica(r Replica) {
 		sim.f.remove(r.ID)
 		sim.reschedule()
 	}
-	sim.push(sim.f.now+sim.est.StopTime(), Event{Kind: EventStopped, Replica: r.ID, Model: r.Model})
+	sim.push(sim.f.now+sim.est.StopTime(), Event{Kind: EventStopped, Replica: r.ID, Model: r.Model, Index: r.Index})
 }
+
+// AbandonModel implements Effects: a simulated model's work simply stops.
+func (sim *Simulator) AbandonModel(model, why string) {}
 
 // Next advances the virtual clock to the next event and returns it. It
 // fails when nothing is left to happen, which means the scheduler waits for
@@ -201,13 +204,18 @@ type tracedEffects struct {
 }
 
 func (t tracedEffects) StartReplica(r Replica) {
-	fmt.Fprintf(t.w, "%8s  start    replica %d (%s) TP%d on %s\n", fmtDur(t.now()), r.ID, r.Model, r.TP, placement.GPUList(r.GPUs))
+	fmt.Fprintf(t.w, "%8s  start    %s TP%d on %s\n", fmtDur(t.now()), ReplicaName(r.Model, r.Index), r.TP, placement.GPUList(r.GPUs))
 	t.fx.StartReplica(r)
 }
 
 func (t tracedEffects) StopReplica(r Replica) {
-	fmt.Fprintf(t.w, "%8s  stop     replica %d (%s)\n", fmtDur(t.now()), r.ID, r.Model)
+	fmt.Fprintf(t.w, "%8s  stop     %s\n", fmtDur(t.now()), ReplicaName(r.Model, r.Index))
 	t.fx.StopReplica(r)
+}
+
+func (t tracedEffects) AbandonModel(model, why string) {
+	fmt.Fprintf(t.w, "%8s  abandon  %s: %s\n", fmtDur(t.now()), model, why)
+	t.fx.AbandonModel(model, why)
 }
 
 func (t tracedEffects) Replanned(r Replan) {
@@ -218,7 +226,7 @@ func (t tracedEffects) Replanned(r Replan) {
 }
 
 // Traced returns a Source that writes each event of src to w as a line:
-// "  2h05m  ready     replica 3 (Lingshu-7B)".
+// "  2h05m  ready    Lingshu-7B/r0".
 func Traced(src Source, w io.Writer) Source { return tracer{src, w} }
 
 type tracer struct {

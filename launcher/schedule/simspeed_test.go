@@ -73,7 +73,7 @@ func TestSimulationWithSpeedErrorsIsDeterministic(t *testing.T) {
 	if j3, _ := run(8); j3 == j1 {
 		t.Error("seeds 7 and 8 gave the same campaign")
 	}
-	for _, want := range []string{"  speed    replica 1 (", "  replan   ", " measured at ", "           waiting 1: "} {
+	for _, want := range []string{"  speed    ", "  replan   ", " measured at ", "           waiting 1: "} {
 		if !strings.Contains(t1, want) {
 			t.Errorf("trace lacks %q", want)
 		}

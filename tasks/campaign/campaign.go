@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,14 +26,16 @@ type Options struct {
 	// [os.Executable()]; engines are started through `Self serve
 	// engine-shim` and simulated engines as `Self sim-engine serve`.
 	Self []string
-	// Resume allows a run directory that already holds a journal: only
-	// what it lacks is sent.
+	// Resume continues the run in the run directory: only what its
+	// journal lacks is sent. A directory without a run is refused.
+	// Without it, a directory whose journal holds answers is refused.
 	Resume bool
 	// Out receives the summary table; Log the event lines; Progress the
 	// per-model progress (bars on a terminal).
 	Out, Log, Progress io.Writer
 	// Timing overrides the launcher's delays (tests and the demo shrink
-	// them); zero fields keep the defaults.
+	// them); zero fields keep the defaults, and the campaign file's launch
+	// settings win over both.
 	Timing launcher.Timing
 	// SampleInterval is the GPU sampler's period (0 = 1 s).
 	SampleInterval time.Duration
@@ -77,7 +80,13 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 // was answered are written (provisional where items are missing).
 func Run(ctx context.Context, opt Options) (*Outcome, error) {
 	c := opt.Campaign
+	if err := checkFakeNode(c); err != nil {
+		return nil, err
+	}
 	runDir := c.Path(c.Output)
+	if opt.Resume && !begun(runDir) {
+		return nil, fmt.Errorf("--resume: %s holds no run to continue (no run.json, no journal/); give the --out of the interrupted run, or drop --resume to start the campaign there", runDir)
+	}
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
@@ -146,7 +155,39 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 	if opt.Out != nil {
 		res.WriteMarkdown(opt.Out)
 	}
+	if ctx.Err() == nil {
+		runErr = errors.Join(runErr, checkComplete(res, out.Summaries, opt.Out))
+	}
 	return out, runErr
+}
+
+// checkFakeNode refuses to launch a real engine on a fake node: its
+// CUDA_VISIBLE_DEVICES would name GPUs that do not exist. The simulated
+// engine and external endpoints need no GPU and stay allowed.
+func checkFakeNode(c *configs.Campaign) error {
+	if !strings.HasPrefix(c.Node, "fake:") || c.Backend != configs.BackendLocal {
+		return nil
+	}
+	var errs []error
+	for _, m := range c.Resolved {
+		switch m.Engine.Kind {
+		case configs.EngineSim, configs.EngineExternal:
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s: model %s: engine kind %s cannot run on the fake node %s: its CUDA_VISIBLE_DEVICES would name GPUs that do not exist; on a GPU machine set node: nvml (or auto), or give this model engine: {kind: sim} to simulate it",
+			c.File, m.Name, m.Engine.Kind, c.Node))
+	}
+	return errors.Join(errs...)
+}
+
+// begun reports whether runDir holds a run: its run.json or its journal.
+func begun(runDir string) bool {
+	for _, name := range []string{"run.json", "journal"} {
+		if _, err := os.Stat(filepath.Join(runDir, name)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // loadPrompts reads the campaign's own prompt templates, or the embedded

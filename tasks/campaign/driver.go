@@ -60,13 +60,27 @@ type driver struct {
 	// that ends after that reports nothing (issue 7: a Failed or Ready
 	// event after Stopped ended the whole campaign).
 	stopAsked map[schedule.ReplicaID]bool
+	// ended carries the end of each replica the scheduler started (its
+	// launcher Failed or Stopped event, by endpoint name) from the engine
+	// watcher to the goroutine that started it, which reports a failure
+	// after ready to the scheduler: its GPUs are then freed.
+	ended map[string]chan error
+	// abandoned holds the models the scheduler gave up on.
+	abandoned map[string]bool
+	// endMu orders each replica's events to the scheduler: EventReady
+	// never after its end, and exactly one end (failed or stopped), which
+	// endSent records. The scheduler's loop never takes it.
+	endMu   sync.Mutex
+	endSent map[schedule.ReplicaID]bool
 }
 
 func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *configs.Structures, prompts *tasks.Prompts, items []tasks.Item) (*driver, error) {
 	c := opt.Campaign
 	d := &driver{opt: opt, runDir: runDir, prepDir: prepDir, st: st, items: items, models: map[string]configs.Model{},
 		events: make(chan schedule.Event, 64), loopDone: make(chan struct{}), start: time.Now(), pools: map[string]*tasks.Pool{}, started: map[string]bool{},
-		sums: map[string]tasks.Summary{}, spans: map[schedule.ReplicaID]*gpu.Span{}, reps: map[schedule.ReplicaID]*launcher.Replica{}}
+		sums: map[string]tasks.Summary{}, spans: map[schedule.ReplicaID]*gpu.Span{}, reps: map[schedule.ReplicaID]*launcher.Replica{},
+		stopAsked: map[schedule.ReplicaID]bool{}, ended: map[string]chan error{}, abandoned: map[string]bool{},
+		endSent: map[schedule.ReplicaID]bool{}}
 
 	src, err := d.gpuSource()
 	if err != nil {
@@ -107,7 +121,7 @@ func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *con
 		Shim:    append(slices.Clone(opt.Self), "serve", "engine-shim"),
 		LogDir:  filepath.Join(runDir, "engines"),
 		Host:    c.Host,
-		Timing:  opt.Timing,
+		Timing:  d.timing(),
 	}
 	if !strings.HasPrefix(c.Node, "fake:") {
 		if _, absent := src.(gpu.Absent); !absent {
@@ -134,6 +148,12 @@ func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *con
 		Progress: tasks.NewProgress(progress), Retries: c.Client.Retries, Backoff: c.Client.Backoff, MaxBackoff: 30 * time.Second}
 	d.runner.SetState(state)
 	return d, nil
+}
+
+// timing is the engines' lifecycle: the campaign file's launch settings
+// over the caller's Timing over the launcher's defaults.
+func (d *driver) timing() launcher.Timing {
+	return d.opt.Timing.With(d.opt.Campaign.Launch)
 }
 
 // engines are the engine kinds npcorch launches, its own simulated engine
@@ -252,15 +272,21 @@ func (d *driver) run(ctx context.Context) error {
 	}
 	var schedErr error
 	if len(local) > 0 {
-		s, err := schedule.New(schedule.Config{Node: d.node, Models: local, Workloads: workloads}, effects{d, ctx})
+		s, err := schedule.New(schedule.Config{Node: d.node, Models: local, Workloads: workloads,
+			Policy: schedule.Policy{MaxStartFailures: c.Launch.MaxStartFailures}}, effects{d, ctx})
 		if err != nil {
 			return err
 		}
 		d.plan, schedErr = schedule.Run(ctx, s, schedule.Traced(schedule.ChanSource(d.events), d.opt.Log))
 		close(d.loopDone)
+		if schedErr == nil {
+			// Every engine has ended; the runners of abandoned models are
+			// still ending their requests as not run.
+			d.wg.Wait()
+		}
 		if d.plan != nil {
 			for _, f := range d.plan.Failures {
-				fmt.Fprintf(d.opt.Log, "engine failure: %s replica %d on GPUs %v: %s\n", f.Model, f.Replica, f.GPUs, f.Err)
+				fmt.Fprintf(d.opt.Log, "engine failure: %s on GPUs %v: %s\n", schedule.ReplicaName(f.Model, f.Index), f.GPUs, f.Err)
 			}
 			schedErr = errors.Join(schedErr, modelsNotRun(d.plan))
 		}
@@ -269,22 +295,16 @@ func (d *driver) run(ctx context.Context) error {
 	return errors.Join(schedErr, extErr)
 }
 
-// modelsNotRun names every model the campaign could not serve, with the
-// reason: the run goes on without them, but must not look complete.
+// modelsNotRun names every model the campaign abandoned, with the reason:
+// the run goes on without them, but must not look complete.
 func modelsNotRun(p *schedule.Plan) error {
 	var errs []error
 	for _, m := range p.Models {
 		switch m.Status {
 		case schedule.StatusFailed:
-			last := ""
-			for _, f := range p.Failures {
-				if f.Model == m.Model {
-					last = f.Err
-				}
-			}
-			errs = append(errs, fmt.Errorf("model %s did not run: its engine failed to start (%s); the engine's log is in the run directory (engines/, or slurm/ for Slurm jobs)", m.Model, last))
+			errs = append(errs, fmt.Errorf("model %s was abandoned: %s; its engine logs are in the run directory (engines/, or slurm/ for Slurm jobs)", m.Model, firstLine(m.Note)))
 		case schedule.StatusUnplaceable:
-			errs = append(errs, fmt.Errorf("model %s did not run: %s", m.Model, m.Note))
+			errs = append(errs, fmt.Errorf("model %s was abandoned: %s", m.Model, m.Note))
 		}
 	}
 	return errors.Join(errs...)
@@ -298,6 +318,7 @@ type effects struct {
 
 func (e effects) StartReplica(r schedule.Replica) { go e.d.startReplica(e.ctx, r) }
 func (e effects) StopReplica(r schedule.Replica)  { go e.d.stopReplica(r) }
+func (e effects) AbandonModel(model, why string)  { e.d.abandon(e.ctx, model, why) }
 
 // send hands an event to the scheduler's loop, or drops it once the loop
 // has ended (a late stop after an interrupt).
@@ -313,7 +334,11 @@ func (d *driver) startReplica(ctx context.Context, r schedule.Replica) {
 	m := d.models[r.Model]
 	lim := d.imgLimit
 	lim.Count = maxImages(m, d.items)
-	spec := launcher.ReplicaSpec{Model: m, Replica: int(r.ID), GPUs: r.UUIDs, MediaRoot: abs(d.prepDir), Images: lim, APIServers: r.APIServers}
+	spec := launcher.ReplicaSpec{Model: m, Replica: r.Index, GPUs: r.UUIDs, MediaRoot: abs(d.prepDir), Images: lim, APIServers: r.APIServers}
+	ended := make(chan error, 1)
+	d.mu.Lock()
+	d.ended[endpointName(m.Name, spec.Replica)] = ended
+	d.mu.Unlock()
 	ep, err := d.startEngine(ctx, r.ID, spec)
 	if d.stopWasAsked(r.ID) {
 		// The scheduler stopped it while it started: stopReplica reports
@@ -321,27 +346,76 @@ func (d *driver) startReplica(ctx context.Context, r schedule.Replica) {
 		// after that stop found nothing to cancel is cancelled now.
 		if d.slurm != nil && err == nil {
 			if err := d.stopSlurmEngine(r); err != nil {
-				fmt.Fprintf(d.opt.Log, "stop %s replica %d: %v\n", r.Model, r.ID, err)
+				fmt.Fprintf(d.opt.Log, "stop %s: %v\n", schedule.ReplicaName(r.Model, r.Index), err)
 			}
 		}
 		return
 	}
 	if err != nil {
-		d.send(schedule.Event{Kind: schedule.EventFailed, Replica: r.ID, Model: r.Model, Err: err.Error()})
+		d.sendEnd(schedule.Event{Kind: schedule.EventFailed, Replica: r.ID, Model: r.Model, Index: r.Index, Err: err.Error(), Permanent: launcher.IsPermanent(err)})
 		return
 	}
 	d.mu.Lock()
-	d.spans[r.ID] = &gpu.Span{Model: r.Model, Replica: fmt.Sprint(r.ID), GPUs: slices.Clone(r.GPUs), Start: time.Now()}
+	d.spans[r.ID] = &gpu.Span{Model: r.Model, Replica: fmt.Sprint(r.Index), GPUs: slices.Clone(r.GPUs), Start: time.Now()}
 	pool := d.poolLocked(m.Name)
-	first := !d.started[m.Name]
-	d.started[m.Name] = true
 	d.mu.Unlock()
 	pool.Upsert(taskEndpoint(ep), d.opt.Campaign.Client.Concurrency)
-	d.send(schedule.Event{Kind: schedule.EventReady, Replica: r.ID, Model: r.Model})
+	if !d.sendReady(schedule.Event{Kind: schedule.EventReady, Replica: r.ID, Model: r.Model, Index: r.Index}) {
+		return // stopped meanwhile; the stop reported its end
+	}
+	d.startRunner(ctx, m.Name)
+	d.watchReplica(ctx, r, ended)
+}
+
+// watchReplica waits for a ready replica's end. One that failed for good
+// (its engine gave up restarting, or could not be restarted) while the
+// scheduler still wanted it is reported as failed, which frees its GPUs
+// and lets the scheduler re-plan or abandon the model; before this, such a
+// model's requests waited for ever (issue 12).
+func (d *driver) watchReplica(ctx context.Context, r schedule.Replica, ended <-chan error) {
+	select {
+	case err := <-ended:
+		if err != nil && d.sendEnd(schedule.Event{Kind: schedule.EventFailed, Replica: r.ID, Model: r.Model, Index: r.Index, Err: err.Error(), Permanent: launcher.IsPermanent(err)}) {
+			d.endSpan(r.ID)
+		}
+	case <-ctx.Done():
+	}
+}
+
+// startRunner starts model's runner once, when its first replica is ready
+// or when the scheduler abandons it (then every item ends not run).
+func (d *driver) startRunner(ctx context.Context, model string) {
+	d.mu.Lock()
+	first := !d.started[model]
+	d.started[model] = true
+	pool := d.poolLocked(model)
+	d.mu.Unlock()
 	if first {
 		d.wg.Add(1)
-		go d.runModel(ctx, m, pool, len(d.node.GPUs))
+		go d.runModel(ctx, d.models[model], pool, len(d.node.GPUs))
 	}
+}
+
+// abandon ends a model the scheduler gave up on: its pool closes, so that
+// its outstanding requests end as not run with the reason instead of
+// waiting for a replica that never comes; a model that never ran gets its
+// runner now, which journals each of its requests as not run.
+func (d *driver) abandon(ctx context.Context, model, why string) {
+	why = firstLine(why)
+	fmt.Fprintf(d.opt.Log, "model %s abandoned: %s\n", model, why)
+	d.mu.Lock()
+	d.abandoned[model] = true
+	pool := d.poolLocked(model)
+	d.mu.Unlock()
+	pool.Close(fmt.Sprintf("model %s is not served: %s", model, why))
+	d.startRunner(ctx, model)
+}
+
+// firstLine is the first line of s: an engine error's message without
+// its log tail.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // startEngine starts a replica's engine as a Slurm job or as a local
@@ -362,6 +436,33 @@ func (d *driver) startEngine(ctx context.Context, id schedule.ReplicaID, spec la
 		return launcher.Endpoint{}, launcher.ErrStopped
 	}
 	return rep.Start(ctx)
+}
+
+// sendEnd sends a replica's end to the scheduler, which expects exactly
+// one: a failure after the scheduler asked the replica to stop, or any
+// end after one was sent, is dropped (the stop reports EventStopped). It
+// reports whether the event was sent.
+func (d *driver) sendEnd(ev schedule.Event) bool {
+	d.endMu.Lock()
+	defer d.endMu.Unlock()
+	drop := d.endSent[ev.Replica] || (ev.Kind == schedule.EventFailed && d.stopWasAsked(ev.Replica))
+	d.endSent[ev.Replica] = true
+	if !drop {
+		d.send(ev)
+	}
+	return !drop
+}
+
+// sendReady sends a replica's EventReady unless its end was sent first
+// (a stop that overtook the start), and reports whether it did.
+func (d *driver) sendReady(ev schedule.Event) bool {
+	d.endMu.Lock()
+	defer d.endMu.Unlock()
+	if d.endSent[ev.Replica] {
+		return false
+	}
+	d.send(ev)
+	return true
 }
 
 // stopWasAsked reports whether the scheduler asked to stop replica id.
@@ -401,15 +502,12 @@ func (d *driver) runModel(ctx context.Context, m configs.Model, pool *tasks.Pool
 
 func (d *driver) stopReplica(r schedule.Replica) {
 	d.mu.Lock()
-	if d.stopAsked == nil {
-		d.stopAsked = map[schedule.ReplicaID]bool{}
-	}
 	d.stopAsked[r.ID] = true
 	rep := d.reps[r.ID]
 	pool := d.pools[r.Model]
 	d.mu.Unlock()
 	if pool != nil {
-		pool.Remove(endpointName(r.Model, int(r.ID)))
+		pool.Remove(endpointName(r.Model, r.Index))
 	}
 	var err error
 	if rep != nil {
@@ -421,11 +519,10 @@ func (d *driver) stopReplica(r schedule.Replica) {
 		err = d.stopSlurmEngine(r)
 	}
 	d.endSpan(r.ID)
-	ev := schedule.Event{Kind: schedule.EventStopped, Replica: r.ID, Model: r.Model}
 	if err != nil {
-		fmt.Fprintf(d.opt.Log, "stop %s replica %d: %v\n", r.Model, r.ID, err)
+		fmt.Fprintf(d.opt.Log, "stop %s: %v\n", schedule.ReplicaName(r.Model, r.Index), err)
 	}
-	d.send(ev)
+	d.sendEnd(schedule.Event{Kind: schedule.EventStopped, Replica: r.ID, Model: r.Model, Index: r.Index})
 }
 
 func (d *driver) endSpan(id schedule.ReplicaID) {
@@ -458,9 +555,23 @@ func (d *driver) watchEngines(ctx context.Context) {
 // its model's pool. The Slurm backend calls it directly.
 func (d *driver) onEngineEvent(ev launcher.Event) {
 	fmt.Fprintf(d.opt.Log, "engine %s\n", ev)
+	name := endpointName(ev.Model, ev.Replica)
 	d.mu.Lock()
 	pool := d.pools[ev.Model]
+	ended := d.ended[name]
 	d.mu.Unlock()
+	if ended != nil && (ev.Kind == launcher.EventFailed || ev.Kind == launcher.EventStopped) {
+		err := ev.Err
+		if ev.Kind == launcher.EventFailed && err == nil {
+			err = fmt.Errorf("%s failed", name)
+		} else if ev.Kind == launcher.EventStopped {
+			err = nil
+		}
+		select {
+		case ended <- err:
+		default: // the start itself failed and reported it
+		}
+	}
 	if pool == nil {
 		return
 	}

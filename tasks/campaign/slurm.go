@@ -41,7 +41,7 @@ func (d *driver) planNode(ctx context.Context, src gpu.Source) (placement.Node, 
 		Run:      c.Name,
 		Dir:      filepath.Join(d.runDir, "slurm"),
 		Engines:  d.engines(),
-		Timing:   d.opt.Timing,
+		Timing:   d.timing(),
 		OnEvent:  d.onEngineEvent,
 		Log:      d.opt.Log,
 	})
@@ -87,7 +87,7 @@ func (d *driver) startSlurmEngine(ctx context.Context, spec launcher.ReplicaSpec
 func (d *driver) stopSlurmEngine(r schedule.Replica) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	return d.slurm.Stop(ctx, r.Model, int(r.ID))
+	return d.slurm.Stop(ctx, r.Model, r.Index)
 }
 
 // closeSlurm cancels every job of the run and writes RUN/slurm/jobs.json.

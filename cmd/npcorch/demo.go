@@ -12,9 +12,9 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/gpu/nvml"
-	"github.com/npcorch/npcorch/imaging/prep"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks/campaign"
+	"github.com/npcorch/npcorch/tasks/prepare"
 	"github.com/npcorch/npcorch/tasks/report"
 	"github.com/npcorch/npcorch/tasks/synth"
 )
@@ -60,7 +60,7 @@ func runDemo(ctx context.Context, out string, seed int64, resume bool, stdout, s
 		fmt.Fprintf(stderr, "demo: dataset generated in %s (%.1fs)\n", data, time.Since(start).Seconds())
 	}
 	t := time.Now()
-	_, rep, err := prep.Run(ctx, prep.Options{Dataset: data, Out: prepDir, Progress: stderr})
+	_, rep, err := prepare.Run(ctx, prepare.Options{Dataset: data, Out: prepDir, Progress: stderr})
 	if err != nil {
 		return fmt.Errorf("demo: prepare the images: %w", err)
 	}

@@ -232,7 +232,7 @@ func TestCampaignEndToEndScoresFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 	}
 	// Re-scoring from the journal alone gives the same bytes.
 	before, _ := os.ReadFile(filepath.Join(o.RunDir, "scores.json"))
-	if _, err := ScoreDir(o.RunDir); err != nil {
+	if _, _, err := ScoreDir(o.RunDir); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := os.ReadFile(filepath.Join(o.RunDir, "scores.json"))

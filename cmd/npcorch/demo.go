@@ -64,8 +64,11 @@ func runDemo(ctx context.Context, out string, seed int64, resume bool, stdout, s
 	if err != nil {
 		return fmt.Errorf("demo: prepare the images: %w", err)
 	}
-	if rep != nil && len(rep.Errors) > 0 {
+	if len(rep.Errors) > 0 {
 		return fmt.Errorf("demo: %d images could not be prepared; first: %v", len(rep.Errors), rep.Errors[0])
+	}
+	if len(rep.Problems) > 0 {
+		return fmt.Errorf("demo: the generated dataset has %d problems; first: %v", len(rep.Problems), rep.Problems[0])
 	}
 	fmt.Fprintf(stderr, "demo: images prepared in %s (%.1fs)\n", prepDir, time.Since(t).Seconds())
 

@@ -25,7 +25,8 @@ slides) and writes every image the NPCBench tasks send, as lossless PNG, with
 OUT/manifest.json listing each file's sha256 and each image that could not
 be made (and why). Work is cached by content: a rerun skips finished images
 and an interrupted run resumes. Exit status: 0 when every image was made,
-1 when some could not be (each is listed), 130 when interrupted.`,
+1 when some could not be or dataset.json has problems (each is listed), 130
+when interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opt.Params = imaging.DefaultParams()
@@ -43,10 +44,14 @@ and an interrupted run resumes. Exit status: 0 when every image was made,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "prep: %d images in %s/%s (%d written, %d cached, %d failed)\n",
 				rep.Outputs, opt.Out, dataset.PreparedName, rep.Written, rep.Cached, len(rep.Errors))
+			var fails []error
 			if len(rep.Errors) > 0 {
-				return fmt.Errorf("%d images could not be made; see the errors above", len(rep.Errors))
+				fails = append(fails, fmt.Errorf("%d images could not be made; see the errors above", len(rep.Errors)))
 			}
-			return nil
+			if len(rep.Problems) > 0 {
+				fails = append(fails, fmt.Errorf("%d problems in the dataset; see them above (the images they do not concern were made)", len(rep.Problems)))
+			}
+			return errors.Join(fails...)
 		},
 	}
 	f := cmd.Flags()

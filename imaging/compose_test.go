@@ -4,9 +4,8 @@ import (
 	"context"
 	"image"
 	"image/color"
+	"strings"
 	"testing"
-
-	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
 func uniformSeries(t *testing.T, seq string, orient [6]float64, values []uint8, size int) *Series {
@@ -136,14 +135,14 @@ func TestCardBoxToThePixel(t *testing.T) {
 		}
 		series[seq] = uniformSeries(t, seq, o, []uint8{uint8(100 + i), uint8(110 + i), uint8(120 + i), uint8(130 + i)}, 256)
 	}
-	f := dataset.Finding{Structure: "longus_capitis", Side: "left"}
+	var boxes []SliceBox
 	for _, seq := range CardSequences {
 		// Largest box on instance 3 (index 2): columns show indices 1,2,3.
-		f.Boxes = append(f.Boxes,
-			dataset.Box{Sequence: seq, Instance: 2, X0: 5, Y0: 5, X1: 10, Y1: 10},
-			dataset.Box{Sequence: seq, Instance: 3, X0: 10, Y0: 20, X1: 50, Y1: 60})
+		boxes = append(boxes,
+			SliceBox{Sequence: seq, Instance: 2, Rect: image.Rect(5, 5, 10, 10)},
+			SliceBox{Sequence: seq, Instance: 3, Rect: image.Rect(10, 20, 50, 60)})
 	}
-	cells, err := CardCells(p, f, series)
+	cells, err := CardCells(p, "longus_capitis/left", boxes, series)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +188,29 @@ func TestCardBoxToThePixel(t *testing.T) {
 	}
 	// Missing sequence row.
 	delete(series, SeqT2Ax)
-	if _, err := CardCells(p, f, series); err == nil {
-		t.Error("a card without its T2 series must fail")
+	if _, err := CardCells(p, "longus_capitis/left", boxes, series); err == nil || !strings.Contains(err.Error(), "longus_capitis/left") {
+		t.Errorf("a card without its T2 series must fail, naming the finding: %v", err)
+	}
+}
+
+// TestCardInvertedBoxIsEmpty: a box given with its corners swapped is
+// empty (as the dataset format defines x1, y1 exclusive), not flipped
+// into a box the annotator never drew.
+func TestCardInvertedBoxIsEmpty(t *testing.T) {
+	p := DefaultParams()
+	series := map[string]*Series{}
+	var boxes []SliceBox
+	for _, seq := range CardSequences {
+		series[seq] = uniformSeries(t, seq, axial, []uint8{1, 2, 3, 4}, 32)
+		boxes = append(boxes, SliceBox{Sequence: seq, Instance: 2, Rect: image.Rect(5, 5, 10, 10)})
+	}
+	if _, err := CardCells(p, "clivus", boxes, series); err != nil {
+		t.Fatal(err)
+	}
+	boxes[1].Rect = image.Rectangle{Min: image.Pt(10, 10), Max: image.Pt(5, 5)}
+	_, err := CardCells(p, "clivus", boxes, series)
+	if err == nil || !strings.Contains(err.Error(), "card clivus: empty box on T2_Ax instance 2") {
+		t.Errorf("inverted box: %v, want an empty-box error", err)
 	}
 }
 

@@ -29,9 +29,11 @@
 //
 // Transforms are pure and deterministic: the same input gives the same
 // bytes. Readers refuse oversized images from their headers and never
-// panic on hostile input. The batch driver (worker pool, cache, manifest)
-// lives in imaging/prep. This package knows nothing of models, requests,
-// scores or the output folder layout, and never writes into a dataset.
+// panic on hostile input. The batch executor (image jobs, worker pool,
+// cache) lives in imaging/prep. This package knows nothing of datasets,
+// tasks, models, requests, scores or the output folder layout (which
+// images a task needs is tasks/prepare's), and never writes into its
+// inputs.
 //
 // PNG is npcorch's only output format, and this package holds its one PNG
 // writer (PNGEncoder, EncodePNG; tasks/synth writes its dataset with it

@@ -5,8 +5,6 @@ import (
 	"image"
 	"math"
 	"sort"
-
-	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
 // Planes of a plane group.
@@ -110,9 +108,6 @@ func PlanGroups(plane string, rows []*Series, keep func(position float64) bool) 
 	return groups, rejected, nil
 }
 
-// InRange returns a keep function for PlanGroups accepting positions in r.
-func InRange(r dataset.Range) func(float64) bool { return r.Contains }
-
 // SampleGroups picks at most k plane groups for a small-context model.
 // planes gives each group's plane in request order. The k places are
 // split between axial and coronal in proportion to their counts (rounded
@@ -189,63 +184,75 @@ func PanelCells(p Params, s *Series) []Cell {
 	return cells
 }
 
-// CardCells lays out a structure card for finding f: one row per
+// SliceBox is a rectangle on one slice of a series, in that slice's pixel
+// coordinates (Max exclusive), the slice named by its instance number. Rect
+// is taken as given: an inverted rectangle is empty, not flipped.
+type SliceBox struct {
+	Sequence string
+	Instance int
+	Rect     image.Rectangle
+}
+
+// area is the box's pixel area, zero when it is empty or inverted.
+func (b SliceBox) area() int {
+	if b.Rect.Empty() {
+		return 0
+	}
+	return b.Rect.Dx() * b.Rect.Dy()
+}
+
+// CardCells lays out a structure card from a finding's boxes: one row per
 // p.CardRows sequence; in each row the three consecutive slices around the
 // slice where the finding's box on that sequence is largest (ties: the
 // first along the normal), clamped inside the series. Each cell outlines
 // the finding's box on that slice, or the row's largest box when that
-// slice has none. series maps sequence names to series.
-func CardCells(p Params, f dataset.Finding, series map[string]*Series) ([]Cell, error) {
+// slice has none. name says which finding it is in errors; series maps
+// sequence names to series.
+func CardCells(p Params, name string, boxes []SliceBox, series map[string]*Series) ([]Cell, error) {
 	var cells []Cell
 	for _, seq := range p.CardRows {
 		s := series[seq]
 		if s == nil {
-			return nil, fmt.Errorf("card %s: the patient has no %s series", findingName(f), seq)
+			return nil, fmt.Errorf("card %s: the patient has no %s series", name, seq)
 		}
 		idxOf := make(map[int]int, len(s.Meta.Slices))
 		for i, sl := range s.Meta.Slices {
 			idxOf[sl.Instance] = i
 		}
-		boxes := map[int]image.Rectangle{}
+		onSlice := map[int]image.Rectangle{}
 		best, bestArea := -1, 0
-		for _, b := range f.Boxes {
+		for _, b := range boxes {
 			if b.Sequence != seq {
 				continue
 			}
 			i, ok := idxOf[b.Instance]
 			if !ok {
-				return nil, fmt.Errorf("card %s: box on %s instance %d, which the series does not have", findingName(f), seq, b.Instance)
+				return nil, fmt.Errorf("card %s: box on %s instance %d, which the series does not have", name, seq, b.Instance)
 			}
-			if b.Area() == 0 {
-				return nil, fmt.Errorf("card %s: empty box on %s instance %d", findingName(f), seq, b.Instance)
+			a := b.area()
+			if a == 0 {
+				return nil, fmt.Errorf("card %s: empty box on %s instance %d", name, seq, b.Instance)
 			}
-			boxes[i] = image.Rect(b.X0, b.Y0, b.X1, b.Y1)
-			if a := b.Area(); a > bestArea || (a == bestArea && i < best) {
+			onSlice[i] = b.Rect
+			if a > bestArea || (a == bestArea && i < best) {
 				best, bestArea = i, a
 			}
 		}
 		if best < 0 {
-			return nil, fmt.Errorf("card %s: no box on %s; every card row needs one", findingName(f), seq)
+			return nil, fmt.Errorf("card %s: no box on %s; every card row needs one", name, seq)
 		}
 		n := len(s.Meta.Slices)
 		start := clampInt(best-1, 0, max(n-3, 0))
 		for j := 0; j < 3; j++ {
 			i := min(start+j, n-1)
-			r, ok := boxes[i]
+			r, ok := onSlice[i]
 			if !ok {
-				r = boxes[best]
+				r = onSlice[best]
 			}
 			cells = append(cells, Cell{Series: s, Index: i, Boxes: []image.Rectangle{r}})
 		}
 	}
 	return cells, nil
-}
-
-func findingName(f dataset.Finding) string {
-	if f.Side != "" {
-		return f.Structure + "/" + f.Side
-	}
-	return f.Structure
 }
 
 // PageCells lays out CarePath MRI page number page (0-based): one row per

@@ -12,9 +12,9 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/gpu/nvml"
-	"github.com/npcorch/npcorch/imaging/prep"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks/campaign"
+	"github.com/npcorch/npcorch/tasks/prepare"
 	"github.com/npcorch/npcorch/tasks/report"
 	"github.com/npcorch/npcorch/tasks/synth"
 )
@@ -63,12 +63,15 @@ func runDemo(ctx context.Context, out string, seed int64, resume bool, stdout, s
 		fmt.Fprintf(stderr, "demo: dataset generated in %s (%.1fs)\n", data, time.Since(start).Seconds())
 	}
 	t := time.Now()
-	_, rep, err := prep.Run(ctx, prep.Options{Dataset: data, Out: prepDir, Progress: stderr})
+	_, rep, err := prepare.Run(ctx, prepare.Options{Dataset: data, Out: prepDir, Progress: stderr})
 	if err != nil {
 		return fmt.Errorf("demo: prepare the images: %w", err)
 	}
-	if rep != nil && len(rep.Errors) > 0 {
+	if len(rep.Errors) > 0 {
 		return fmt.Errorf("demo: %d images could not be prepared; first: %v", len(rep.Errors), rep.Errors[0])
+	}
+	if len(rep.Problems) > 0 {
+		return fmt.Errorf("demo: the generated dataset has %d problems; first: %v", len(rep.Problems), rep.Problems[0])
 	}
 	fmt.Fprintf(stderr, "demo: images prepared in %s (%.1fs)\n", prepDir, time.Since(t).Seconds())
 

@@ -13,9 +13,9 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/gpu/nvml"
-	"github.com/npcorch/npcorch/tasks/campaign"
 	"github.com/npcorch/npcorch/launcher/placement"
 	"github.com/npcorch/npcorch/launcher/schedule"
+	"github.com/npcorch/npcorch/tasks/campaign"
 )
 
 func newPlanCmd() *cobra.Command {
@@ -181,7 +181,9 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 	if paperScale {
 		wls, err = schedule.PaperScaleAll(models, tasks)
 	} else {
-		wls, err = campaign.DatasetWorkloads(c)
+		var problems campaign.Problems
+		wls, problems, err = campaign.DatasetWorkloads(c)
+		problems.Report(notes)
 	}
 	if err != nil {
 		return schedule.Config{}, fmt.Errorf("plan: %w", err)

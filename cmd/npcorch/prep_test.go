@@ -12,6 +12,7 @@ import (
 
 	"github.com/npcorch/npcorch/imaging/imagingtest"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/dataset/datasettest"
 )
 
 // TestMainProcess is npcorch's main when another test starts the test
@@ -40,7 +41,7 @@ func npcorchProcess(t *testing.T, args ...string) *exec.Cmd {
 // far it got, and lists no image as failed.
 func TestPrepInterruptExits130WithOneMessage(t *testing.T) {
 	data := t.TempDir()
-	if _, err := imagingtest.Write(data, imagingtest.Options{Patients: 6, SlideSize: 1200}); err != nil {
+	if _, err := datasettest.Write(data, datasettest.Options{Patients: 6, SlideSize: 1200}); err != nil {
 		t.Fatal(err)
 	}
 	const want = "npcorch: prep interrupted: finished images are cached; run again to resume\n"
@@ -88,7 +89,7 @@ func TestMissingDCMTKIsSaidOnce(t *testing.T) {
 		t.Skip("dcmtk is not installed")
 	}
 	data := t.TempDir()
-	if _, err := imagingtest.Write(data, imagingtest.Options{DICOM: true, AxialSlices: 4, CoronalSlices: 3, Size: 32,
+	if _, err := datasettest.Write(data, datasettest.Options{DICOM: true, Series: imagingtest.Options{AxialSlices: 4, CoronalSlices: 3, Size: 32},
 		Cohorts: []string{dataset.CohortSequence, dataset.CohortTGroups}}); err != nil {
 		t.Fatal(err)
 	}

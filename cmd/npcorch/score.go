@@ -23,16 +23,18 @@ or invalid record, a record in the wrong file, a request answered twice,
 records of models, tasks, items or repeats the run does not have — are each
 printed on stderr with file, line and what was done, and counted in the
 score files. With --strict any such problem makes the command fail after
-writing the score files.`,
+writing the score files. Problems in the dataset (a bad label, an item
+that cannot be built) are printed on stderr as run prints them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if run == "" {
 				return fmt.Errorf("score: give the run directory with --run")
 			}
-			res, err := campaign.ScoreDir(run)
+			res, problems, err := campaign.ScoreDir(run)
 			if err != nil {
 				return err
 			}
+			problems.Report(cmd.ErrOrStderr())
 			jr := res.JournalProblems
 			if jr != nil {
 				for _, p := range jr.Problems {

@@ -137,3 +137,55 @@ func TestScoreReportsADamagedJournalAndStrictFails(t *testing.T) {
 		t.Error("the repaired journal does not give the clean journal's scores.json")
 	}
 }
+
+// TestScoreAndPlanNameTheDatasetsProblems (issue 18): score and plan load
+// the dataset as run does and print its problems by name; before, both
+// dropped them in silence (only run printed them).
+func TestScoreAndPlanNameTheDatasetsProblems(t *testing.T) {
+	run := pathologyRun(t)
+	var meta struct{ Raw, Prepared string }
+	b, _ := os.ReadFile(filepath.Join(run, "run.json"))
+	if err := json.Unmarshal(b, &meta); err != nil {
+		t.Fatal(err)
+	}
+	// P1's T stage is no T stage; P3 has no prepared images.
+	rawFile := filepath.Join(meta.Raw, "dataset.json")
+	os.WriteFile(filepath.Join(meta.Raw, "P3.svs"), []byte("slide"), 0o644)
+	os.WriteFile(rawFile, []byte(`{"format":"npcorch-dataset/1","name":"two","patients":[
+		{"id":"P1","cohorts":["pathology"],"pathology":{"file":"P1.svs","label":1},"t_stage":"T5"},
+		{"id":"P2","cohorts":["pathology"],"pathology":{"file":"P2.svs","label":0}},
+		{"id":"P3","cohorts":["pathology"],"pathology":{"file":"P3.svs","label":0}}]}`), 0o644)
+	wants := []string{
+		"dataset problem: " + rawFile + `: patients[0] (P1): t_stage "T5" is not T1..T4` + "\n",
+		"item problem: pathology/P3: no prepared images for this patient; run `npcorch prep` on the dataset again\n",
+	}
+	out, err := runCLI(t, "score", "--run", run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("score output lacks %q:\n%s", w, out)
+		}
+	}
+	campaign := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(campaign, []byte(fmt.Sprintf(`
+name: problems
+node: fake:h200-1
+output: run
+dataset: {raw: %q, prepared: %q}
+tasks: [pathology]
+models:
+  - name: Lingshu-7B
+    engine: {kind: sim}
+`, meta.Raw, meta.Prepared)), 0o644)
+	out, err = runCLI(t, "plan", "-c", campaign, "--paper-scale=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("plan output lacks %q:\n%s", w, out)
+		}
+	}
+}

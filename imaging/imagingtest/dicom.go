@@ -232,7 +232,7 @@ func writeElement(w *bytes.Buffer, e element) {
 }
 
 // DICOMSeries returns the slices of series si (an index into Plans) of
-// patient p, as Write stores them with Options.DICOM: Slice's pixels as
+// patient p, as WriteSeries stores them with dicom set: Slice's pixels as
 // 12-bit values in 16 bits (×16 plus a little texture), one series in
 // three signed with a rescale, one in two with a VOI window (the others
 // are windowed by percentiles), instances numbered along the plan.

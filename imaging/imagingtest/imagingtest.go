@@ -1,11 +1,13 @@
-// Package imagingtest writes small, deterministic raw datasets (the format
-// of package dataset) for tests and benchmarks of package imaging and
-// imaging/prep: axial T1/T2/T1+C, coronal T1/T1+C FS and sagittal series
-// of synthetic PNG slices with series.json sidecars, structure findings
-// with boxes, coverage ranges and optional pathology slides.
+// Package imagingtest writes small, deterministic MRI series and slides
+// for tests and benchmarks of package imaging and imaging/prep: axial
+// T1/T2/T1+C, coronal T1/T1+C FS and sagittal series of synthetic slices,
+// as PNG slices with series.json sidecars or as DICOM files, and H&E-like
+// slide images.
 //
-// It owns nothing but the files it writes into the folder it is given; it
-// is not a simulator of anatomy (that is `npcorch synth`).
+// It owns nothing but the files it writes into the folder it is given. It
+// knows no dataset format (a raw dataset around these series is written by
+// tasks/dataset/datasettest) and is not a simulator of anatomy (that is
+// `npcorch synth`).
 package imagingtest
 
 import (
@@ -19,33 +21,19 @@ import (
 	"path/filepath"
 
 	"github.com/npcorch/npcorch/imaging"
-	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
-// Options shapes a generated dataset.
+// Options shapes the generated series.
 type Options struct {
-	// Patients is the number of patients (default 1).
-	Patients int
 	// AxialSlices and CoronalSlices per series (defaults 24 and 16).
 	AxialSlices, CoronalSlices int
 	// Size is the slice side in pixels (default 256).
 	Size int
 	// SixteenBit writes 16-bit slices instead of 8-bit.
 	SixteenBit bool
-	// SlideSize is the pathology slide's width (height is 2/3 of it); 0
-	// writes no slide.
-	SlideSize int
-	// Cohorts of every patient (default: all six).
-	Cohorts []string
-	// DICOM writes every series as a folder of DICOM files (DICOMSeries)
-	// instead of PNG slices with a series.json sidecar.
-	DICOM bool
 }
 
 func (o *Options) defaults() {
-	if o.Patients <= 0 {
-		o.Patients = 1
-	}
 	if o.AxialSlices <= 0 {
 		o.AxialSlices = 24
 	}
@@ -54,10 +42,6 @@ func (o *Options) defaults() {
 	}
 	if o.Size <= 0 {
 		o.Size = 256
-	}
-	if o.Cohorts == nil {
-		o.Cohorts = []string{dataset.CohortPathology, dataset.CohortSequence, dataset.CohortCards,
-			dataset.CohortTGroups, dataset.CohortNGroups, dataset.CohortCarePath}
 	}
 }
 
@@ -143,80 +127,42 @@ func Slice(seqIndex, k, patient, size int, sixteen bool) image.Image {
 	return g
 }
 
-// Write generates a dataset under dir (dataset.json at its root) and
-// returns it.
-func Write(dir string, o Options) (*dataset.Raw, error) {
+// WriteSeries writes series si (an index into Plans) of patient p into
+// the folder root/rel: PNG slices with a series.json sidecar listing them
+// in a shuffled order (readers sort), or, with dicom, DICOM files
+// (DICOMSeries). It returns the sidecar's metadata (for DICOM: without
+// slices).
+func WriteSeries(root, rel string, o Options, p, si int, dicom bool) (imaging.SeriesMeta, error) {
 	o.defaults()
-	raw := &dataset.Raw{Format: dataset.RawFormat, Name: "imagingtest", Seed: 1}
-	for p := 0; p < o.Patients; p++ {
-		pid := fmt.Sprintf("P%03d", p+1)
-		pat := dataset.Patient{ID: pid, Cohorts: o.Cohorts, TStage: "T3", NStage: "N1",
-			Coverage: dataset.Coverage{T: dataset.Range{From: -45, To: 0}, N: dataset.Range{From: -60, To: 9}}}
-		for si, sp := range Plans(o) {
-			rel := filepath.ToSlash(filepath.Join(pid, "mri", sp.Sequence))
-			meta := imaging.SeriesMeta{Sequence: sp.Sequence, FrameOfReference: FrameOfReference,
-				Orientation: sp.Orientation, PixelSpacing: [2]float64{0.9, 0.9}, SliceThickness: sp.Thickness}
-			if err := os.MkdirAll(filepath.Join(dir, rel), 0o755); err != nil {
-				return nil, err
-			}
-			if o.DICOM {
-				for k, sl := range DICOMSeries(o, p, si) {
-					if err := os.WriteFile(filepath.Join(dir, rel, fmt.Sprintf("IM%04d", k+1)), sl.Encode(), 0o644); err != nil {
-						return nil, err
-					}
-				}
-				pat.Series = append(pat.Series, dataset.SeriesRef{Sequence: sp.Sequence, Dir: rel})
-				continue
-			}
-			for k := 0; k < sp.Slices; k++ {
-				name := fmt.Sprintf("s%03d.png", k+1)
-				if err := writePNG(filepath.Join(dir, rel, name), Slice(si, k, p, o.Size, o.SixteenBit)); err != nil {
-					return nil, err
-				}
-				meta.Slices = append(meta.Slices, imaging.SliceMeta{File: name, Instance: k + 1, Position: sp.Position(k)})
-			}
-			// Shuffle the listing order deterministically: readers sort.
-			for i := range meta.Slices {
-				j := (i*7 + 3) % len(meta.Slices)
-				meta.Slices[i], meta.Slices[j] = meta.Slices[j], meta.Slices[i]
-			}
-			data, _ := json.MarshalIndent(meta, "", " ")
-			if err := os.WriteFile(filepath.Join(dir, rel, imaging.SidecarName), data, 0o644); err != nil {
-				return nil, err
-			}
-			pat.Series = append(pat.Series, dataset.SeriesRef{Sequence: sp.Sequence, Dir: rel})
-		}
-		for fi, side := range []string{"left", "right"} {
-			f := dataset.Finding{Structure: "parapharyngeal_space", Side: side, Invasion: fi}
-			for _, seq := range imaging.CardSequences {
-				n := o.AxialSlices
-				if seq == imaging.SeqT1CCorFS {
-					n = o.CoronalSlices
-				}
-				centre := n/2 + fi
-				for d := -2; d <= 2; d++ {
-					half := 30 - 8*abs(d)
-					x0 := 60 + 80*fi
-					f.Boxes = append(f.Boxes, dataset.Box{Sequence: seq, Instance: centre + d + 1,
-						X0: x0, Y0: 100, X1: x0 + 2*half, Y1: 100 + half})
-				}
-			}
-			pat.Structures = append(pat.Structures, f)
-		}
-		if o.SlideSize > 0 {
-			rel := filepath.ToSlash(filepath.Join(pid, "slide.png"))
-			if err := writePNG(filepath.Join(dir, rel), SlideImage(o.SlideSize, o.SlideSize*2/3, p)); err != nil {
-				return nil, err
-			}
-			pat.Pathology = &dataset.Slide{File: rel, Label: p % 2}
-		}
-		raw.Patients = append(raw.Patients, pat)
+	sp := Plans(o)[si]
+	dir := filepath.Join(root, filepath.FromSlash(rel))
+	meta := imaging.SeriesMeta{Sequence: sp.Sequence, FrameOfReference: FrameOfReference,
+		Orientation: sp.Orientation, PixelSpacing: [2]float64{0.9, 0.9}, SliceThickness: sp.Thickness}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return meta, err
 	}
-	data, _ := json.MarshalIndent(raw, "", " ")
-	if err := os.WriteFile(filepath.Join(dir, "dataset.json"), data, 0o644); err != nil {
-		return nil, err
+	if dicom {
+		for k, sl := range DICOMSeries(o, p, si) {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("IM%04d", k+1)), sl.Encode(), 0o644); err != nil {
+				return meta, err
+			}
+		}
+		return meta, nil
 	}
-	return raw, nil
+	for k := 0; k < sp.Slices; k++ {
+		name := fmt.Sprintf("s%03d.png", k+1)
+		if err := WritePNG(filepath.Join(dir, name), Slice(si, k, p, o.Size, o.SixteenBit)); err != nil {
+			return meta, err
+		}
+		meta.Slices = append(meta.Slices, imaging.SliceMeta{File: name, Instance: k + 1, Position: sp.Position(k)})
+	}
+	// Shuffle the listing order deterministically: readers sort.
+	for i := range meta.Slices {
+		j := (i*7 + 3) % len(meta.Slices)
+		meta.Slices[i], meta.Slices[j] = meta.Slices[j], meta.Slices[i]
+	}
+	data, _ := json.MarshalIndent(meta, "", " ")
+	return meta, os.WriteFile(filepath.Join(dir, imaging.SidecarName), data, 0o644)
 }
 
 // SlideImage draws an H&E-like RGB test slide.
@@ -232,14 +178,8 @@ func SlideImage(w, h, seed int) *image.RGBA {
 	return m
 }
 
-func abs(v int) int {
-	if v < 0 {
-		return -v
-	}
-	return v
-}
-
-func writePNG(name string, m image.Image) error {
+// WritePNG writes m to the file name as a PNG (best speed).
+func WritePNG(name string, m image.Image) error {
 	f, err := os.Create(name)
 	if err != nil {
 		return err

@@ -12,45 +12,41 @@ import (
 	"image"
 	"io"
 	"io/fs"
-	"math/rand/v2"
+	"iter"
 	"os"
-	"path"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/npcorch/npcorch/imaging"
-	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
 // Version is part of every cache key; bump it when rendering changes.
 const Version = "npcorch-prep/1"
 
-// ManifestName is the prepared manifest's file name inside Out.
-const ManifestName = "manifest.json"
-
 // tileCacheBytesPerWorker bounds the resized tiles outputs share, per
 // worker (64 tiles of 512×512): tiles reused beyond the bound are resized
-// again. Units run patient by patient, ordered by slice position, so most
+// again. Jobs run batch by batch, ordered by slice position, so most
 // reuse happens within a few tiles' time.
 const tileCacheBytesPerWorker = 16 << 20
 
 // cacheDir holds one record per finished output, named by its cache key.
 const cacheDir = ".cache"
 
-// Options configures a preparation run.
+// Options configures an Executor.
 type Options struct {
-	// Dataset is the folder holding dataset.json.
-	Dataset string
+	// Root is the folder the jobs' inputs are named in; nothing outside
+	// it is read.
+	Root string
 	// Out is the output folder (created if missing).
 	Out string
 	// Workers bounds concurrent renders; 0 means all cores.
 	Workers int
-	// Strict stops at the first per-file error instead of reporting it.
+	// Strict stops at the first failed job instead of recording it.
 	Strict bool
 	// Progress receives a progress bar when it is a terminal, plain lines
 	// otherwise; nil is silent.
@@ -65,125 +61,33 @@ type Options struct {
 	External imaging.ExternalDecoder
 }
 
-// Report tells what a run did.
-type Report struct {
-	// Outputs is the number of images in the manifest.
-	Outputs int
-	// Written were rendered in this run; Cached were already done.
-	Written, Cached int
-	// Errors are the outputs that failed, with path and reason.
-	Errors []FileError
-	// Warnings are non-fatal findings, such as plane groups dropped because
-	// a sequence had no slice close enough.
-	Warnings []string
-	// Hints say once what to do about a cause many errors share (such as
-	// dcmtk missing for compressed DICOM).
-	Hints []string
-	// TilesShown counts the slice tiles the outputs rendered in this run
-	// show; TilesResized counts the resizes that made them (fewer, since
-	// outputs share tiles through the run's imaging.TileCache).
-	TilesShown, TilesResized int
+// Executor makes output images from jobs. It owns the output folder, its
+// cache records and the tile cache its series share. Make one with New,
+// read the jobs' series through it, Run the jobs once, and Close it.
+type Executor struct {
+	opt        Options
+	params     imaging.Params
+	limits     imaging.Limits
+	paramsJSON []byte
+	workers    int
+	root       *os.Root
+	fsys       fs.FS
+	readOpt    imaging.ReadOptions
+	png        imaging.PNGEncoder // adaptive filters, as EncodePNG; pools zlib writers
+
+	ran    atomic.Bool
+	mu     sync.Mutex
+	hashes map[string]string // input file → sha256, read once
 }
 
-// ErrInterrupted is Run's error when its context ends before the run
-// does: finished images are cached, and no manifest is written.
-var ErrInterrupted = errors.New("prep interrupted: finished images are cached; run again to resume")
-
-// FileError is one output that could not be made.
-type FileError struct {
-	// Patient and Output name the image (Output relative to Out).
-	Patient, Output string
-	Err             error
-}
-
-// Error names the patient, the output and the reason.
-func (e FileError) Error() string {
-	return fmt.Sprintf("patient %s: %s: %v", e.Patient, e.Output, e.Err)
-}
-
-// Unwrap returns the reason.
-func (e FileError) Unwrap() error { return e.Err }
-
-var safeID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-
-// unit is one output image to make.
-type unit struct {
-	patient string
-	rel     string // output path relative to Out
-	desc    string // what the image is: part of the cache key
-	inputs  []string
-	render  func(ctx context.Context) (image.Image, error)
-	place   func(img dataset.Image) // stores the result in the manifest
-	planErr error
-	tiles   []tileUse // the slice tiles render uses, announced to their series' TileCache
-	// man is the patient's manifest entry, where a failure is recorded;
-	// failure says what the output is (Kind and labels).
-	man     *dataset.PreparedPatient
-	failure dataset.Failure
-}
-
-// tileUse is one slice tile an output shows.
-type tileUse struct {
-	series *imaging.Series
-	index  int
-}
-
-// expectTiles announces the unit's tile uses, so that a tile several
-// outputs show is resized once and kept only until its last use.
-func (r *runner) expectTiles(u *unit) {
-	for _, t := range u.tiles {
-		if t.series.Tiles != nil {
-			t.series.Tiles.Expect(t.series, t.index, r.params.Tile)
-		}
-	}
-}
-
-// orderBySlice orders a patient's units by where their slices sit in
-// their series (the mean relative index), so outputs sharing tiles run
-// close together and each shared tile is dropped soon after it is made.
-// The order changes no output: each unit fills its own manifest slot.
-func orderBySlice(units []*unit) {
-	at := make(map[*unit]float64, len(units))
-	for _, u := range units {
-		sum := 0.0
-		for _, t := range u.tiles {
-			sum += float64(t.index) / float64(len(t.series.Meta.Slices))
-		}
-		if len(u.tiles) > 0 {
-			at[u] = sum / float64(len(u.tiles))
-		}
-	}
-	slices.SortStableFunc(units, func(a, b *unit) int { return cmp.Compare(at[a], at[b]) })
-}
-
-// forgoTiles withdraws the unit's tile uses when it will not render.
-func (r *runner) forgoTiles(u *unit) {
-	for _, t := range u.tiles {
-		if t.series.Tiles != nil {
-			t.series.Tiles.Forgo(t.series, t.index, r.params.Tile)
-		}
-	}
-}
-
-// cacheRecord is what a finished output leaves under .cache.
-type cacheRecord struct {
-	Key   string        `json:"key"`
-	Image dataset.Image `json:"image"`
-}
-
-// Run prepares every image of the dataset in opt.Dataset into opt.Out and
-// writes Out/manifest.json. Per-file failures are collected in the report
-// and recorded in the manifest (PreparedPatient.Failed; its image lists
-// hold only the images made) unless opt.Strict, where the first one ends
-// the run with an error and no manifest. A cancelled context stops the
-// run with ErrInterrupted; finished outputs stay cached for the next run.
-func Run(ctx context.Context, opt Options) (*dataset.Prepared, *Report, error) {
+// New checks the options, opens the root and makes the output folder.
+func New(opt Options) (*Executor, error) {
 	params := opt.Params
 	if params.Tile == 0 {
 		params = imaging.DefaultParams()
 	}
 	if err := params.Validate(); err != nil {
-		return nil, nil, fmt.Errorf("prep: parameters: %w", err)
+		return nil, fmt.Errorf("prep: parameters: %w", err)
 	}
 	limits := opt.Limits
 	if limits == (imaging.Limits{}) {
@@ -197,30 +101,16 @@ func Run(ctx context.Context, opt Options) (*dataset.Prepared, *Report, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	if opt.Dataset == "" || opt.Out == "" {
-		return nil, nil, errors.New("prep: both the dataset folder and the output folder are required")
+	if opt.Root == "" || opt.Out == "" {
+		return nil, errors.New("prep: both the input folder and the output folder are required")
 	}
-	root, err := os.OpenRoot(opt.Dataset)
+	root, err := os.OpenRoot(opt.Root)
 	if err != nil {
-		return nil, nil, fmt.Errorf("prep: open dataset folder: %w", err)
-	}
-	defer root.Close()
-	fsys := root.FS()
-	rawBytes, err := fs.ReadFile(fsys, "dataset.json")
-	if err != nil {
-		return nil, nil, fmt.Errorf("prep: %w (the dataset folder must hold dataset.json; make one with `npcorch synth`)", err)
-	}
-	var raw dataset.Raw
-	dec := json.NewDecoder(bytes.NewReader(rawBytes))
-	dec.DisallowUnknownFields() // a misspelt key must not prepare nothing in silence
-	if err := dec.Decode(&raw); err != nil {
-		return nil, nil, fmt.Errorf("prep: %s: %w", filepath.Join(opt.Dataset, "dataset.json"), err)
-	}
-	if raw.Format != dataset.RawFormat {
-		return nil, nil, fmt.Errorf("prep: %s: format %q, want %q", filepath.Join(opt.Dataset, "dataset.json"), raw.Format, dataset.RawFormat)
+		return nil, fmt.Errorf("prep: open input folder: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Join(opt.Out, cacheDir), 0o755); err != nil {
-		return nil, nil, fmt.Errorf("prep: output folder: %w", err)
+		root.Close()
+		return nil, fmt.Errorf("prep: output folder: %w", err)
 	}
 	paramsJSON, _ := json.Marshal(struct {
 		Version string
@@ -228,44 +118,140 @@ func Run(ctx context.Context, opt Options) (*dataset.Prepared, *Report, error) {
 		Limits  imaging.Limits
 		PNG     int
 	}{Version, params, limits, imaging.PNGLevel})
-	dsum := sha256.Sum256(rawBytes)
-	psum := sha256.Sum256(paramsJSON)
-	man := &dataset.Prepared{
-		Format: dataset.PreparedFormat, Dataset: raw.Name,
-		DatasetSHA256: hex.EncodeToString(dsum[:]), ParamsSHA256: hex.EncodeToString(psum[:]),
-		Patients: make([]dataset.PreparedPatient, len(raw.Patients)),
-	}
-	r := &runner{
-		opt: opt, params: params, paramsJSON: paramsJSON, fsys: fsys,
+	return &Executor{
+		opt: opt, params: params, limits: limits, paramsJSON: paramsJSON, workers: workers,
+		root: root, fsys: root.FS(),
 		readOpt: imaging.ReadOptions{Limits: limits, External: ext,
 			Tiles: imaging.NewTileCache(int64(workers) * tileCacheBytesPerWorker)},
-		report: &Report{}, hashes: map[string]string{},
-		progress: newProgress(opt.Progress),
+		hashes: map[string]string{},
+	}, nil
+}
+
+// Close releases the root.
+func (e *Executor) Close() error { return e.root.Close() }
+
+// Params are the image parameters every job is drawn with.
+func (e *Executor) Params() imaging.Params { return e.params }
+
+// ParamsSHA256 is the sha256 of the preparation parameters (version,
+// image parameters, limits, PNG level), part of every cache key.
+func (e *Executor) ParamsSHA256() string {
+	sum := sha256.Sum256(e.paramsJSON)
+	return hex.EncodeToString(sum[:])
+}
+
+// ReadSeries reads the series in folder dir of the root (imaging.ReadSeries)
+// for jobs to show: its tiles go through the executor's tile cache.
+func (e *Executor) ReadSeries(dir, sequence string) (*imaging.Series, error) {
+	return imaging.ReadSeries(e.fsys, dir, sequence, e.readOpt)
+}
+
+// Image is one output PNG: its path under Out, sha256, size and geometry.
+type Image struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+}
+
+// Result is what became of one job: its image, or why there is none.
+type Result struct {
+	Image Image
+	Err   error
+}
+
+// Report tells what a run did.
+type Report struct {
+	// Outputs is the number of images made or found in the cache.
+	Outputs int
+	// Written were rendered in this run; Cached were already done.
+	Written, Cached int
+	// Errors are the jobs that failed, with output and reason, sorted by
+	// output.
+	Errors []FileError
+	// Hints say once what to do about a cause many errors share (such as
+	// dcmtk missing for compressed DICOM).
+	Hints []string
+	// TilesShown counts the slice tiles the outputs rendered in this run
+	// show; TilesResized counts the resizes that made them (fewer, since
+	// outputs share tiles through the tile cache).
+	TilesShown, TilesResized int
+}
+
+// ErrInterrupted is Run's error when its context ends before the run
+// does: finished images are cached.
+var ErrInterrupted = errors.New("prep interrupted: finished images are cached; run again to resume")
+
+// FileError is one output that could not be made.
+type FileError struct {
+	// Owner and Output name the image (Output relative to Out).
+	Owner, Output string
+	Err           error
+}
+
+// Error names the owner, the output and the reason.
+func (e FileError) Error() string {
+	if e.Owner == "" {
+		return fmt.Sprintf("%s: %v", e.Output, e.Err)
 	}
+	return fmt.Sprintf("%s: %s: %v", e.Owner, e.Output, e.Err)
+}
+
+// Unwrap returns the reason.
+func (e FileError) Unwrap() error { return e.Err }
+
+// cacheRecord is what a finished output leaves under .cache.
+type cacheRecord struct {
+	Key   string `json:"key"`
+	Image Image  `json:"image"`
+}
+
+// Run makes the images of every job, batch by batch as batches yields
+// them, on a bounded pool of workers, and returns one Result per job in
+// the order the jobs came. A batch is planned only when the pool takes it,
+// so only the batches in flight hold their series' slices; its tiles are
+// announced to the tile cache before any of its jobs runs, and its jobs
+// run in order of slice position, so a tile several outputs show is
+// resized once and dropped soon after.
+//
+// A failed job is reported in Errors and its Result, and the run goes on,
+// unless Options.Strict: then the first failure ends the run with an
+// error. A cancelled context ends it with ErrInterrupted; finished images
+// stay cached for the next run. Run may be called once.
+func (e *Executor) Run(ctx context.Context, batches iter.Seq[[]Job]) ([]Result, *Report, error) {
+	if e.ran.Swap(true) {
+		return nil, nil, errors.New("prep: an executor runs once; make a new one")
+	}
+	r := &run{e: e, report: &Report{}, progress: newProgress(e.opt.Progress), outputs: map[string]bool{}}
+	_, made := e.readOpt.Tiles.Stats()
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	// Patients are planned one by one as the pool drains, so only the
-	// patients in flight hold decoded slices.
-	for i := range raw.Patients {
+	g.SetLimit(e.workers)
+	var results [][]Result
+	for batch := range batches {
 		if gctx.Err() != nil {
 			break
 		}
-		units := r.plan(&raw.Patients[i], &man.Patients[i], limits)
-		r.progress.add(len(units))
-		for _, u := range units {
-			r.expectTiles(u)
-		}
-		orderBySlice(units)
-		for _, u := range units {
+		res := make([]Result, len(batch))
+		results = append(results, res)
+		r.progress.add(len(batch))
+		order, refused := r.schedule(batch)
+		for _, i := range order {
 			if gctx.Err() != nil {
 				break
 			}
-			g.Go(func() error { return r.do(gctx, u) })
+			g.Go(func() error {
+				if refused[i] != nil {
+					return r.fail(&batch[i], &res[i], refused[i])
+				}
+				return r.do(gctx, &batch[i], &res[i])
+			})
 		}
 	}
 	werr := g.Wait()
 	r.progress.done()
-	_, r.report.TilesResized = r.readOpt.Tiles.Stats()
+	_, madeAfter := e.readOpt.Tiles.Stats()
+	r.report.TilesResized = madeAfter - made
 	slices.SortStableFunc(r.report.Errors, func(a, b FileError) int { return cmp.Compare(a.Output, b.Output) })
 	if ctx.Err() != nil {
 		return nil, r.report, ErrInterrupted
@@ -274,14 +260,135 @@ func Run(ctx context.Context, opt Options) (*dataset.Prepared, *Report, error) {
 		return nil, r.report, fmt.Errorf("prep: %w", werr)
 	}
 	r.report.Hints = hints(r.report.Errors)
-	for i := range man.Patients {
-		compact(&man.Patients[i])
-		r.report.Outputs += count(man.Patients[i])
+	r.report.Outputs = r.report.Written + r.report.Cached
+	return slices.Concat(results...), r.report, nil
+}
+
+// run is the state of one Run that its workers share.
+type run struct {
+	e        *Executor
+	progress *progress
+	outputs  map[string]bool // outputs taken, owned by Run's goroutine
+
+	mu     sync.Mutex
+	report *Report
+}
+
+// schedule announces a batch's tile uses, so that a tile several outputs
+// show is resized once and kept only until its last use, and returns the
+// order to run its jobs in: by where their slices sit in their series
+// (the mean relative index), so outputs sharing tiles run close together.
+// The order changes no output. refused[i] says why job i cannot run: its
+// own check, or another job of the run having its output already.
+func (r *run) schedule(batch []Job) (order []int, refused []error) {
+	at := make([]float64, len(batch))
+	refused = make([]error, len(batch))
+	for i := range batch {
+		j := &batch[i]
+		if refused[i] = j.check(); refused[i] != nil {
+			continue
+		}
+		if r.outputs[j.Output] {
+			refused[i] = fmt.Errorf("another job of this run makes %s already", j.Output)
+			continue
+		}
+		r.outputs[j.Output] = true
+		sum, tiles := 0.0, j.Draw.tiles()
+		for _, t := range tiles {
+			if t.series.Tiles != nil {
+				t.series.Tiles.Expect(t.series, t.index, r.e.params.Tile)
+			}
+			sum += float64(t.index) / float64(len(t.series.Meta.Slices))
+		}
+		if len(tiles) > 0 {
+			at[i] = sum / float64(len(tiles))
+		}
 	}
-	if err := writeManifest(opt.Out, man); err != nil {
-		return nil, r.report, err
+	order = make([]int, len(batch))
+	for i := range order {
+		order[i] = i
 	}
-	return man, r.report, nil
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(at[a], at[b]) })
+	return order, refused
+}
+
+// forgoTiles withdraws the job's tile uses when it will not render.
+func (r *run) forgoTiles(j *Job) {
+	for _, t := range j.Draw.tiles() {
+		if t.series.Tiles != nil {
+			t.series.Tiles.Forgo(t.series, t.index, r.e.params.Tile)
+		}
+	}
+}
+
+func (r *run) fail(j *Job, res *Result, err error) error {
+	fe := FileError{Owner: j.Owner, Output: j.Output, Err: err}
+	res.Err = err
+	r.mu.Lock()
+	r.report.Errors = append(r.report.Errors, fe)
+	r.mu.Unlock()
+	r.progress.step(false, true)
+	if r.e.opt.Strict {
+		return fe
+	}
+	return nil
+}
+
+// do makes one output: cache lookup, render, encode, write, record.
+func (r *run) do(ctx context.Context, j *Job, res *Result) error {
+	key, err := r.e.key(j)
+	if err != nil {
+		r.forgoTiles(j)
+		return r.fail(j, res, err)
+	}
+	if img, ok := r.e.cached(j.Output, key); ok {
+		r.forgoTiles(j)
+		res.Image = img
+		r.mu.Lock()
+		r.report.Cached++
+		r.mu.Unlock()
+		r.progress.step(true, false)
+		return nil
+	}
+	r.mu.Lock()
+	r.report.TilesShown += len(j.Draw.tiles())
+	r.mu.Unlock()
+	m, err := j.Draw.draw(ctx, r.e)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return r.fail(j, res, err)
+	}
+	img, err := r.e.write(j.Output, key, m)
+	if err != nil {
+		return r.fail(j, res, err)
+	}
+	res.Image = img
+	r.mu.Lock()
+	r.report.Written++
+	r.mu.Unlock()
+	r.progress.step(false, false)
+	return nil
+}
+
+// write encodes m as PNG into Out/output and records it under key.
+func (e *Executor) write(output, key string, m image.Image) (Image, error) {
+	var buf bytes.Buffer
+	if err := e.png.Encode(&buf, m); err != nil {
+		return Image{}, err
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	img := Image{Path: output, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(buf.Len()),
+		Width: m.Bounds().Dx(), Height: m.Bounds().Dy()}
+	if err := writeAtomic(filepath.Join(e.opt.Out, filepath.FromSlash(output)), buf.Bytes()); err != nil {
+		return Image{}, fmt.Errorf("write: %w", err)
+	}
+	rec, _ := json.Marshal(cacheRecord{Key: key, Image: img})
+	if err := writeAtomic(e.recordPath(key), rec); err != nil {
+		return Image{}, fmt.Errorf("write cache record: %w", err)
+	}
+	return img, nil
 }
 
 // hints says once what to do about causes several errors share.
@@ -297,243 +404,3 @@ func hints(errs []FileError) []string {
 	}
 	return []string{fmt.Sprintf("%d images need dcmtk to decompress DICOM: install it (Debian: apt-get install dcmtk) and run prep again", n)}
 }
-
-// compact drops the slots of outputs that failed (reported in Errors and
-// listed in Failed, by path), so the image lists hold only files that
-// exist.
-func compact(p *dataset.PreparedPatient) {
-	slices.SortStableFunc(p.Failed, func(a, b dataset.Failure) int { return cmp.Compare(a.Path, b.Path) })
-	p.Panels = slices.DeleteFunc(p.Panels, func(x dataset.Panel) bool { return x.Path == "" })
-	p.Cards = slices.DeleteFunc(p.Cards, func(x dataset.Card) bool { return x.Path == "" })
-	p.TGroups = slices.DeleteFunc(p.TGroups, func(x dataset.PlaneGroup) bool { return x.Path == "" })
-	p.NGroups = slices.DeleteFunc(p.NGroups, func(x dataset.PlaneGroup) bool { return x.Path == "" })
-	p.Pages = slices.DeleteFunc(p.Pages, func(x dataset.Image) bool { return x.Path == "" })
-}
-
-func count(p dataset.PreparedPatient) int {
-	n := len(p.Panels) + len(p.Cards) + len(p.TGroups) + len(p.NGroups) + len(p.Pages)
-	if p.Overview != nil {
-		n++
-	}
-	return n
-}
-
-func writeManifest(out string, man *dataset.Prepared) error {
-	data, err := json.MarshalIndent(man, "", "  ")
-	if err != nil {
-		return fmt.Errorf("prep: manifest: %w", err)
-	}
-	data = append(data, '\n')
-	name := filepath.Join(out, ManifestName)
-	if old, err := os.ReadFile(name); err == nil && bytes.Equal(old, data) {
-		return nil
-	}
-	if err := writeAtomic(name, data); err != nil {
-		return fmt.Errorf("prep: manifest: %w", err)
-	}
-	return nil
-}
-
-// writeAtomic writes data to name through a temporary file and a rename,
-// so an interrupted run never leaves a half-written file under name. The
-// file is created as any file is: mode 0666 less the umask.
-func writeAtomic(name string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return err
-	}
-	f, err := createTemp(filepath.Dir(name))
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), name); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
-}
-
-// createTemp creates a new file .tmp-RANDOM in dir with mode 0666 less
-// the umask (os.CreateTemp would make it 0600 whatever the umask).
-func createTemp(dir string) (*os.File, error) {
-	for range 100 {
-		name := filepath.Join(dir, fmt.Sprintf(".tmp-%016x", rand.Uint64()))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if !errors.Is(err, fs.ErrExist) {
-			return f, err
-		}
-	}
-	return nil, fmt.Errorf("create a temporary file in %s: 100 names taken", dir)
-}
-
-type runner struct {
-	opt        Options
-	params     imaging.Params
-	paramsJSON []byte
-	fsys       fs.FS
-	readOpt    imaging.ReadOptions
-	progress   *progress
-	png        imaging.PNGEncoder // adaptive filters, as EncodePNG; pools zlib writers
-
-	mu     sync.Mutex
-	report *Report
-	hashes map[string]string
-	manMu  sync.Mutex
-}
-
-func (r *runner) fail(u *unit, err error) error {
-	fe := FileError{Patient: u.patient, Output: u.rel, Err: err}
-	r.mu.Lock()
-	r.report.Errors = append(r.report.Errors, fe)
-	r.mu.Unlock()
-	if u.man != nil {
-		f := u.failure
-		f.Path, f.Reason = u.rel, err.Error()
-		r.manMu.Lock()
-		u.man.Failed = append(u.man.Failed, f)
-		r.manMu.Unlock()
-	}
-	r.progress.step(false, true)
-	if r.opt.Strict {
-		return fe
-	}
-	return nil
-}
-
-// do makes one output: cache lookup, render, encode, write, record.
-func (r *runner) do(ctx context.Context, u *unit) error {
-	if u.planErr != nil {
-		return r.fail(u, u.planErr)
-	}
-	key, err := r.key(u)
-	if err != nil {
-		r.forgoTiles(u)
-		return r.fail(u, err)
-	}
-	if img, ok := r.cached(u, key); ok {
-		r.forgoTiles(u)
-		r.place(u, img)
-		r.mu.Lock()
-		r.report.Cached++
-		r.mu.Unlock()
-		r.progress.step(true, false)
-		return nil
-	}
-	r.mu.Lock()
-	r.report.TilesShown += len(u.tiles)
-	r.mu.Unlock()
-	m, err := u.render(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return r.fail(u, err)
-	}
-	var buf bytes.Buffer
-	if err := r.png.Encode(&buf, m); err != nil {
-		return r.fail(u, err)
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	img := dataset.Image{Path: u.rel, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(buf.Len()),
-		Width: m.Bounds().Dx(), Height: m.Bounds().Dy()}
-	if err := writeAtomic(filepath.Join(r.opt.Out, filepath.FromSlash(u.rel)), buf.Bytes()); err != nil {
-		return r.fail(u, fmt.Errorf("write: %w", err))
-	}
-	rec, _ := json.Marshal(cacheRecord{Key: key, Image: img})
-	if err := writeAtomic(r.recordPath(key), rec); err != nil {
-		return r.fail(u, fmt.Errorf("write cache record: %w", err))
-	}
-	r.place(u, img)
-	r.mu.Lock()
-	r.report.Written++
-	r.mu.Unlock()
-	r.progress.step(false, false)
-	return nil
-}
-
-func (r *runner) place(u *unit, img dataset.Image) {
-	r.manMu.Lock()
-	u.place(img)
-	r.manMu.Unlock()
-}
-
-func (r *runner) recordPath(key string) string {
-	return filepath.Join(r.opt.Out, cacheDir, key[:2], key+".json")
-}
-
-// cached returns the recorded image when the record exists and the file
-// under Out still has the recorded size and sha256.
-func (r *runner) cached(u *unit, key string) (dataset.Image, bool) {
-	data, err := os.ReadFile(r.recordPath(key))
-	if err != nil {
-		return dataset.Image{}, false
-	}
-	var rec cacheRecord
-	if json.Unmarshal(data, &rec) != nil || rec.Key != key || rec.Image.Path != u.rel {
-		return dataset.Image{}, false
-	}
-	out, err := os.ReadFile(filepath.Join(r.opt.Out, filepath.FromSlash(u.rel)))
-	if err != nil || int64(len(out)) != rec.Image.Bytes {
-		return dataset.Image{}, false
-	}
-	sum := sha256.Sum256(out)
-	if hex.EncodeToString(sum[:]) != rec.Image.SHA256 {
-		return dataset.Image{}, false
-	}
-	return rec.Image, true
-}
-
-// key hashes the version, parameters, output path, description and the
-// bytes of every input file.
-func (r *runner) key(u *unit) (string, error) {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%s\n%s\n", Version, r.paramsJSON, u.rel, u.desc)
-	for _, in := range u.inputs {
-		sum, err := r.fileHash(in)
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %s\n", in, sum)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-func (r *runner) fileHash(name string) (string, error) {
-	r.mu.Lock()
-	sum, ok := r.hashes[name]
-	r.mu.Unlock()
-	if ok {
-		return sum, nil
-	}
-	f, err := r.fsys.Open(name)
-	if err != nil {
-		return "", fmt.Errorf("input %s: %w", name, err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("input %s: %w", name, err)
-	}
-	sum = hex.EncodeToString(h.Sum(nil))
-	r.mu.Lock()
-	r.hashes[name] = sum
-	r.mu.Unlock()
-	return sum, nil
-}
-
-func (r *runner) warn(msg string) {
-	r.mu.Lock()
-	r.report.Warnings = append(r.report.Warnings, msg)
-	r.mu.Unlock()
-}
-
-// outPath joins a patient folder and a file name.
-func outPath(pid, name string) string { return path.Join(pid, name) }

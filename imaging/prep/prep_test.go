@@ -5,52 +5,52 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"hash/crc32"
+	"fmt"
 	"image"
 	"image/png"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/npcorch/npcorch/imaging"
 	"github.com/npcorch/npcorch/imaging/imagingtest"
-	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
-func smallDataset(t *testing.T, patients int) string {
+// The tests draw from a root of imagingtest series: per patient k the six
+// series in Pk/<sequence> and a slide Pk/slide.png. Jobs are made here by
+// hand, as any caller would make them; which images a benchmark needs is
+// tested in tasks/prepare.
+
+var seriesOpt = imagingtest.Options{AxialSlices: 12, CoronalSlices: 8, Size: 64}
+
+func writeRoot(t testing.TB, patients int, o imagingtest.Options, slide int) string {
 	t.Helper()
-	dir := t.TempDir()
-	if _, err := imagingtest.Write(dir, imagingtest.Options{Patients: patients, AxialSlices: 12, CoronalSlices: 8, Size: 64, SlideSize: 300}); err != nil {
-		t.Fatal(err)
+	root := t.TempDir()
+	for p := range patients {
+		for si, sp := range imagingtest.Plans(o) {
+			if _, err := imagingtest.WriteSeries(root, fmt.Sprintf("P%d/%s", p, sp.Sequence), o, p, si, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := imagingtest.WritePNG(filepath.Join(root, fmt.Sprintf("P%d", p), "slide.png"), imagingtest.SlideImage(slide, slide*2/3, p)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return dir
+	return root
 }
 
-// smallParams keep tests fast; tile geometry at full size is tested in
-// package imaging and in TestRunOutputsManifestAndShapes.
+// smallParams keep tests fast.
 func smallParams() imaging.Params {
 	p := imaging.DefaultParams()
 	p.Tile, p.Caption, p.Overview = 64, 12, 96
 	return p
-}
-
-func run(t *testing.T, data, out string, workers int) (*dataset.Prepared, *Report) {
-	t.Helper()
-	return runWith(t, data, out, workers, smallParams())
-}
-
-func runWith(t *testing.T, data, out string, workers int, p imaging.Params) (*dataset.Prepared, *Report) {
-	t.Helper()
-	man, rep, err := Run(context.Background(), Options{Dataset: data, Out: out, Workers: workers, Params: p, External: noExternal{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return man, rep
 }
 
 // noExternal pins "no dcmtk" so tests do not depend on PATH.
@@ -58,6 +58,87 @@ type noExternal struct{}
 
 func (noExternal) Decompress(context.Context, []byte, string) ([]byte, error) {
 	return nil, errors.New("no external decoder in tests")
+}
+
+func newExec(t testing.TB, root, out string, workers int, p imaging.Params) *Executor {
+	t.Helper()
+	e, err := New(Options{Root: root, Out: out, Workers: workers, Params: p, External: noExternal{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// patientJobs makes patient k's jobs: its overview, a panel per series,
+// a card over all card sequences, and its axial then coronal plane groups.
+func patientJobs(t testing.TB, e *Executor, k int) []Job {
+	t.Helper()
+	pid := fmt.Sprintf("P%d", k)
+	p := e.Params()
+	series := map[string]*imaging.Series{}
+	jobs := []Job{{Output: pid + "/overview.png", Owner: "patient " + pid, Draw: Overview{Slide: pid + "/slide.png"}}}
+	for i, sp := range imagingtest.Plans(seriesOpt) {
+		s, err := e.ReadSeries(pid+"/"+sp.Sequence, sp.Sequence)
+		if err != nil {
+			jobs = append(jobs, Job{Output: fmt.Sprintf("%s/panel_%02d.png", pid, i+1), Owner: "patient " + pid, Err: err})
+			continue
+		}
+		series[sp.Sequence] = s
+		jobs = append(jobs, Job{Output: fmt.Sprintf("%s/panel_%02d.png", pid, i+1), Owner: "patient " + pid,
+			Draw: Grid{Kind: "panel", Columns: p.PanelGrid, Cells: imaging.PanelCells(p, s)}})
+	}
+	var boxes []imaging.SliceBox
+	for _, seq := range imaging.CardSequences {
+		boxes = append(boxes, imaging.SliceBox{Sequence: seq, Instance: 4, Rect: image.Rect(10, 10, 30, 30)})
+	}
+	if cells, err := imaging.CardCells(p, "clivus", boxes, series); err == nil {
+		jobs = append(jobs, Job{Output: pid + "/card_01.png", Owner: "patient " + pid, Draw: Grid{Kind: "card", Columns: 3, Cells: cells}})
+	}
+	n := 0
+	for _, pl := range []struct {
+		plane string
+		seqs  []string
+	}{{imaging.PlaneAxial, imaging.AxialGroupSequences}, {imaging.PlaneCoronal, imaging.CoronalGroupSequences}} {
+		rows := make([]*imaging.Series, len(pl.seqs))
+		for i, q := range pl.seqs {
+			rows[i] = series[q]
+			if rows[i] == nil {
+				return jobs
+			}
+		}
+		groups, _, err := imaging.PlanGroups(pl.plane, rows, nil)
+		if err != nil {
+			jobs = append(jobs, Job{Output: pid + "/groups (" + pl.plane + ")", Owner: "patient " + pid, Err: err})
+			continue
+		}
+		for _, g := range groups {
+			n++
+			jobs = append(jobs, Job{Output: fmt.Sprintf("%s/g_%03d.png", pid, n), Owner: "patient " + pid, Draw: PlaneGroup{Group: g}})
+		}
+	}
+	return jobs
+}
+
+// batches yields each patient's jobs, made as the executor takes them.
+func batches(t testing.TB, e *Executor, patients int) iter.Seq[[]Job] {
+	return func(yield func([]Job) bool) {
+		for k := range patients {
+			if !yield(patientJobs(t, e, k)) {
+				return
+			}
+		}
+	}
+}
+
+func runAll(t *testing.T, root, out string, workers int) ([]Result, *Report) {
+	t.Helper()
+	e := newExec(t, root, out, workers, smallParams())
+	res, rep, err := e.Run(context.Background(), batches(t, e, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, rep
 }
 
 func readTree(t *testing.T, dir string) map[string][]byte {
@@ -78,76 +159,59 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 	return files
 }
 
-func TestRunOutputsManifestAndShapes(t *testing.T) {
-	data := smallDataset(t, 1)
+func TestRunWritesEveryJobsImageInJobOrder(t *testing.T) {
+	root := writeRoot(t, 1, seriesOpt, 300)
 	out := t.TempDir()
-	man, rep := runWith(t, data, out, 2, imaging.DefaultParams())
+	e := newExec(t, root, out, 2, imaging.DefaultParams())
+	var jobs []Job
+	res, rep, err := e.Run(context.Background(), func(yield func([]Job) bool) {
+		jobs = patientJobs(t, e, 0)
+		yield(jobs)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(rep.Errors) != 0 {
 		t.Fatalf("errors: %v", rep.Errors)
 	}
-	p := man.Patients[0]
-	if p.Overview == nil || len(p.Panels) != 6 || len(p.Cards) != 2 || len(p.Pages) != 10 {
-		t.Fatalf("outputs: overview %v panels %d cards %d pages %d", p.Overview != nil, len(p.Panels), len(p.Cards), len(p.Pages))
+	// 1 overview, 6 panels, 1 card, 12 axial and 8 coronal groups.
+	if len(res) != len(jobs) || len(jobs) != 1+6+1+12+8 || rep.Outputs != len(jobs) || rep.Written != len(jobs) {
+		t.Fatalf("%d jobs, %d results, report %+v", len(jobs), len(res), rep)
 	}
-	// T range [-45, 0] holds axial z = -45..-27 (7 slices); N holds all 12;
-	// all 8 coronal planes follow the axial ones.
-	if len(p.TGroups) != 7+8 || len(p.NGroups) != 12+8 {
-		t.Fatalf("t groups %d, n groups %d", len(p.TGroups), len(p.NGroups))
-	}
-	for i, g := range p.NGroups {
-		wantPlane, wantH := imaging.PlaneAxial, 1644
-		if i >= 12 {
-			wantPlane, wantH = imaging.PlaneCoronal, 1096
+	for i, r := range res {
+		if r.Err != nil || r.Image.Path != jobs[i].Output {
+			t.Fatalf("result %d is %+v for job %s", i, r, jobs[i].Output)
 		}
-		if g.Plane != wantPlane || g.Width != 512 || g.Height != wantH {
-			t.Fatalf("group %d: %s %dx%d", i, g.Plane, g.Width, g.Height)
-		}
-		if i > 0 && i < 12 && g.Position >= p.NGroups[i-1].Position {
-			t.Fatalf("axial groups not superior to inferior: %v then %v", p.NGroups[i-1].Position, g.Position)
-		}
-	}
-	if p.Panels[1].Sequence != imaging.SeqT2Ax || p.Cards[1].Side != "right" {
-		t.Errorf("panel/card labels wrong: %+v %+v", p.Panels[1], p.Cards[1])
-	}
-	// Every manifest entry matches its file.
-	all := []dataset.Image{*p.Overview}
-	for _, x := range p.Panels {
-		all = append(all, x.Image)
-	}
-	for _, x := range p.Cards {
-		all = append(all, x.Image)
-	}
-	for _, x := range p.TGroups {
-		all = append(all, x.Image)
-	}
-	all = append(all, p.Pages...)
-	for _, img := range all {
-		b, err := os.ReadFile(filepath.Join(out, img.Path))
+		b, err := os.ReadFile(filepath.Join(out, r.Image.Path))
 		if err != nil {
 			t.Fatal(err)
 		}
 		sum := sha256.Sum256(b)
-		if hex.EncodeToString(sum[:]) != img.SHA256 || int64(len(b)) != img.Bytes {
-			t.Errorf("%s: manifest sha256/size do not match the file", img.Path)
+		if hex.EncodeToString(sum[:]) != r.Image.SHA256 || int64(len(b)) != r.Image.Bytes {
+			t.Errorf("%s: sha256/size do not match the file", r.Image.Path)
 		}
 		cfg, err := png.DecodeConfig(bytes.NewReader(b))
-		if err != nil || cfg.Width != img.Width || cfg.Height != img.Height {
-			t.Errorf("%s: %v %dx%d vs manifest %dx%d", img.Path, err, cfg.Width, cfg.Height, img.Width, img.Height)
+		if err != nil || cfg.Width != r.Image.Width || cfg.Height != r.Image.Height {
+			t.Errorf("%s: %v %dx%d vs result %dx%d", r.Image.Path, err, cfg.Width, cfg.Height, r.Image.Width, r.Image.Height)
 		}
 	}
-	var onDisk dataset.Prepared
-	b, _ := os.ReadFile(filepath.Join(out, ManifestName))
-	if err := json.Unmarshal(b, &onDisk); err != nil || onDisk.Format != dataset.PreparedFormat || len(onDisk.Patients) != 1 {
-		t.Fatalf("manifest on disk: %v", err)
+	if g := res[8].Image; g.Width != 512 || g.Height != 3*(512+imaging.DefaultParams().Caption) {
+		t.Errorf("axial plane group %dx%d", g.Width, g.Height)
+	}
+	if c := res[7].Image; c.Width != 1536 || c.Height != 2048 {
+		t.Errorf("card %dx%d", c.Width, c.Height)
 	}
 }
 
 func TestDeterministicAcrossRunsAndWorkers(t *testing.T) {
-	data := smallDataset(t, 2)
+	root := writeRoot(t, 2, seriesOpt, 300)
 	a, b, c := t.TempDir(), t.TempDir(), t.TempDir()
-	run(t, data, a, 1)
-	run(t, data, b, 2)
-	run(t, data, c, 5)
+	ra, _ := runAll(t, root, a, 1)
+	rb, _ := runAll(t, root, b, 2)
+	rc, _ := runAll(t, root, c, 5)
+	if !slices.Equal(ra, rb) || !slices.Equal(ra, rc) {
+		t.Error("results differ between worker counts")
+	}
 	ta, tb, tc := readTree(t, a), readTree(t, b), readTree(t, c)
 	if len(ta) < 50 {
 		t.Fatalf("only %d files", len(ta))
@@ -163,14 +227,23 @@ func TestDeterministicAcrossRunsAndWorkers(t *testing.T) {
 }
 
 func TestCacheHitsMissesAndResume(t *testing.T) {
-	data := smallDataset(t, 1)
+	root := writeRoot(t, 1, seriesOpt, 300)
 	out := t.TempDir()
-	_, first := run(t, data, out, 2)
+	run1 := func(p imaging.Params) *Report {
+		t.Helper()
+		e := newExec(t, root, out, 2, p)
+		_, rep, err := e.Run(context.Background(), batches(t, e, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	first := run1(smallParams())
 	if first.Cached != 0 || first.Written != first.Outputs {
 		t.Fatalf("first run: %+v", first)
 	}
 	before := readTree(t, out)
-	_, again := run(t, data, out, 2)
+	again := run1(smallParams())
 	if again.Written != 0 || again.Cached != first.Outputs {
 		t.Fatalf("rerun must be all cache hits: %+v", again)
 	}
@@ -180,208 +253,104 @@ func TestCacheHitsMissesAndResume(t *testing.T) {
 			t.Errorf("rerun changed %s", name)
 		}
 	}
-	// Change one T2 slice: only the outputs using it are redone.
-	slice := filepath.Join(data, "P001", "mri", imaging.SeqT2Ax, "s005.png")
+	// Change one T2 slice: only the outputs using it are redone (its
+	// panel, the axial group that shows it).
+	slice := filepath.Join(root, "P0", imaging.SeqT2Ax, "s005.png")
 	f, _ := os.Create(slice)
 	png.Encode(f, image.NewGray(image.Rect(0, 0, 64, 64)))
 	f.Close()
-	_, changed := run(t, data, out, 2)
-	if changed.Written == 0 || changed.Written > 6 {
+	if changed := run1(smallParams()); changed.Written == 0 || changed.Written > 4 {
 		t.Errorf("after changing one slice, %d outputs redone (want the few using it)", changed.Written)
 	}
 	// Interrupted run: lose some outputs, rerun resumes with just those.
-	os.Remove(filepath.Join(out, "P001", "page_03.png"))
-	os.WriteFile(filepath.Join(out, "P001", "card_01.png"), []byte("half written"), 0o644)
-	_, resumed := run(t, data, out, 2)
-	if resumed.Written != 2 {
+	os.Remove(filepath.Join(out, "P0", "g_003.png"))
+	os.WriteFile(filepath.Join(out, "P0", "card_01.png"), []byte("half written"), 0o644)
+	if resumed := run1(smallParams()); resumed.Written != 2 {
 		t.Errorf("resume redid %d outputs, want 2", resumed.Written)
 	}
 	// New parameters miss everything.
 	p := smallParams()
 	p.Overview = 128
-	_, rep, err := Run(context.Background(), Options{Dataset: data, Out: out, Params: p, External: noExternal{}})
-	if err != nil || rep.Cached != 0 {
-		t.Errorf("changed parameters must miss the cache: %+v %v", rep, err)
+	if rep := run1(p); rep.Cached != 0 {
+		t.Errorf("changed parameters must miss the cache: %+v", rep)
 	}
 }
 
-func TestCancelledRunWritesNoManifest(t *testing.T) {
-	data := smallDataset(t, 1)
+func TestCancelledRunIsInterrupted(t *testing.T) {
+	root := writeRoot(t, 1, seriesOpt, 300)
 	out := t.TempDir()
+	e := newExec(t, root, out, 2, smallParams())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, _, err := Run(ctx, Options{Dataset: data, Out: out, External: noExternal{}})
-	if err == nil {
-		t.Fatal("cancelled run returned no error")
-	}
-	if _, err := os.Stat(filepath.Join(out, ManifestName)); !errors.Is(err, fs.ErrNotExist) {
-		t.Error("cancelled run wrote a manifest")
+	res, _, err := e.Run(ctx, batches(t, e, 1))
+	if !errors.Is(err, ErrInterrupted) || res != nil {
+		t.Fatalf("cancelled run: %d results, err %v; want none and ErrInterrupted", len(res), err)
 	}
 }
 
-// editDataset rewrites dataset.json through fn.
-func editDataset(t *testing.T, dir string, fn func(*dataset.Raw)) {
-	t.Helper()
-	b, _ := os.ReadFile(filepath.Join(dir, "dataset.json"))
-	var raw dataset.Raw
-	if err := json.Unmarshal(b, &raw); err != nil {
-		t.Fatal(err)
-	}
-	fn(&raw)
-	b, _ = json.Marshal(raw)
-	os.WriteFile(filepath.Join(dir, "dataset.json"), b, 0o644)
-}
-
-func TestBadInputsAreReportedNotFatal(t *testing.T) {
-	data := smallDataset(t, 3)
+// TestFailedJobsAreRecordedAndTheRunGoesOn: a job that could not be
+// planned, a corrupt input, an output path leaving Out and two jobs with
+// one output each fail on their own, named; the other jobs are made.
+func TestFailedJobsAreRecordedAndTheRunGoesOn(t *testing.T) {
+	root := writeRoot(t, 1, seriesOpt, 300)
 	outside := t.TempDir()
 	os.WriteFile(filepath.Join(outside, "secret.png"), []byte("x"), 0o644)
-	// P001: slide escapes the root, T2 series is a symlink leaving it.
-	// P002: a corrupt slice and a 30k-pixel PNG header on a coronal slice.
-	// P003: the T2 series has another frame of reference.
-	editDataset(t, data, func(r *dataset.Raw) {
-		r.Patients[0].Pathology.File = "../" + filepath.Base(outside) + "/secret.png"
-	})
-	t2 := filepath.Join(data, "P001", "mri", imaging.SeqT2Ax)
-	os.RemoveAll(t2)
-	if err := os.Symlink(outside, t2); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(data, "P002", "mri", imaging.SeqT1Ax, "s003.png"), []byte("\x89PNG\r\n\x1a\ntruncated"), 0o644)
-	os.WriteFile(filepath.Join(data, "P002", "mri", imaging.SeqT1Cor, "s002.png"), hugePNGHeader(), 0o644)
-	side := filepath.Join(data, "P003", "mri", imaging.SeqT2Ax, imaging.SidecarName)
-	b, _ := os.ReadFile(side)
-	os.WriteFile(side, bytes.Replace(b, []byte(imagingtest.FrameOfReference), []byte("9.9.9"), 1), 0o644)
-
-	out := t.TempDir()
-	man, rep, err := Run(context.Background(), Options{Dataset: data, Out: out, Workers: 2, Params: smallParams(), External: noExternal{}})
+	os.WriteFile(filepath.Join(root, "P0", imaging.SeqT1Ax, "s003.png"), []byte("\x89PNG\r\n\x1a\ntruncated"), 0o644)
+	e := newExec(t, root, t.TempDir(), 2, smallParams())
+	jobs := patientJobs(t, e, 0)
+	jobs = append(jobs,
+		Job{Output: "P0/unplanned", Owner: "patient P0", Err: errors.New("the patient has no T2_Ax series")},
+		Job{Output: "../escape.png", Draw: Overview{Slide: "P0/slide.png"}},
+		Job{Output: ".cache/x.png", Draw: Overview{Slide: "P0/slide.png"}},
+		Job{Output: "P0/overview.png", Draw: Overview{Slide: "P0/slide.png"}},
+		Job{Output: "P0/outside.png", Draw: Overview{Slide: "../" + filepath.Base(outside) + "/secret.png"}},
+		Job{Output: "P0/nothing.png"},
+	)
+	res, rep, err := e.Run(context.Background(), slices.Values([][]Job{jobs}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	msgs := ""
-	for _, e := range rep.Errors {
-		msgs += e.Error() + "\n"
+	for _, fe := range rep.Errors {
+		msgs += fe.Error() + "\n"
 	}
 	for _, want := range []string{
-		"P001/overview.png",          // escaping slide path
-		"P001/panel_02.png",          // symlinked series
-		"P002/mri/T1_Ax/s003.png",    // corrupt slice named
-		"over the limit",             // 30k header
-		"frames of reference differ", // P003 groups
+		"patient P0: P0/panel_01.png: ", "P0/T1_Ax/s003.png", // the corrupt slice, named
+		"patient P0: P0/unplanned: the patient has no T2_Ax series",
+		`output path "../escape.png" must be relative`, `output path ".cache/x.png"`,
+		"another job of this run makes P0/overview.png already",
+		"P0/outside.png: ", "P0/nothing.png: the job has nothing to draw",
 	} {
 		if !strings.Contains(msgs, want) {
 			t.Errorf("no error mentioning %q in:\n%s", want, msgs)
 		}
 	}
-	// The batch went on: P003's overview and panels exist, and the
-	// manifest lists only files that were made.
-	if man.Patients[2].Overview == nil || len(man.Patients[2].Panels) != 6 {
-		t.Error("good outputs of a patient with bad series are missing")
+	if !slices.IsSortedFunc(rep.Errors, func(a, b FileError) int { return strings.Compare(a.Output, b.Output) }) {
+		t.Errorf("errors not sorted by output:\n%s", msgs)
 	}
-	// P003's axial groups fail; its 8 coronal groups are made.
-	if len(man.Patients[2].TGroups) != 8 || man.Patients[2].TGroups[0].Plane != imaging.PlaneCoronal || len(man.Patients[0].Panels) != 5 {
-		t.Errorf("failed outputs left in the manifest: %d t groups, %d panels", len(man.Patients[2].TGroups), len(man.Patients[0].Panels))
-	}
-	// Strict stops at the first error.
-	if _, _, err := Run(context.Background(), Options{Dataset: data, Out: t.TempDir(), Workers: 1, Strict: true, Params: smallParams(), External: noExternal{}}); err == nil {
-		t.Error("strict run with bad inputs returned no error")
-	}
-}
-
-func hugePNGHeader() []byte {
-	var buf bytes.Buffer
-	png.Encode(&buf, image.NewGray(image.Rect(0, 0, 1, 1)))
-	b := buf.Bytes()
-	// Patch IHDR width/height to 30000 and fix its CRC.
-	ihdr := b[8 : 8+8+13+4]
-	copy(ihdr[8:12], []byte{0, 0, 0x75, 0x30})
-	copy(ihdr[12:16], []byte{0, 0, 0x75, 0x30})
-	crc := crc32IEEE(ihdr[4 : 8+13])
-	copy(ihdr[8+13:], crc)
-	return b
-}
-
-func BenchmarkPrepPatient(b *testing.B) {
-	dir := b.TempDir()
-	if _, err := imagingtest.Write(dir, imagingtest.Options{Patients: 1, SlideSize: 2000}); err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		out := b.TempDir()
-		if _, _, err := Run(context.Background(), Options{Dataset: dir, Out: out, Workers: 2, External: noExternal{}}); err != nil {
-			b.Fatal(err)
+	failed := 0
+	for i, r := range res {
+		if (r.Err != nil) == (r.Image.Path != "") {
+			t.Errorf("job %s: result %+v has both or neither an image and an error", jobs[i].Output, r)
+		}
+		if r.Err != nil {
+			failed++
 		}
 	}
-}
-
-func crc32IEEE(b []byte) []byte {
-	s := crc32.ChecksumIEEE(b)
-	return []byte{byte(s >> 24), byte(s >> 16), byte(s >> 8), byte(s)}
-}
-
-func TestOutputsShareTiles(t *testing.T) {
-	data := smallDataset(t, 1)
-	out := t.TempDir()
-	_, first := run(t, data, out, 2)
-	// T and N groups, pages, panels and cards show many slices twice.
-	if first.TilesShown == 0 || 2*first.TilesResized > first.TilesShown {
-		t.Errorf("%d tiles shown, %d resized: outputs do not share tiles", first.TilesShown, first.TilesResized)
+	if failed != len(rep.Errors) || res[0].Err != nil || res[2].Err != nil {
+		t.Errorf("%d failed results, %d errors; overview %v, panel 2 %v", failed, len(rep.Errors), res[0].Err, res[2].Err)
 	}
-	t.Logf("%d tiles shown, %d resized", first.TilesShown, first.TilesResized)
-	// A rerun renders nothing, so it resizes nothing.
-	_, again := run(t, data, out, 2)
-	if again.TilesShown != 0 || again.TilesResized != 0 {
-		t.Errorf("all-cached rerun: %d tiles shown, %d resized; want 0 and 0", again.TilesShown, again.TilesResized)
+	if _, err := os.Stat(filepath.Join(filepath.Dir(root), "escape.png")); err == nil {
+		t.Error("a job wrote outside the output folder")
 	}
-}
-
-// readManifestJSON reads Out/manifest.json as plain JSON.
-func readManifestJSON(t *testing.T, out string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(out, ManifestName))
+	// Strict stops at the first failure.
+	e2, err := New(Options{Root: root, Out: t.TempDir(), Workers: 1, Strict: true, Params: smallParams(), External: noExternal{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-// TestManifestRecordsFailures (issue 12, item 19): every image prep could
-// not make is in the manifest, with what it is and why, so that a run can
-// name the items that lack it.
-func TestManifestRecordsFailures(t *testing.T) {
-	data := smallDataset(t, 1)
-	os.WriteFile(filepath.Join(data, "P001", "mri", imaging.SeqT1CCorFS, "s004.png"), []byte("\x89PNG\r\n\x1a\ntruncated"), 0o644)
-	out := t.TempDir()
-	_, rep := run(t, data, out, 2)
-	if len(rep.Errors) == 0 {
-		t.Fatal("a corrupt slice made no error")
-	}
-	pats := readManifestJSON(t, out)["patients"].([]any)
-	failed, _ := pats[0].(map[string]any)["failed"].([]any)
-	if len(failed) != len(rep.Errors) {
-		t.Fatalf("manifest records %d failures, the report %d: %v", len(failed), len(rep.Errors), failed)
-	}
-	kinds := map[string]bool{}
-	for i, f := range failed {
-		m := f.(map[string]any)
-		if m["path"] != rep.Errors[i].Output || !strings.Contains(m["reason"].(string), "s004.png") {
-			t.Errorf("failure %d: %v, report: %v", i, m, rep.Errors[i])
-		}
-		kinds[m["kind"].(string)] = true
-		if m["kind"] == "panel" && m["sequence"] != imaging.SeqT1CCorFS {
-			t.Errorf("panel failure without its sequence: %v", m)
-		}
-	}
-	// The T1+C COR FS slice is on its panel, its cards, the coronal plane
-	// groups and the CarePath pages.
-	for _, k := range []string{"panel", "card", "t_groups", "n_groups", "page"} {
-		if !kinds[k] {
-			t.Errorf("no %s failure recorded: %v", k, failed)
-		}
+	defer e2.Close()
+	if _, _, err := e2.Run(context.Background(), batches(t, e2, 1)); err == nil || !strings.Contains(err.Error(), "s003.png") {
+		t.Errorf("strict run with a corrupt slice: %v", err)
 	}
 }
 
@@ -389,13 +358,20 @@ func TestManifestRecordsFailures(t *testing.T) {
 // any file is, so an engine running as another user can read them when
 // the umask lets it.
 func TestOutputsFollowTheUmask(t *testing.T) {
-	data := smallDataset(t, 1)
+	root := writeRoot(t, 1, seriesOpt, 300)
 	for _, c := range []struct{ umask, want fs.FileMode }{{0o022, 0o644}, {0o027, 0o640}} {
 		old := syscall.Umask(int(c.umask))
 		out := t.TempDir()
-		run(t, data, out, 2)
+		e := newExec(t, root, out, 2, smallParams())
+		_, _, err := e.Run(context.Background(), batches(t, e, 1))
+		if err == nil {
+			err = e.WriteFile("index.json", []byte("{}\n"))
+		}
 		syscall.Umask(old)
-		for _, rel := range []string{ManifestName, "P001/t_001.png", "P001/overview.png"} {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rel := range []string{"index.json", "P0/g_001.png", "P0/overview.png"} {
 			st, err := os.Stat(filepath.Join(out, rel))
 			if err != nil {
 				t.Fatal(err)
@@ -407,52 +383,82 @@ func TestOutputsFollowTheUmask(t *testing.T) {
 	}
 }
 
-// TestObliqueAxialSeriesKeepsCoronalGroups (issue 12, item 20): an axial
-// series that cannot be matched drops the axial plane groups only; the
-// patient's coronal groups are made, and the axial failure is reported.
-func TestObliqueAxialSeriesKeepsCoronalGroups(t *testing.T) {
-	data := smallDataset(t, 1)
-	side := filepath.Join(data, "P001", "mri", imaging.SeqT2Ax, imaging.SidecarName)
-	b, _ := os.ReadFile(side)
-	var meta imaging.SeriesMeta
-	json.Unmarshal(b, &meta)
-	meta.Orientation = [6]float64{1, 0, 0, 0, 0.9397, 0.3420} // tilted 20° about x
-	b, _ = json.Marshal(meta)
-	os.WriteFile(side, b, 0o644)
+func TestWriteFileKeepsAnUnchangedFile(t *testing.T) {
 	out := t.TempDir()
-	man, rep := run(t, data, out, 2)
-	coronal := 0
-	for _, g := range man.Patients[0].TGroups {
-		if g.Plane == imaging.PlaneCoronal {
-			coronal++
-		}
+	e := newExec(t, t.TempDir(), out, 1, smallParams())
+	if err := e.WriteFile("m.json", []byte("a")); err != nil {
+		t.Fatal(err)
 	}
-	if coronal != 8 || len(man.Patients[0].TGroups) != 8 {
-		t.Errorf("t groups: %d, of them coronal %d; want the 8 coronal ones", len(man.Patients[0].TGroups), coronal)
+	old := time.Unix(1e9, 0)
+	os.Chtimes(filepath.Join(out, "m.json"), old, old)
+	if err := e.WriteFile("m.json", []byte("a")); err != nil {
+		t.Fatal(err)
 	}
-	msgs := ""
-	for _, e := range rep.Errors {
-		msgs += e.Error() + "\n"
+	if st, _ := os.Stat(filepath.Join(out, "m.json")); !st.ModTime().Equal(old) {
+		t.Error("an unchanged file was written again")
 	}
-	if !strings.Contains(msgs, "axial") || !strings.Contains(msgs, "not parallel") {
-		t.Errorf("the axial failure is not reported:\n%s", msgs)
+	if err := e.WriteFile("../m.json", []byte("a")); err == nil {
+		t.Error("WriteFile wrote outside the output folder")
 	}
 }
 
-// TestSkippedFilesInADICOMSeriesAreReported: a series folder's files that
-// are not DICOM are skipped with a warning naming them, not in silence.
-func TestSkippedFilesInADICOMSeriesAreReported(t *testing.T) {
-	data := t.TempDir()
-	if _, err := imagingtest.Write(data, imagingtest.Options{DICOM: true, AxialSlices: 6, CoronalSlices: 4, Size: 32,
-		Cohorts: []string{dataset.CohortSequence}}); err != nil {
+// TestOutputsShareTiles: a slice tile several outputs show (a panel, the
+// card, a plane group) is resized once.
+func TestOutputsShareTiles(t *testing.T) {
+	root := writeRoot(t, 1, seriesOpt, 300)
+	out := t.TempDir()
+	run1 := func() (*Report, int) {
+		e := newExec(t, root, out, 2, smallParams())
+		distinct := map[tileUse]bool{}
+		_, rep, err := e.Run(context.Background(), func(yield func([]Job) bool) {
+			jobs := patientJobs(t, e, 0)
+			for _, j := range jobs {
+				if j.Draw != nil {
+					for _, u := range j.Draw.tiles() {
+						distinct[u] = true
+					}
+				}
+			}
+			yield(jobs)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep, len(distinct)
+	}
+	first, distinct := run1()
+	if first.TilesShown <= distinct || first.TilesResized != distinct {
+		t.Errorf("%d tiles shown, %d resized, %d distinct: want every distinct tile resized once", first.TilesShown, first.TilesResized, distinct)
+	}
+	t.Logf("%d tiles shown, %d resized", first.TilesShown, first.TilesResized)
+	// A rerun renders nothing, so it resizes nothing.
+	if again, _ := run1(); again.TilesShown != 0 || again.TilesResized != 0 {
+		t.Errorf("all-cached rerun: %d tiles shown, %d resized; want 0 and 0", again.TilesShown, again.TilesResized)
+	}
+}
+
+func TestAnExecutorRunsOnce(t *testing.T) {
+	e := newExec(t, t.TempDir(), t.TempDir(), 1, smallParams())
+	none := slices.Values([][]Job{})
+	if _, _, err := e.Run(context.Background(), none); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(data, "P001", "mri", imaging.SeqT2Ax, "notes.txt"), []byte("acquired on the old scanner"), 0o644)
-	_, rep := run(t, data, t.TempDir(), 2)
-	if len(rep.Errors) != 0 {
-		t.Fatalf("errors: %v", rep.Errors)
+	if _, _, err := e.Run(context.Background(), none); err == nil {
+		t.Error("a second Run of one executor was accepted")
 	}
-	if w := strings.Join(rep.Warnings, "\n"); !strings.Contains(w, "notes.txt") || !strings.Contains(w, "P001/mri/T2_Ax") {
-		t.Errorf("warnings do not name the skipped file: %q", w)
+}
+
+func BenchmarkRunPatient(b *testing.B) {
+	o := imagingtest.Options{}
+	root := writeRoot(b, 1, o, 2000)
+	for b.Loop() {
+		e, err := New(Options{Root: root, Out: b.TempDir(), Workers: 2, External: noExternal{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := e.Run(context.Background(), batches(b, e, 1)); err != nil {
+			b.Fatal(err)
+		}
+		e.Close()
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
-	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
 // Options set up one campaign run.
@@ -60,7 +59,9 @@ type Outcome struct {
 	Summaries []tasks.Summary
 	Plan      *schedule.Plan
 	Results   *tasks.Results
-	Problems  []tasks.ItemProblem
+	// Problems are the dataset's and the items' problems the run went
+	// past (also written to Options.Log).
+	Problems Problems
 }
 
 // syncWriter serialises writes to w.
@@ -106,31 +107,18 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 			return nil, fmt.Errorf("%s already holds a journal of %d requests; pass --resume to continue it, or choose another output directory", runDir, len(st.Records))
 		}
 	}
-	st := configs.DefaultStructures()
-	prompts, err := loadPrompts(c, st)
+	src := CampaignSource(c)
+	b, err := LoadBench(src)
 	if err != nil {
 		return nil, err
 	}
-	rawDir, prepDir := c.Path(c.Dataset.Raw), c.Path(c.Dataset.Prepared)
-	raw, err := dataset.LoadRaw(rawDir, st.IDs())
-	var problems dataset.Problems
-	if errors.As(err, &problems) {
-		for _, p := range problems {
-			fmt.Fprintf(opt.Log, "dataset problem: %v\n", p)
-		}
-	} else if err != nil {
+	prompts, err := loadPrompts(c, b.Structures)
+	if err != nil {
 		return nil, err
 	}
-	prep, err := dataset.LoadPrepared(prepDir)
-	if err != nil {
-		return nil, fmt.Errorf("%w (run `npcorch prep --data %s --out %s` first)", err, rawDir, prepDir)
-	}
-	items, itemProblems := tasks.BuildItems(raw, prep, st, c.TaskList())
-	for _, p := range itemProblems {
-		fmt.Fprintf(opt.Log, "item problem: %v\n", p)
-	}
-	out := &Outcome{RunDir: runDir, Problems: itemProblems}
-	meta := Meta{Campaign: c.Name, Raw: abs(rawDir), Prepared: abs(prepDir), Tasks: c.TaskList(), Repeats: c.Repeat, Seed: c.Seed, Node: c.Node}
+	b.Problems.Report(opt.Log)
+	out := &Outcome{RunDir: runDir, Problems: b.Problems}
+	meta := Meta{Campaign: c.Name, Raw: abs(src.Raw), Prepared: abs(src.Prepared), Tasks: src.Tasks, Repeats: c.Repeat, Seed: c.Seed, Node: c.Node}
 	for _, m := range c.Resolved {
 		meta.Models = append(meta.Models, m.Name)
 	}
@@ -138,7 +126,7 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 		return nil, err
 	}
 
-	d, err := newDriver(ctx, opt, runDir, prepDir, st, prompts, items)
+	d, err := newDriver(ctx, opt, runDir, src.Prepared, b.Structures, prompts, b.Items)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +135,7 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 	if err := d.close(); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
-	res, err := ScoreDir(runDir)
+	res, err := scoreBench(runDir, meta, b)
 	if err != nil {
 		return out, errors.Join(runErr, err)
 	}

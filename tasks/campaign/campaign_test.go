@@ -17,11 +17,11 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
-	"github.com/npcorch/npcorch/imaging/prep"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/proctest"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/prepare"
 	"github.com/npcorch/npcorch/tasks/synth"
 )
 
@@ -45,8 +45,8 @@ func fixture(t testing.TB) (data, prepDir string) {
 		if _, fixtureErr = synth.Generate(context.Background(), opt); fixtureErr != nil {
 			return
 		}
-		var rep *prep.Report
-		_, rep, fixtureErr = prep.Run(context.Background(), prep.Options{Dataset: opt.Out, Out: filepath.Join(fixtureDir, "prep")})
+		var rep *prepare.Report
+		_, rep, fixtureErr = prepare.Run(context.Background(), prepare.Options{Dataset: opt.Out, Out: filepath.Join(fixtureDir, "prep")})
 		if fixtureErr == nil && len(rep.Errors) > 0 {
 			fixtureErr = fmt.Errorf("prep: %v", rep.Errors)
 		}
@@ -232,7 +232,7 @@ func TestCampaignEndToEndScoresFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 	}
 	// Re-scoring from the journal alone gives the same bytes.
 	before, _ := os.ReadFile(filepath.Join(o.RunDir, "scores.json"))
-	if _, err := ScoreDir(o.RunDir); err != nil {
+	if _, _, err := ScoreDir(o.RunDir); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := os.ReadFile(filepath.Join(o.RunDir, "scores.json"))

@@ -1,8 +1,9 @@
 // Package campaign runs a whole campaign: it reads the campaign file and
-// the dataset, plans the node with the scheduler, starts and stops engine
-// replicas through the launcher as the scheduler decides, streams every
-// model's items through the task runner into the journal, samples the GPUs,
-// and scores the run.
+// the dataset (LoadBench, the one loader run, score and plan share), plans
+// the node with the scheduler, starts and stops engine replicas through
+// the launcher as the scheduler decides, streams every model's items
+// through the task runner into the journal, samples the GPUs, and scores
+// the run.
 //
 // It is the one place where the gpu, launcher and tasks packages meet; each
 // of them stays ignorant of the others. It holds no global state: everything

@@ -2,7 +2,6 @@ package campaign
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,38 +9,38 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks"
-	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
 // ScoreDir recomputes a run's scores from RUN/run.json, the journal and the
 // dataset alone, and writes scores.json, scores.csv and scores.md. The same
-// journal and dataset give the same bytes.
-func ScoreDir(runDir string) (*tasks.Results, error) {
+// journal and dataset give the same bytes. The dataset's problems come
+// back for the caller to report (LoadBench).
+func ScoreDir(runDir string) (*tasks.Results, Problems, error) {
 	var meta Meta
 	data, err := os.ReadFile(filepath.Join(runDir, "run.json"))
 	if err != nil {
-		return nil, fmt.Errorf("%s is not a run directory: %w", runDir, err)
+		return nil, Problems{}, fmt.Errorf("%s is not a run directory: %w", runDir, err)
 	}
 	if err := json.Unmarshal(data, &meta); err != nil {
-		return nil, fmt.Errorf("%s/run.json: %w", runDir, err)
+		return nil, Problems{}, fmt.Errorf("%s/run.json: %w", runDir, err)
 	}
-	st := configs.DefaultStructures()
-	raw, err := dataset.LoadRaw(meta.Raw, st.IDs())
-	var problems dataset.Problems
-	if err != nil && !errors.As(err, &problems) {
-		return nil, err
-	}
-	prep, err := dataset.LoadPrepared(meta.Prepared)
+	b, err := LoadBench(Source{Raw: meta.Raw, Prepared: meta.Prepared, Tasks: meta.Tasks})
 	if err != nil {
-		return nil, err
+		return nil, Problems{}, err
 	}
-	items, _ := tasks.BuildItems(raw, prep, st, meta.Tasks)
+	res, err := scoreBench(runDir, meta, b)
+	return res, b.Problems, err
+}
+
+// scoreBench scores the run's journal against the loaded bench and writes
+// the score files.
+func scoreBench(runDir string, meta Meta, b *Bench) (*tasks.Results, error) {
 	j, err := tasks.ReadJournal(runDir)
 	if err != nil {
 		return nil, err
 	}
-	res, err := tasks.ScoreRun(meta.Campaign, raw, items, st, j, meta.Models, meta.Repeats, score.Options{Seed: uint64(meta.Seed)})
+	res, err := tasks.ScoreRun(meta.Campaign, b.Raw, b.Items, b.Structures, j, meta.Models, meta.Repeats, score.Options{Seed: uint64(meta.Seed)})
 	if err != nil {
 		return nil, err
 	}

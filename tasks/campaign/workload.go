@@ -1,36 +1,28 @@
 package campaign
 
 import (
-	"errors"
 	"iter"
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
-	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
 // DatasetWorkloads counts each local model's work in the campaign's
-// prepared dataset, for `npcorch plan` without a run.
-func DatasetWorkloads(c *configs.Campaign) ([]schedule.Workload, error) {
-	st := configs.DefaultStructures()
-	raw, err := dataset.LoadRaw(c.Path(c.Dataset.Raw), st.IDs())
-	var problems dataset.Problems
-	if err != nil && !errors.As(err, &problems) {
-		return nil, err
-	}
-	prep, err := dataset.LoadPrepared(c.Path(c.Dataset.Prepared))
+// prepared dataset, for `npcorch plan` without a run. The dataset's
+// problems come back for the caller to report (LoadBench).
+func DatasetWorkloads(c *configs.Campaign) ([]schedule.Workload, Problems, error) {
+	b, err := LoadBench(CampaignSource(c))
 	if err != nil {
-		return nil, err
+		return nil, Problems{}, err
 	}
-	items, _ := tasks.BuildItems(raw, prep, st, c.TaskList())
 	var out []schedule.Workload
 	for _, m := range c.Resolved {
 		if m.Engine.Kind != configs.EngineExternal {
-			out = append(out, workload(m, itemsFor(items, m).Items(), c.Repeat)...)
+			out = append(out, workload(m, itemsFor(b.Items, m).Items(), c.Repeat)...)
 		}
 	}
-	return out, nil
+	return out, b.Problems, nil
 }
 
 // workload estimates a model's work from its items: about 1,000 tokens an

@@ -38,13 +38,36 @@ func (ps Problems) Error() string {
 	return b.String()
 }
 
-// LoadRaw reads DIR/dataset.json and validates it. structures lists the
-// base-structure ids findings may name (nil skips that check).
+// RawName is the raw dataset's file name inside its folder.
+const RawName = "dataset.json"
+
+// LoadRaw reads DIR/dataset.json and validates it (ParseRaw).
 func LoadRaw(dir string, structures []string) (*Raw, error) {
-	file := filepath.Join(dir, "dataset.json")
+	file := filepath.Join(dir, RawName)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read dataset: %w (the dataset folder must hold %s; make one with `npcorch synth`)", err, RawName)
+	}
+	return ParseRaw(dir, data, structures)
+}
+
+// ParseRaw parses data, the content of DIR/dataset.json, and validates it.
+// structures lists the base-structure ids findings may name (nil skips
+// that check). It is the one parser of the raw format.
+//
+// A file that is not JSON of this format (a syntax error, an unknown
+// field, another format tag) is an error and no dataset. What is wrong
+// inside a well-formed file comes back as Problems, each naming the file,
+// the patient and what to do, together with the dataset: the caller
+// reports them and goes on with the patients they do not concern.
+func ParseRaw(dir string, data []byte, structures []string) (*Raw, error) {
+	file := filepath.Join(dir, RawName)
 	var raw Raw
-	if err := decodeJSON(file, &raw); err != nil {
+	if err := decodeJSON(file, data, &raw); err != nil {
 		return nil, err
+	}
+	if raw.Format != RawFormat {
+		return nil, fmt.Errorf("%s: format is %q, want %q; this is not an npcorch raw dataset (docs/dataset.md)", file, raw.Format, RawFormat)
 	}
 	if ps := raw.Validate(dir, structures); len(ps) > 0 {
 		for i := range ps {
@@ -55,12 +78,19 @@ func LoadRaw(dir string, structures []string) (*Raw, error) {
 	return &raw, nil
 }
 
+// PreparedName is the prepared manifest's file name inside its folder.
+const PreparedName = "manifest.json"
+
 // LoadPrepared reads DIR/manifest.json and checks that every image it names
 // stays inside DIR and exists.
 func LoadPrepared(dir string) (*Prepared, error) {
-	file := filepath.Join(dir, "manifest.json")
+	file := filepath.Join(dir, PreparedName)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read dataset: %w", err)
+	}
 	var p Prepared
-	if err := decodeJSON(file, &p); err != nil {
+	if err := decodeJSON(file, data, &p); err != nil {
 		return nil, err
 	}
 	var ps Problems
@@ -100,11 +130,9 @@ func (pp PreparedPatient) images() []Image {
 	return append(out, pp.Pages...)
 }
 
-func decodeJSON(file string, v any) error {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return fmt.Errorf("read dataset: %w", err)
-	}
+// decodeJSON decodes data, the content of file, refusing unknown fields:
+// a misspelt key must not leave a field empty in silence.
+func decodeJSON(file string, data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,4 +93,35 @@ func FuzzLoadRaw(f *testing.F) {
 		}
 		LoadRaw(dir, []string{"clivus"}) // must not panic
 	})
+}
+
+// TestLoadRawRefusesAnotherFormat (issue 18): a dataset.json of another
+// format is an error, not a problem to go past, for every command alike
+// (prep refused it already; run went on and built items from it).
+func TestLoadRawRefusesAnotherFormat(t *testing.T) {
+	dir := t.TempDir()
+	writeRaw(t, dir, `{"format":"npcorch-dataset/0","name":"x","patients":[]}`)
+	raw, err := LoadRaw(dir, nil)
+	if err == nil || raw != nil {
+		t.Fatalf("another format: raw %v, err %v; want no dataset and an error", raw, err)
+	}
+	var ps Problems
+	if errors.As(err, &ps) {
+		t.Errorf("another format came back as problems to go past: %v", err)
+	}
+	for _, want := range []string{filepath.Join(dir, "dataset.json"), `"npcorch-dataset/0"`, `"npcorch-dataset/1"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %s", err, want)
+		}
+	}
+}
+
+// TestLoadRawMissingFileSaysWhatToDo: a folder without dataset.json says
+// how to make one.
+func TestLoadRawMissingFileSaysWhatToDo(t *testing.T) {
+	dir := t.TempDir()
+	_, err := LoadRaw(dir, nil)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "dataset.json")) || !strings.Contains(err.Error(), "npcorch synth") {
+		t.Fatalf("err = %v", err)
+	}
 }

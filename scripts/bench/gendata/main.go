@@ -1,5 +1,5 @@
 // Command gendata writes the benchmark inputs of scripts/bench/run.sh: a
-// raw dataset made by package imagingtest for one kind of output, and the
+// raw dataset made by package datasettest for one kind of output, and the
 // 7×13 caption font (golang.org/x/image/font/basicfont) as a PNG atlas so
 // that prep_python.py draws captions with the same glyphs.
 //
@@ -24,6 +24,7 @@ import (
 
 	"github.com/npcorch/npcorch/imaging/imagingtest"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/dataset/datasettest"
 )
 
 func main() {
@@ -36,14 +37,14 @@ func main() {
 	axial := flag.Int("axial", 24, "slices of each axial series")
 	coronal := flag.Int("coronal", 16, "slices of each coronal and sagittal series")
 	flag.Parse()
-	o := imagingtest.Options{Patients: *patients, Size: *size, AxialSlices: *axial, CoronalSlices: *coronal}
+	o := datasettest.Options{Patients: *patients, Series: imagingtest.Options{Size: *size, AxialSlices: *axial, CoronalSlices: *coronal}}
 	if err := run(*out, *kind, o, *slide, *font); err != nil {
 		fmt.Fprintln(os.Stderr, "gendata:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out, kind string, o imagingtest.Options, slide int, font string) error {
+func run(out, kind string, o datasettest.Options, slide int, font string) error {
 	if font != "" {
 		f, err := os.Create(font)
 		if err != nil {
@@ -69,13 +70,13 @@ func run(out, kind string, o imagingtest.Options, slide int, font string) error 
 	case "overviews":
 		o.Cohorts = []string{dataset.CohortPathology}
 		o.SlideSize = slide
-		o.AxialSlices, o.CoronalSlices, o.Size = 1, 1, 16
+		o.Series.AxialSlices, o.Series.CoronalSlices, o.Series.Size = 1, 1, 16
 	default:
 		return fmt.Errorf("unknown kind %q", kind)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	_, err := imagingtest.Write(filepath.Clean(out), o)
+	_, err := datasettest.Write(filepath.Clean(out), o)
 	return err
 }

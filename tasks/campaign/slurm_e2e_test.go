@@ -1,4 +1,4 @@
-package slurm_test
+package campaign_test
 
 import (
 	"bytes"
@@ -17,12 +17,12 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
-	"github.com/npcorch/npcorch/imaging/prep"
 	"github.com/npcorch/npcorch/launcher"
-	"github.com/npcorch/npcorch/tasks/campaign"
 	"github.com/npcorch/npcorch/launcher/proctest"
 	"github.com/npcorch/npcorch/launcher/slurm"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/campaign"
+	"github.com/npcorch/npcorch/tasks/prepare"
 	"github.com/npcorch/npcorch/tasks/synth"
 )
 
@@ -72,7 +72,7 @@ func fixture(t *testing.T) (data, prepDir string) {
 			fixtureErr = err
 			return
 		}
-		_, rep, err := prep.Run(context.Background(), prep.Options{Dataset: fixtureData, Out: fixPrep})
+		_, rep, err := prepare.Run(context.Background(), prepare.Options{Dataset: fixtureData, Out: fixPrep})
 		if err == nil && len(rep.Errors) > 0 {
 			err = fmt.Errorf("prep: %v", rep.Errors)
 		}

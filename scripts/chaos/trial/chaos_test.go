@@ -1,22 +1,40 @@
-package campaign_test
+package trial
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"testing"
 
-	"github.com/npcorch/npcorch/scripts/chaos/trial"
+	"github.com/npcorch/npcorch/launcher/simengine"
 )
 
-// The campaign test binary already doubles as the engine shim and the
-// simulated engine (TestMain in main_test.go, CAMPAIGN_TEST_CHILD=1 in the
-// environment of every child). The chaos trials also need it to act as
-// npcorch itself, in a child process that can be SIGKILLed: that role is
-// dispatched here, before TestMain runs.
-func init() {
-	if os.Getenv("CAMPAIGN_TEST_CHILD") == "1" && len(os.Args) > 1 && os.Args[1] == trial.CampaignRole {
-		os.Exit(trial.CampaignMain(os.Args[2:], os.Stdout, os.Stderr))
+// The test binary doubles as npcorch for the campaigns the chaos trials
+// start: in a child (CHAOS_TEST_CHILD=1 in its environment) it runs the
+// role its arguments name, as the npcorch binary would (Dispatch): the
+// campaign itself, in a process that can be SIGKILLed, the engine shim
+// and the simulated engine.
+const childEnv = "CHAOS_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		code, ok := Dispatch(os.Args[1:])
+		if !ok {
+			fmt.Fprintln(os.Stderr, "unknown test child role", os.Args[1:])
+			code = 2
+		}
+		os.Exit(code)
 	}
+	os.Setenv(childEnv, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	self, _ := json.Marshal([]string{exe, "sim-engine"})
+	os.Setenv(simengine.SelfEnv, string(self))
+	os.Exit(m.Run())
 }
 
 // TestChaosNothingLostNothingLeaks is the CI-sized chaos suite: one trial
@@ -35,8 +53,8 @@ func TestChaosNothingLostNothingLeaks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &trial.Bench{Dir: t.TempDir(), Self: []string{exe}, Timing: trial.DefaultTiming(), Log: testLog{t}}
-	if err := b.Prepare(ctx, trial.Dataset{Patients: 2, CarePath: 1, Seed: 3}); err != nil {
+	b := &Bench{Dir: t.TempDir(), Self: []string{exe}, Timing: DefaultTiming(), Log: testLog{t}}
+	if err := b.Prepare(ctx, Dataset{Patients: 2, CarePath: 1, Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
 	base, err := b.Baseline(ctx)
@@ -46,11 +64,11 @@ func TestChaosNothingLostNothingLeaks(t *testing.T) {
 	if base.Items < 40 {
 		t.Fatalf("the undisturbed run answered only %d requests", base.Items)
 	}
-	var results []trial.Result
-	for i, p := range trial.Plans(7, len(trial.Faults), base.Items) {
+	var results []Result
+	for i, p := range Plans(7, len(Faults), base.Items) {
 		r := b.Trial(ctx, "trial-"+string(rune('a'+i)), &p)
 		results = append(results, r)
-		t.Log(trial.Line(r))
+		t.Log(Line(r))
 		for _, m := range r.Mismatches {
 			t.Errorf("%s (%s): %s", r.Name, p.Fault, m)
 		}
@@ -61,15 +79,15 @@ func TestChaosNothingLostNothingLeaks(t *testing.T) {
 			t.Errorf("%s: %d requests answered, the undisturbed run answered %d", r.Name, r.Items, base.Items)
 		}
 	}
-	s := trial.Summarize(results)
+	s := Summarize(results)
 	t.Logf("\n%s", s)
 	// A fault that hit must have cost something: otherwise the trial did
 	// not test what it claims.
 	for _, r := range results {
-		if r.Fired && r.Plan.Fault != trial.KillNpcorch && r.FailedAttempts == 0 && r.EngineCrashes == 0 {
+		if r.Fired && r.Plan.Fault != KillNpcorch && r.FailedAttempts == 0 && r.EngineCrashes == 0 {
 			t.Errorf("%s: the %s fault hit %s but no attempt failed and no engine crashed", r.Name, r.Plan.Fault, r.Target)
 		}
-		if r.Plan.Fault == trial.KillNpcorch && r.Runs < 2 {
+		if r.Plan.Fault == KillNpcorch && r.Runs < 2 {
 			t.Errorf("%s: npcorch was killed but not resumed", r.Name)
 		}
 	}

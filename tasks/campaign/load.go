@@ -1,0 +1,81 @@
+package campaign
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/dataset"
+)
+
+// Source names what a benchmark runs on: the raw dataset's folder, the
+// prepared images' folder, and the tasks whose items to build.
+type Source struct {
+	Raw, Prepared string
+	Tasks         []string
+}
+
+// CampaignSource is the campaign's dataset and tasks.
+func CampaignSource(c *configs.Campaign) Source {
+	return Source{Raw: c.Path(c.Dataset.Raw), Prepared: c.Path(c.Dataset.Prepared), Tasks: c.TaskList()}
+}
+
+// Bench is a benchmark's dataset as run, score and plan use it: the raw
+// dataset, its prepared images, and the items of the chosen tasks.
+type Bench struct {
+	Raw        *dataset.Raw
+	Prepared   *dataset.Prepared
+	Structures *configs.Structures
+	Items      []tasks.Item
+	// Problems are what loading found wrong and went past.
+	Problems Problems
+}
+
+// Problems is what is wrong with a dataset that does not stop a run, each
+// by name: inside dataset.json (a patient's bad label, path or cohort),
+// and the items that could not be built (a patient without prepared
+// images, an image prep could not make). The items they concern are left
+// out or built as the dataset says; the rest goes on.
+type Problems struct {
+	Dataset dataset.Problems
+	Items   []tasks.ItemProblem
+}
+
+// Len is the number of problems.
+func (p Problems) Len() int { return len(p.Dataset) + len(p.Items) }
+
+// Report writes one line per problem to w: "dataset problem: FILE: WHERE:
+// REASON", then "item problem: ITEM: REASON".
+func (p Problems) Report(w io.Writer) {
+	for _, x := range p.Dataset {
+		fmt.Fprintf(w, "dataset problem: %v\n", x)
+	}
+	for _, x := range p.Items {
+		fmt.Fprintf(w, "item problem: %v\n", x)
+	}
+}
+
+// LoadBench loads the raw dataset, its prepared manifest and the items of
+// src.Tasks: the one loader of run, score and plan, with one policy. What
+// cannot be read as a whole is an error: a dataset.json that is missing,
+// not JSON, with an unknown field or of another format, or a prepared
+// manifest that is missing, unreadable or names images that are not there
+// (run `npcorch prep` again). Everything else is returned in
+// Bench.Problems, by name, for the caller to report; it never drops them.
+func LoadBench(src Source) (*Bench, error) {
+	st := configs.DefaultStructures()
+	b := &Bench{Structures: st}
+	raw, err := dataset.LoadRaw(src.Raw, st.IDs())
+	if !errors.As(err, &b.Problems.Dataset) && err != nil {
+		return nil, err
+	}
+	prep, err := dataset.LoadPrepared(src.Prepared)
+	if err != nil {
+		return nil, fmt.Errorf("%w (run `npcorch prep --data %s --out %s` first)", err, src.Raw, src.Prepared)
+	}
+	b.Raw, b.Prepared = raw, prep
+	b.Items, b.Problems.Items = tasks.BuildItems(raw, prep, st, src.Tasks)
+	return b, nil
+}

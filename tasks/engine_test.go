@@ -20,6 +20,7 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/proctest"
+	"github.com/npcorch/npcorch/launcher/simkey"
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
@@ -30,8 +31,8 @@ import (
 // textKey answers any text-only request containing marker with answer.
 func textKey(t *testing.T, marker, answer string) []string {
 	t.Helper()
-	return writeKey(t, t.TempDir(), &SimKey{Format: SimKeyFormat,
-		Items: []SimKeyEntry{{ID: "text", Contains: marker, Right: answer, Constant: answer}}})
+	return writeKey(t, t.TempDir(), &simkey.Key{Format: simkey.Format,
+		Items: []simkey.Item{{ID: "text", Contains: marker, Right: answer, Constant: answer}}})
 }
 
 // textBody is a streaming request with one text message.
@@ -521,7 +522,7 @@ func TestEngineL6CareQuestionsCarryTheModelsOwnFindings(t *testing.T) {
 		for _, img := range it.Images {
 			h = append(h, img.SHA256)
 		}
-		return ImageFingerprint(h)
+		return simkey.Fingerprint(h)
 	}
 	// Each model's predictions are fixed by its engine's answer key, and
 	// differ from the gold labels (pathology 1, T2, nothing invaded).
@@ -549,7 +550,7 @@ func TestEngineL6CareQuestionsCarryTheModelsOwnFindings(t *testing.T) {
 		}
 		// A care question is answered right only when its prompt holds
 		// exactly these findings; any other prompt gets a garbage answer.
-		key := &SimKey{Format: SimKeyFormat, Items: []SimKeyEntry{
+		key := &simkey.Key{Format: simkey.Format, Items: []simkey.Item{
 			{ID: "cp_pathology/C01", Images: fp(items[2]), Contains: simMarker[configs.TaskCPPathology], Right: mod.pathology},
 			{ID: "cp_mri/C01", Images: fp(items[3]), Contains: simMarker[configs.TaskCPMRI], Right: stagingJSON(st, inv, mod.tStage, true)},
 			{ID: "cp_care/C01/q1", Contains: "Prior diagnostic findings\n- " + strings.Join(mod.q1Prior, "\n- ") + "\nClinical information", Right: "B"},

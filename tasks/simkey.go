@@ -2,59 +2,20 @@ package tasks
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"iter"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/imaging"
+	"github.com/npcorch/npcorch/launcher/simkey"
 )
-
-// SimKeyFormat tags a simulated engine's answer key.
-const SimKeyFormat = "npcorch-simkey/1"
-
-// SimKey is the answer key a simulated engine reads (`--sim-key`): for each
-// request it can receive, how to recognise it and what a right, a wrong and
-// a constant answer look like. The engine stays ignorant of tasks.
-type SimKey struct {
-	Format string        `json:"format"`
-	Items  []SimKeyEntry `json:"items"`
-}
-
-// SimKeyEntry recognises one request: by the fingerprint of its images and,
-// when set, a substring of its text.
-type SimKeyEntry struct {
-	ID       string   `json:"id"`
-	Images   string   `json:"images"`
-	Contains string   `json:"contains,omitempty"`
-	Right    string   `json:"right"`
-	Wrong    []string `json:"wrong"`
-	Constant string   `json:"constant"`
-}
-
-// ImageFingerprint is how a simulated engine recognises a request's images:
-// the sha256 of each image's hex sha256 followed by a newline, in order
-// ("" when there are none).
-func ImageFingerprint(sha256s []string) string {
-	if len(sha256s) == 0 {
-		return ""
-	}
-	h := sha256.New()
-	for _, s := range sha256s {
-		fmt.Fprintf(h, "%s\n", s)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
 
 // BuildSimKey writes the answer key of every item as the model's requests
 // will show it (after image sub-sampling).
-func BuildSimKey(b RequestBuilder, prompts *Prompts, st *configs.Structures, items iter.Seq[Item]) (*SimKey, error) {
-	key := &SimKey{Format: SimKeyFormat}
+func BuildSimKey(b RequestBuilder, prompts *Prompts, st *configs.Structures, items iter.Seq[Item]) (*simkey.Key, error) {
+	key := &simkey.Key{Format: simkey.Format}
 	for it := range items {
 		imgs, err := b.Images(it)
 		if err != nil {
@@ -64,7 +25,7 @@ func BuildSimKey(b RequestBuilder, prompts *Prompts, st *configs.Structures, ite
 		for i, img := range imgs {
 			hashes[i] = img.SHA256
 		}
-		e := SimKeyEntry{ID: it.ID, Images: ImageFingerprint(hashes), Contains: simMarker[it.Task]}
+		e := simkey.Item{ID: it.ID, Images: simkey.Fingerprint(hashes), Contains: simMarker[it.Task]}
 		if it.Care != nil {
 			// The prior findings vary by model; the clinical part does not.
 			p, err := prompts.Render(it, nil)
@@ -81,18 +42,6 @@ func BuildSimKey(b RequestBuilder, prompts *Prompts, st *configs.Structures, ite
 		key.Items = append(key.Items, e)
 	}
 	return key, nil
-}
-
-// WriteFile writes the key as JSON.
-func (k *SimKey) WriteFile(path string) error {
-	data, err := json.MarshalIndent(k, "", " ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		return fmt.Errorf("write sim key: %w", err)
-	}
-	return nil
 }
 
 // simMarker is a phrase of each task's prompt, telling apart requests that

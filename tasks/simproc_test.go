@@ -27,6 +27,7 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/proctest"
+	"github.com/npcorch/npcorch/launcher/simkey"
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
@@ -283,10 +284,10 @@ func writeSimKey(t testing.TB, dir string, b RequestBuilder, items []Item) []str
 	return writeKey(t, dir, key)
 }
 
-func writeKey(t testing.TB, dir string, key *SimKey) []string {
+func writeKey(t testing.TB, dir string, key *simkey.Key) []string {
 	t.Helper()
 	path := filepath.Join(dir, "simkey.json")
-	if err := key.WriteFile(path); err != nil {
+	if err := key.Write(path); err != nil {
 		t.Fatal(err)
 	}
 	return []string{"--sim-key", path}

@@ -94,7 +94,7 @@ func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *con
 				return nil, err
 			}
 			path := filepath.Join(runDir, "simkeys", tasks.SafeName(m.Name)+".json")
-			if err := key.WriteFile(path); err != nil {
+			if err := key.Write(path); err != nil {
 				return nil, err
 			}
 			m.Engine.Sim = append(m.Engine.Sim, "--sim-key", path, "--sim-seed", fmt.Sprint(c.Seed))

@@ -1,9 +1,11 @@
-package tasks
+package tasks_test
 
 import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/npcorch/npcorch/tasks"
 )
 
 // TestPoolLeaseKeepsItsEndpointAcrossARestart: a lease sends to the
@@ -11,8 +13,8 @@ import (
 // replica a restart has moved meanwhile; a failure on the current
 // endpoint does.
 func TestPoolLeaseKeepsItsEndpointAcrossARestart(t *testing.T) {
-	old := Endpoint{Name: "m#0", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 4}
-	p := NewPool([]Endpoint{old}, 0)
+	old := tasks.Endpoint{Name: "m#0", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 4}
+	p := tasks.NewPool([]tasks.Endpoint{old}, 0)
 	p.Down = time.Hour
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()

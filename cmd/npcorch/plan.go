@@ -13,9 +13,9 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/gpu/nvml"
-	"github.com/npcorch/npcorch/tasks/campaign"
 	"github.com/npcorch/npcorch/launcher/placement"
 	"github.com/npcorch/npcorch/launcher/schedule"
+	"github.com/npcorch/npcorch/tasks/campaign"
 )
 
 func newPlanCmd() *cobra.Command {
@@ -144,7 +144,7 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 		if err != nil {
 			return schedule.Config{}, err
 		}
-		models, tasks = c.Resolved, c.TaskList()
+		models, tasks = c.Resolved, c.Tasks
 		if nodeName == "" {
 			nodeName = c.Node
 		}
@@ -179,7 +179,7 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 	}
 	var wls []schedule.Workload
 	if paperScale {
-		wls, err = schedule.PaperScaleAll(models, tasks)
+		wls, err = campaign.Benchmark().PaperScale(models, tasks)
 	} else {
 		wls, err = campaign.DatasetWorkloads(c)
 	}

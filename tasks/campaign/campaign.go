@@ -16,7 +16,15 @@ import (
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 )
+
+// Benchmark is the benchmark campaigns run: NPCBench's tasks over the
+// embedded base structures. Run, score, plan and report all take it from
+// here.
+func Benchmark() *tasks.Registry {
+	return npcbench.Registry(configs.DefaultStructures())
+}
 
 // Options set up one campaign run.
 type Options struct {
@@ -97,8 +105,13 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 			return nil, fmt.Errorf("%s already holds a journal of %d requests; pass --resume to continue it, or choose another output directory", runDir, len(st.Records))
 		}
 	}
-	st := configs.DefaultStructures()
-	prompts, err := loadPrompts(c, st)
+	reg := Benchmark()
+	st := reg.Structures()
+	keys, err := reg.Select(c.Tasks)
+	if err != nil {
+		return nil, fmt.Errorf("campaign %s: %w", c.Name, err)
+	}
+	prompts, err := loadPrompts(c, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -116,12 +129,15 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (run `npcorch prep --data %s --out %s` first)", err, rawDir, prepDir)
 	}
-	items, itemProblems := tasks.BuildItems(raw, prep, st, c.TaskList())
+	items, itemProblems, err := tasks.BuildItems(reg, raw, prep, keys)
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range itemProblems {
 		fmt.Fprintf(opt.Log, "item problem: %v\n", p)
 	}
 	out := &Outcome{RunDir: runDir, Problems: itemProblems}
-	meta := Meta{Campaign: c.Name, Raw: abs(rawDir), Prepared: abs(prepDir), Tasks: c.TaskList(), Repeats: c.Repeat, Seed: c.Seed, Node: c.Node}
+	meta := Meta{Campaign: c.Name, Raw: abs(rawDir), Prepared: abs(prepDir), Tasks: keys, Repeats: c.Repeat, Seed: c.Seed, Node: c.Node}
 	for _, m := range c.Resolved {
 		meta.Models = append(meta.Models, m.Name)
 	}
@@ -129,7 +145,7 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 		return nil, err
 	}
 
-	d, err := newDriver(ctx, opt, runDir, prepDir, st, prompts, items)
+	d, err := newDriver(ctx, opt, runDir, prepDir, reg, prompts, items)
 	if err != nil {
 		return nil, err
 	}
@@ -151,11 +167,11 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 
 // loadPrompts reads the campaign's own prompt templates, or the embedded
 // ones.
-func loadPrompts(c *configs.Campaign, st *configs.Structures) (*tasks.Prompts, error) {
+func loadPrompts(c *configs.Campaign, reg *tasks.Registry) (*tasks.Prompts, error) {
 	if c.Prompts == "" {
-		return tasks.LoadPrompts(configs.Defaults, "prompts", st)
+		return tasks.LoadPrompts(configs.Defaults, "prompts", reg)
 	}
-	p, err := tasks.LoadPrompts(os.DirFS(c.Path(c.Prompts)), ".", st)
+	p, err := tasks.LoadPrompts(os.DirFS(c.Path(c.Prompts)), ".", reg)
 	if err != nil {
 		return nil, fmt.Errorf("campaign %s: prompts folder %s: %w", c.Name, c.Path(c.Prompts), err)
 	}

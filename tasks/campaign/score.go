@@ -26,7 +26,8 @@ func ScoreDir(runDir string) (*tasks.Results, error) {
 	if err := json.Unmarshal(data, &meta); err != nil {
 		return nil, fmt.Errorf("%s/run.json: %w", runDir, err)
 	}
-	st := configs.DefaultStructures()
+	reg := Benchmark()
+	st := reg.Structures()
 	raw, err := dataset.LoadRaw(meta.Raw, st.IDs())
 	var problems dataset.Problems
 	if err != nil && !errors.As(err, &problems) {
@@ -36,12 +37,15 @@ func ScoreDir(runDir string) (*tasks.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	items, _ := tasks.BuildItems(raw, prep, st, meta.Tasks)
+	items, _, err := tasks.BuildItems(reg, raw, prep, meta.Tasks)
+	if err != nil {
+		return nil, fmt.Errorf("%s/run.json: %w", runDir, err)
+	}
 	j, err := tasks.ReadJournal(runDir)
 	if err != nil {
 		return nil, err
 	}
-	res, err := tasks.ScoreRun(meta.Campaign, raw, items, st, j, meta.Models, meta.Repeats, score.Options{Seed: uint64(meta.Seed)})
+	res, err := tasks.ScoreRun(reg, meta.Campaign, raw, items, j, meta.Models, meta.Repeats, score.Options{Seed: uint64(meta.Seed)})
 	if err != nil {
 		return nil, err
 	}

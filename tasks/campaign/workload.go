@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"errors"
+	"fmt"
 	"iter"
 
 	"github.com/npcorch/npcorch/configs"
@@ -13,7 +14,12 @@ import (
 // DatasetWorkloads counts each local model's work in the campaign's
 // prepared dataset, for `npcorch plan` without a run.
 func DatasetWorkloads(c *configs.Campaign) ([]schedule.Workload, error) {
-	st := configs.DefaultStructures()
+	reg := Benchmark()
+	st := reg.Structures()
+	keys, err := reg.Select(c.Tasks)
+	if err != nil {
+		return nil, fmt.Errorf("campaign %s: %w", c.Name, err)
+	}
 	raw, err := dataset.LoadRaw(c.Path(c.Dataset.Raw), st.IDs())
 	var problems dataset.Problems
 	if err != nil && !errors.As(err, &problems) {
@@ -23,7 +29,10 @@ func DatasetWorkloads(c *configs.Campaign) ([]schedule.Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	items, _ := tasks.BuildItems(raw, prep, st, c.TaskList())
+	items, _, err := tasks.BuildItems(reg, raw, prep, keys)
+	if err != nil {
+		return nil, err
+	}
 	var out []schedule.Workload
 	for _, m := range c.Resolved {
 		if m.Engine.Kind != configs.EngineExternal {

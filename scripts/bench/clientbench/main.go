@@ -26,6 +26,7 @@ import (
 	"github.com/npcorch/npcorch/launcher/simkey"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
 // roleEnv marks a child process: its first argument is then its role.
@@ -138,7 +139,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", configs.DefaultStructures())
+	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", npcbench.Registry(configs.DefaultStructures()))
 	if err != nil {
 		return err
 	}

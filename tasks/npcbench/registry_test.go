@@ -1,0 +1,79 @@
+package npcbench
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher/schedule"
+)
+
+func TestRegistryOrderFamiliesAndUnknownTasks(t *testing.T) {
+	reg := Registry(configs.DefaultStructures())
+	want := []string{Pathology, Sequence, Card, TCards, TGroups, NGroups, CPPathology, CPMRI, CPCare}
+	if got := reg.Keys(); !slices.Equal(got, want) {
+		t.Errorf("tasks %v, want %v", got, want)
+	}
+	got, err := reg.Select([]string{CarePath, NGroups, Pathology})
+	if err != nil || !slices.Equal(got, []string{Pathology, NGroups, CPPathology, CPMRI, CPCare}) {
+		t.Errorf("select: %v, %v; want the tasks in registry order, carepath expanded", got, err)
+	}
+	for _, bad := range []string{"t_stage", "Pathology", ""} {
+		_, err := reg.Select([]string{bad})
+		if err == nil || !strings.Contains(err.Error(), "unknown task") || !strings.Contains(err.Error(), strings.Join(want, ", ")) ||
+			!strings.Contains(err.Error(), CarePath) {
+			t.Errorf("select %q: %v; want an error listing every task and the family", bad, err)
+		}
+	}
+}
+
+// TestPaperScaleCountsThePapersRequests: the descriptors' paper-scale
+// counts are the paper's L3 and L6 request mix (69 + 200 + 2,700 + 100 +
+// 300 + 400 L3 requests, 100 + 100 + 217 L6), and the scheduler's test
+// fixture is a copy of them.
+func TestPaperScaleCountsThePapersRequests(t *testing.T) {
+	reg := Registry(configs.DefaultStructures())
+	all, err := reg.PaperScale([]configs.Model{{Name: "M"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum schedule.Workload
+	for _, w := range all {
+		sum = sum.Add(w)
+	}
+	if sum.Requests != 69+200+2700+100+300+400+100+100+217 {
+		t.Errorf("%d requests, want 4186", sum.Requests)
+	}
+	cp, err := reg.PaperScale([]configs.Model{{Name: "M"}}, []string{CarePath})
+	if err != nil || len(cp) != 3 || cp[0].Task != CPPathology || cp[2].Task != CPCare || cp[2].Images != 0 ||
+		cp[0].Images+cp[1].Images != 100+100*10 {
+		t.Errorf("carepath: %+v, %v; want 3 workloads, 1,100 images, care text-only", cp, err)
+	}
+	two, _ := reg.PaperScale([]configs.Model{{Name: "A"}, {Name: "B"}}, nil)
+	if len(two) != 2*len(all) || two[0].Model != "A" || two[len(two)-1].Model != "B" {
+		t.Errorf("two models: %d workloads", len(two))
+	}
+	if _, err := reg.PaperScale([]configs.Model{{Name: "M"}}, []string{"t_stage"}); err == nil || !strings.Contains(err.Error(), "unknown task") {
+		t.Errorf("unknown task accepted: %v", err)
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", "launcher", "schedule", "testdata", "paper_mixes.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fixture []schedule.RequestMix
+	if err := json.Unmarshal(data, &fixture); err != nil {
+		t.Fatal(err)
+	}
+	var mixes []schedule.RequestMix
+	for _, k := range reg.Keys() {
+		mixes = append(mixes, reg.PaperMix(k))
+	}
+	if !reflect.DeepEqual(mixes, fixture) {
+		t.Errorf("launcher/schedule/testdata/paper_mixes.json is not the descriptors' paper-scale counts:\n got %+v\nwant %+v", fixture, mixes)
+	}
+}

@@ -119,6 +119,8 @@ func (r *Registry) addTask(t *Task) error {
 		return fmt.Errorf("task registry: task %q is registered twice", t.Key)
 	case t.Build == nil:
 		return fmt.Errorf("task registry: task %s has no item builder", t.Key)
+	case t.Cohort == "":
+		return fmt.Errorf("task registry: task %s names no dataset cohort to build its items from", t.Key)
 	case t.Sim.Answers == nil:
 		return fmt.Errorf("task registry: task %s has no simulated answers", t.Key)
 	case t.ScoredAlone && t.Answer == nil:
@@ -134,7 +136,7 @@ func (r *Registry) addTask(t *Task) error {
 func (r *Registry) known(where string, keys ...string) error {
 	for _, k := range keys {
 		if r.byKey[k] == nil {
-			return fmt.Errorf("task registry: %s: %w", where, r.unknown(k))
+			return fmt.Errorf("task registry: %s: %w", where, r.unknownTask(k, false))
 		}
 	}
 	return nil
@@ -160,7 +162,7 @@ func (r *Registry) Task(key string) (*Task, error) {
 	if t := r.byKey[key]; t != nil {
 		return t, nil
 	}
-	return nil, r.unknown(key)
+	return nil, r.unknownTask(key, false)
 }
 
 // Known reports whether key names a task or a family.
@@ -168,10 +170,15 @@ func (r *Registry) Known(key string) bool {
 	return r.byKey[key] != nil || r.families[key].Name != ""
 }
 
-// unknown is the error for a key that names no task.
-func (r *Registry) unknown(key string) error {
+// unknown is the error for a key that names no task, in a task list
+// (where a family may stand for its tasks).
+func (r *Registry) unknown(key string) error { return r.unknownTask(key, true) }
+
+// unknownTask is the error for a key that names no task; families says
+// whether the names of families are known there too.
+func (r *Registry) unknownTask(key string, families bool) error {
 	msg := fmt.Sprintf("unknown task %q; known tasks: %s", key, strings.Join(r.Keys(), ", "))
-	if len(r.b.Families) > 0 {
+	if families && len(r.b.Families) > 0 {
 		names := make([]string, len(r.b.Families))
 		for i, f := range r.b.Families {
 			names[i] = f.Name
@@ -239,4 +246,20 @@ func (r *Registry) needs(it Item) []string {
 		return t.Needs(it)
 	}
 	return nil
+}
+
+// CheckTaskRefs checks every task key a config file writes (a campaign's
+// task list and its models' task settings, or a model registry's) against
+// the registry: each unknown one is an error naming its file, line and
+// field, and the known tasks. A family name stands for its tasks in a task
+// list only.
+func (r *Registry) CheckTaskRefs(refs []configs.TaskRef) error {
+	var errs []error
+	for _, ref := range refs {
+		if r.byKey[ref.Key] != nil || ref.InList && r.families[ref.Key].Name != "" {
+			continue
+		}
+		errs = append(errs, ref.Errorf("%v", r.unknownTask(ref.Key, ref.InList)))
+	}
+	return errors.Join(errs...)
 }

@@ -10,7 +10,7 @@ import (
 
 // plainTask is a task that NewRegistry accepts.
 func plainTask(key string) *tasks.Task {
-	return &tasks.Task{Key: key, Build: func(*tasks.Builder) {},
+	return &tasks.Task{Key: key, Cohort: "pathology", Build: func(*tasks.Builder) {},
 		Sim: tasks.Sim{Answers: func(tasks.Item) tasks.SimAnswers { return tasks.SimAnswers{} }}}
 }
 
@@ -32,6 +32,7 @@ func TestNewRegistryRefusesWhatCannotRun(t *testing.T) {
 		"twice":      {func(b *tasks.Benchmark) { b.Tasks[1].Key = "a" }, `task "a" is registered twice`},
 		"no key":     {func(b *tasks.Benchmark) { b.Tasks[0].Key = "" }, "a task has no key"},
 		"no builder": {func(b *tasks.Benchmark) { b.Tasks[0].Build = nil }, "task a has no item builder"},
+		"no cohort":  {func(b *tasks.Benchmark) { b.Tasks[0].Cohort = "" }, "task a names no dataset cohort"},
 		"no sim":     {func(b *tasks.Benchmark) { b.Tasks[0].Sim.Answers = nil }, "task a has no simulated answers"},
 		"alone":      {func(b *tasks.Benchmark) { b.Tasks[0].ScoredAlone = true }, "scored alone but extracts no answer"},
 		"after":      {func(b *tasks.Benchmark) { b.Tasks[0].After = []string{"b"} }, "give After, Needs and Prior together"},

@@ -26,6 +26,16 @@ func Benchmark() *tasks.Registry {
 	return npcbench.Registry(configs.DefaultStructures())
 }
 
+// CheckTasks checks every task key the campaign file and its model
+// registry write against reg (each unknown one an error naming its file,
+// line and field) and returns the campaign's tasks in run order.
+func CheckTasks(reg *tasks.Registry, c *configs.Campaign) ([]string, error) {
+	if err := reg.CheckTaskRefs(c.TaskRefs); err != nil {
+		return nil, err
+	}
+	return reg.Select(c.Tasks)
+}
+
 // Options set up one campaign run.
 type Options struct {
 	Campaign *configs.Campaign
@@ -85,6 +95,11 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 // was answered are written (provisional where items are missing).
 func Run(ctx context.Context, opt Options) (*Outcome, error) {
 	c := opt.Campaign
+	reg := Benchmark()
+	keys, err := CheckTasks(reg, c)
+	if err != nil {
+		return nil, err
+	}
 	runDir := c.Path(c.Output)
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
@@ -105,12 +120,7 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 			return nil, fmt.Errorf("%s already holds a journal of %d requests; pass --resume to continue it, or choose another output directory", runDir, len(st.Records))
 		}
 	}
-	reg := Benchmark()
 	st := reg.Structures()
-	keys, err := reg.Select(c.Tasks)
-	if err != nil {
-		return nil, fmt.Errorf("campaign %s: %w", c.Name, err)
-	}
 	prompts, err := loadPrompts(c, reg)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package campaign
 
 import (
 	"errors"
-	"fmt"
 	"iter"
 
 	"github.com/npcorch/npcorch/configs"
@@ -16,9 +15,9 @@ import (
 func DatasetWorkloads(c *configs.Campaign) ([]schedule.Workload, error) {
 	reg := Benchmark()
 	st := reg.Structures()
-	keys, err := reg.Select(c.Tasks)
+	keys, err := CheckTasks(reg, c)
 	if err != nil {
-		return nil, fmt.Errorf("campaign %s: %w", c.Name, err)
+		return nil, err
 	}
 	raw, err := dataset.LoadRaw(c.Path(c.Dataset.Raw), st.IDs())
 	var problems dataset.Problems

@@ -77,3 +77,62 @@ func TestPaperScaleCountsThePapersRequests(t *testing.T) {
 		t.Errorf("launcher/schedule/testdata/paper_mixes.json is not the descriptors' paper-scale counts:\n got %+v\nwant %+v", fixture, mixes)
 	}
 }
+
+// TestConfigTaskKeysAreCheckedAgainstTheRegistry: configs owns no task
+// list; every task key a campaign or a model registry writes is checked
+// against this registry, and an unknown one names its file, line and field
+// and lists the known tasks (a family only where a task list may use one).
+func TestConfigTaskKeysAreCheckedAgainstTheRegistry(t *testing.T) {
+	reg := Registry(configs.DefaultStructures())
+	known := strings.Join(reg.Keys(), ", ")
+	base := "output: o\ndataset: {raw: r, prepared: p}\n"
+	for in, want := range map[string]string{
+		base + "tasks: [pathology, staging]\nmodels: [Lingshu-7B]\n":                     `c.yaml: line 3: field tasks[1]: unknown task "staging"; known tasks: ` + known + "; or a family of them: carepath",
+		base + "models:\n  - name: Lingshu-7B\n    tasks: {stageing: {max_tokens: 9}}\n": `c.yaml: line 5: field models[0].tasks.stageing: unknown task "stageing"; known tasks: ` + known,
+		base + "models:\n  - name: Lingshu-7B\n    tasks: {carepath: {max_tokens: 9}}\n": `c.yaml: line 5: field models[0].tasks.carepath: unknown task "carepath"; known tasks: ` + known,
+	} {
+		c, err := configs.ParseCampaign("c.yaml", ".", []byte(in), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = reg.CheckTaskRefs(c.TaskRefs)
+		if err == nil || err.Error() != want {
+			t.Errorf("%q:\n got %v\nwant %s", in, err, want)
+		}
+	}
+	r, err := configs.ParseRegistry("reg.yaml", []byte("models:\n  - name: A\n    engine: {kind: sim}\n    tasks: {stageing: {}, t_groups: {}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.CheckTaskRefs(r.TaskRefs); err == nil || err.Error() != `reg.yaml: line 4: field models[0].tasks.stageing: unknown task "stageing"; known tasks: `+known {
+		t.Errorf("registry: %v", err)
+	}
+	c, err := configs.ParseCampaign("c.yaml", ".", []byte(base+"tasks: [carepath, n_groups]\nmodels: [Lingshu-7B]\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.CheckTaskRefs(c.TaskRefs); err != nil {
+		t.Errorf("a valid campaign and the embedded models.yaml: %v", err)
+	}
+}
+
+// TestEmbeddedModelsHaveEveryTasksBudget: after the registry's defaults,
+// every model of models.yaml has an output budget for every task.
+func TestEmbeddedModelsHaveEveryTasksBudget(t *testing.T) {
+	reg := Registry(configs.DefaultStructures())
+	models, err := configs.DefaultRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.CheckTaskRefs(models.TaskRefs); err != nil {
+		t.Error(err)
+	}
+	for _, name := range models.Names() {
+		m, _ := models.Get(name)
+		for _, task := range reg.Keys() {
+			if m.Tasks[task].MaxTokens <= 0 {
+				t.Errorf("%s: task %s has no output budget after defaults", name, task)
+			}
+		}
+	}
+}

@@ -63,42 +63,63 @@ func NewRegistry(b Benchmark) (*Registry, error) {
 	if b.Structures == nil {
 		return nil, fmt.Errorf("task registry: no base structures")
 	}
-	for _, t := range b.Tasks {
-		if err := r.addTask(t); err != nil {
+	for _, check := range []func() error{r.addTasks, r.addFamilies, r.checkComposites, r.checkTable} {
+		if err := check(); err != nil {
 			return nil, err
-		}
-	}
-	for _, t := range b.Tasks {
-		for _, up := range t.After {
-			if err := r.known("task "+t.Key+" after", up); err != nil {
-				return nil, err
-			}
-			r.upstream[up] = true
-		}
-	}
-	for _, f := range b.Families {
-		if _, dup := r.byKey[f.Name]; dup || r.families[f.Name].Name != "" {
-			return nil, fmt.Errorf("task registry: family %q is named twice", f.Name)
-		}
-		if err := r.known("family "+f.Name, f.Tasks...); err != nil {
-			return nil, err
-		}
-		r.families[f.Name] = f
-	}
-	for _, c := range b.Composites {
-		if c.Name == "" || c.Score == nil {
-			return nil, fmt.Errorf("task registry: composite %q needs a name and a Score function", c.Name)
-		}
-		if err := r.known("composite "+c.Name, c.Tasks...); err != nil {
-			return nil, err
-		}
-	}
-	for _, c := range b.Table {
-		if c.Pick == nil {
-			return nil, fmt.Errorf("task registry: table column %s has no Pick function", c.Name)
 		}
 	}
 	return r, nil
+}
+
+func (r *Registry) addTasks() error {
+	for _, t := range r.b.Tasks {
+		if err := r.addTask(t); err != nil {
+			return err
+		}
+	}
+	for _, t := range r.b.Tasks {
+		if err := r.known("task "+t.Key+" after", t.After...); err != nil {
+			return err
+		}
+		for _, up := range t.After {
+			r.upstream[up] = true
+		}
+	}
+	return nil
+}
+
+func (r *Registry) addFamilies() error {
+	for _, f := range r.b.Families {
+		if _, dup := r.byKey[f.Name]; dup || r.families[f.Name].Name != "" {
+			return fmt.Errorf("task registry: family %q is named twice", f.Name)
+		}
+		if err := r.known("family "+f.Name, f.Tasks...); err != nil {
+			return err
+		}
+		r.families[f.Name] = f
+	}
+	return nil
+}
+
+func (r *Registry) checkComposites() error {
+	for _, c := range r.b.Composites {
+		if c.Name == "" || c.Score == nil {
+			return fmt.Errorf("task registry: composite %q needs a name and a Score function", c.Name)
+		}
+		if err := r.known("composite "+c.Name, c.Tasks...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Registry) checkTable() error {
+	for _, c := range r.b.Table {
+		if c.Pick == nil {
+			return fmt.Errorf("task registry: table column %s has no Pick function", c.Name)
+		}
+	}
+	return nil
 }
 
 // MustRegistry is NewRegistry for a benchmark fixed in code, whose tests
@@ -163,11 +184,6 @@ func (r *Registry) Task(key string) (*Task, error) {
 		return t, nil
 	}
 	return nil, r.unknownTask(key, false)
-}
-
-// Known reports whether key names a task or a family.
-func (r *Registry) Known(key string) bool {
-	return r.byKey[key] != nil || r.families[key].Name != ""
 }
 
 // unknown is the error for a key that names no task, in a task list

@@ -1,6 +1,10 @@
 package tasks
 
-import "testing"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+)
 
 func TestRequestKeyChangesWithWhatDecidesTheAnswer(t *testing.T) {
 	base := func() (string, error) { return requestKey("M", "i", 0, "p", "img", 10, map[string]any{"a": 1}) }
@@ -22,5 +26,23 @@ func TestRequestKeyChangesWithWhatDecidesTheAnswer(t *testing.T) {
 		if k == k0 {
 			t.Errorf("variant %d has the same key", i)
 		}
+	}
+}
+
+// TestRequestKeyImagesKeepTheirFirstDefinition: the images part of the
+// request key is the sha256 of each image's hex sha256 and a newline, and
+// of nothing for a request without images, as the keys of earlier runs'
+// journals were made, so that a resumed old run sends nothing again.
+func TestRequestKeyImagesKeepTheirFirstDefinition(t *testing.T) {
+	hexOf := func(s string) string {
+		sum := sha256.Sum256([]byte(s))
+		return hex.EncodeToString(sum[:])
+	}
+	a, b := hexOf("image a"), hexOf("image b")
+	if got, want := keyImages(nil), hexOf(""); got != want {
+		t.Errorf("no images: %s, want %s", got, want)
+	}
+	if got, want := keyImages([]string{a, b}), hexOf(a+"\n"+b+"\n"); got != want {
+		t.Errorf("two images: %s, want %s", got, want)
 	}
 }

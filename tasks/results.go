@@ -201,32 +201,9 @@ func (idx answerIndex) getter(model string) func(Item, int) outcome {
 
 func scoreModel(a *Answers, model string, items []Item, idx answerIndex, repeats int) (*ModelResults, error) {
 	mr := &ModelResults{Model: model}
-	for _, it := range items {
-		for rep := 0; rep < repeats; rep++ {
-			k := itemRepeat{model, it.ID, rep}
-			switch {
-			case idx.answered[k].Key != "":
-				mr.Answered++
-			case idx.notRun[k]:
-				mr.NotRun++
-			default:
-				mr.Missing++
-			}
-		}
-	}
-	for _, t := range a.reg.b.Tasks {
-		if !t.ScoredAlone || len(a.byTask[t.Key]) == 0 {
-			continue
-		}
-		units, err := a.Units(t.Key)
-		if err != nil {
-			return nil, err
-		}
-		ts, err := score.Classify(units, t.Classes, a.opt)
-		if err != nil {
-			return nil, fmt.Errorf("task %s: %w", t.Key, err)
-		}
-		mr.Tasks = append(mr.Tasks, TaskResult{Task: t.Key, Score: ts})
+	countOutcomes(mr, items, idx, repeats)
+	if err := scoreAlone(a, mr); err != nil {
+		return nil, err
 	}
 	for _, c := range a.reg.b.Composites {
 		if !c.reads(a.byTask) {
@@ -244,6 +221,44 @@ func scoreModel(a *Answers, model string, items []Item, idx answerIndex, repeats
 		mr.Reliability = rel
 	}
 	return mr, nil
+}
+
+// countOutcomes counts the model's (item, repeat) pairs: answered, not
+// run, never attempted.
+func countOutcomes(mr *ModelResults, items []Item, idx answerIndex, repeats int) {
+	for _, it := range items {
+		for rep := 0; rep < repeats; rep++ {
+			k := itemRepeat{mr.Model, it.ID, rep}
+			switch {
+			case idx.answered[k].Key != "":
+				mr.Answered++
+			case idx.notRun[k]:
+				mr.NotRun++
+			default:
+				mr.Missing++
+			}
+		}
+	}
+}
+
+// scoreAlone scores each task scored on its own that ran, in registry
+// order.
+func scoreAlone(a *Answers, mr *ModelResults) error {
+	for _, t := range a.reg.b.Tasks {
+		if !t.ScoredAlone || len(a.byTask[t.Key]) == 0 {
+			continue
+		}
+		units, err := a.Units(t.Key)
+		if err != nil {
+			return err
+		}
+		ts, err := score.Classify(units, t.Classes, a.opt)
+		if err != nil {
+			return fmt.Errorf("task %s: %w", t.Key, err)
+		}
+		mr.Tasks = append(mr.Tasks, TaskResult{Task: t.Key, Score: ts})
+	}
+	return nil
 }
 
 // reliability measures every task with a closed answer over the repeats.

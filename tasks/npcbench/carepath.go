@@ -42,8 +42,23 @@ func carePath() *tasks.Composite {
 	}
 }
 
-// scoreCarePath gathers each patient's episode, in id order.
+// scoreCarePath scores each patient's episode.
 func scoreCarePath(a *tasks.Answers, mr *tasks.ModelResults) error {
+	list, err := episodes(a)
+	if err != nil {
+		return err
+	}
+	cp, err := score.CarePath(list, a.Options())
+	if err != nil {
+		return err
+	}
+	mr.CarePath = &cp
+	return nil
+}
+
+// episodes gathers each patient's pathology, MRI and care units, in
+// patient id order.
+func episodes(a *tasks.Answers) ([]score.Episode, error) {
 	eps := map[string]*score.Episode{}
 	var order []string
 	ep := func(id string) *score.Episode {
@@ -55,35 +70,28 @@ func scoreCarePath(a *tasks.Answers, mr *tasks.ModelResults) error {
 		order = append(order, id)
 		return e
 	}
-	units := map[string][]score.Unit{}
 	for _, task := range []string{CPPathology, CPMRI, CPCare} {
-		u, err := a.Units(task)
+		units, err := a.Units(task)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		units[task] = u
-	}
-	for _, u := range units[CPPathology] {
-		ep(u.Patient).Pathology = u
-	}
-	for _, u := range units[CPMRI] {
-		ep(u.Patient).TStage = u
-	}
-	for _, u := range units[CPCare] {
-		e := ep(u.Patient)
-		e.Care = append(e.Care, u)
+		for _, u := range units {
+			switch e := ep(u.Patient); task {
+			case CPPathology:
+				e.Pathology = u
+			case CPMRI:
+				e.TStage = u
+			default:
+				e.Care = append(e.Care, u)
+			}
+		}
 	}
 	sort.Strings(order)
 	list := make([]score.Episode, len(order))
 	for i, id := range order {
 		list[i] = *eps[id]
 	}
-	cp, err := score.CarePath(list, a.Options())
-	if err != nil {
-		return err
-	}
-	mr.CarePath = &cp
-	return nil
+	return list, nil
 }
 
 // careColumn is Table 1's L6 Care.

@@ -13,10 +13,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// TaskCarePath in a campaign's task list stands for the whole L6 episode
-// (cp_pathology, cp_mri and cp_care).
-const TaskCarePath = "carepath"
-
 // Media modes say how images travel to an engine.
 const (
 	MediaAuto   = "auto"   // file:// for local engines, base64 otherwise
@@ -37,7 +33,8 @@ type Campaign struct {
 	Seed int64 `yaml:"seed"`
 	// Dataset locates the raw and the prepared dataset.
 	Dataset DatasetPaths `yaml:"dataset"`
-	// Tasks lists task keys (see TaskKeys) or "carepath"; empty means all.
+	// Tasks lists task keys, or names of several tasks ("carepath");
+	// empty means all. The tasks' registry checks them (TaskRefs).
 	Tasks []string `yaml:"tasks"`
 	// Registry is a models.yaml to use instead of the embedded one.
 	Registry string `yaml:"registry"`
@@ -70,6 +67,9 @@ type Campaign struct {
 	Dir string `yaml:"-"`
 	// File names the campaign file in errors.
 	File string `yaml:"-"`
+	// TaskRefs are the places of every task key the campaign uses: its
+	// task list, its models' task settings, and the registry's.
+	TaskRefs []TaskRef `yaml:"-"`
 }
 
 // DatasetPaths locates a campaign's data.
@@ -272,9 +272,14 @@ func ParseCampaign(name, dir string, data []byte, reg *Registry) (*Campaign, err
 	if err := c.validate(loc); err != nil {
 		return nil, err
 	}
+	for i, t := range c.Tasks {
+		field := fmt.Sprintf("tasks[%d]", i)
+		c.TaskRefs = append(c.TaskRefs, TaskRef{Key: t, File: loc.file, Line: loc.line(field), Field: field, InList: true})
+	}
 	if err := c.resolveModels(loc, reg); err != nil {
 		return nil, err
 	}
+	c.TaskRefs = append(c.TaskRefs, reg.TaskRefs...)
 	return &c, nil
 }
 
@@ -352,11 +357,6 @@ func (c *Campaign) validate(loc locator) error {
 	default:
 		return loc.errorf("backend", "%q is not a backend; use local or slurm", c.Backend)
 	}
-	for i, t := range c.Tasks {
-		if t != TaskCarePath && !IsTask(t) {
-			return loc.errorf(fmt.Sprintf("tasks[%d]", i), "unknown task %q; valid tasks: %s, %s", t, strings.Join(TaskKeys, ", "), TaskCarePath)
-		}
-	}
 	if len(c.Models) == 0 {
 		return loc.errorf("models", "the campaign lists no model")
 	}
@@ -419,6 +419,7 @@ func (c *Campaign) resolveModels(loc locator, reg *Registry) error {
 			if len(probe.Engine.Command) > 0 {
 				m.Engine.Command[0] = c.commandPath(m.Engine.Command[0])
 			}
+			c.TaskRefs = append(c.TaskRefs, loc.taskRefs(path+".tasks", probe.Tasks)...)
 		}
 		if err := m.validate(loc, path); err != nil {
 			return err
@@ -469,28 +470,6 @@ func (c *Campaign) commandPath(exe string) string {
 		return a // engines may run from another folder
 	}
 	return c.Path(exe)
-}
-
-// TaskList expands the campaign's task list into task keys in report order.
-func (c *Campaign) TaskList() []string {
-	if len(c.Tasks) == 0 {
-		return append([]string(nil), TaskKeys...)
-	}
-	want := map[string]bool{}
-	for _, t := range c.Tasks {
-		if t == TaskCarePath {
-			want[TaskCPPathology], want[TaskCPMRI], want[TaskCPCare] = true, true, true
-			continue
-		}
-		want[t] = true
-	}
-	var out []string
-	for _, k := range TaskKeys {
-		if want[k] {
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 // Model returns the resolved model of the given name.

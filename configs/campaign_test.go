@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -37,8 +38,8 @@ func TestParseCampaign(t *testing.T) {
 	if q.Engine.Kind != EngineSim || q.Engine.Replicas != 2 || q.HFID != "Qwen/Qwen3-VL-8B-Instruct" {
 		t.Errorf("override lost registry fields or did not apply: %+v", q.Engine)
 	}
-	if q.Tasks[TaskTGroups].MaxImages != 40 || q.Tasks[TaskTGroups].MaxTokens != 8192 {
-		t.Errorf("t_groups settings = %+v, want 40 images and the default 8192 tokens", q.Tasks[TaskTGroups])
+	if q.Tasks["t_groups"].MaxImages != 40 || q.Tasks["t_groups"].MaxTokens != 8192 {
+		t.Errorf("t_groups settings = %+v, want 40 images and the default 8192 tokens", q.Tasks["t_groups"])
 	}
 	if q.Engine.ExtraArgs != nil || q.HFID == "" || q.Engine.MaxNumSeqs != 16 {
 		t.Errorf("a new engine kind must drop the registry's engine arguments but keep the model and defaults: %+v", q.Engine)
@@ -47,8 +48,13 @@ func TestParseCampaign(t *testing.T) {
 	if l.Engine.Kind != EngineVLLM || l.Engine.GPUMemoryUtilization != 0.9 {
 		t.Errorf("plain registry entry changed: %+v", l.Engine)
 	}
-	if got := strings.Join(c.TaskList(), ","); got != "pathology,cp_pathology,cp_mri,cp_care" {
-		t.Errorf("TaskList = %s", got)
+	// Every task key is recorded where it is written, for the tasks'
+	// registry to check: the task list, the overrides, then models.yaml.
+	mine := []TaskRef{{Key: "pathology", File: "c.yaml", Line: 6, Field: "tasks[0]", InList: true},
+		{Key: "carepath", File: "c.yaml", Line: 6, Field: "tasks[1]", InList: true},
+		{Key: "t_groups", File: "c.yaml", Line: 12, Field: "models[1].tasks.t_groups"}}
+	if len(c.TaskRefs) < 4 || !reflect.DeepEqual(c.TaskRefs[:3], mine) || c.TaskRefs[3].File != "models.yaml" || c.TaskRefs[3].Field != "defaults.tasks.card" {
+		t.Errorf("task refs %+v, want %+v then models.yaml's", c.TaskRefs, mine)
 	}
 	if c.Client.FirstTokenTimeout != 30*time.Second || c.Client.TotalTimeout != 30*time.Minute {
 		t.Errorf("client = %+v", c.Client)
@@ -64,7 +70,6 @@ func TestCampaignErrors(t *testing.T) {
 		"dataset: {raw: r, prepared: p}\nmodels: [Lingshu-7B]\n":                                        "c.yaml: line 1: field output: the campaign needs an output directory",
 		base + "models: [Lingshu-8B]\n":                                                                 `c.yaml: line 3: field models[0]: model "Lingshu-8B" is not in the registry`,
 		base + "media: jpeg\nmodels: [Lingshu-7B]\n":                                                    `c.yaml: line 3: field media: "jpeg" is not a media mode`,
-		base + "tasks: [pathology, staging]\nmodels: [Lingshu-7B]\n":                                    `c.yaml: line 3: field tasks[1]: unknown task "staging"`,
 		base + "models:\n  - name: Lingshu-7B\n    engine: {kind: vllm, gpu_memory_utilization: 1.5}\n": `line 5: field models[0].engine.gpu_memory_utilization`,
 		base + "models:\n  - name: Lingshu-7B\n    engin: {kind: vllm}\n":                               `c.yaml: line 5: field models[0].engin: unknown field; known fields: attention_heads`,
 		base + "models: []\n": "field models: the campaign lists no model",

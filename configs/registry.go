@@ -7,37 +7,44 @@ import (
 	"strings"
 )
 
-// Task keys, as used in models.yaml and campaign files.
-const (
-	TaskPathology   = "pathology"    // L3 pathology overview, prompt A5
-	TaskSequence    = "sequence"     // L3 MRI sequence panel, A6
-	TaskCard        = "card"         // L3 structure card, A7
-	TaskTCards      = "t_cards"      // L3 T staging from 27 cards, A8
-	TaskTGroups     = "t_groups"     // L3 T staging from plane groups, A9
-	TaskNGroups     = "n_groups"     // L3 N staging from plane groups, A10
-	TaskCPPathology = "cp_pathology" // L6 CarePath pathology, A11
-	TaskCPMRI       = "cp_mri"       // L6 CarePath MRI staging, A12
-	TaskCPCare      = "cp_care"      // L6 CarePath care decision, A13
-)
+// TaskRef is a task key as a config file writes it, with the file, line
+// and field that name it. configs owns no task list: whoever knows the
+// tasks (package tasks, against its registry) checks each key and refuses
+// an unknown one with Errorf, which names its place.
+type TaskRef struct {
+	Key   string
+	File  string
+	Line  int
+	Field string
+	// InList is true for a campaign's task list, where a name may stand
+	// for several tasks; false for a model's task settings.
+	InList bool
+}
 
-// TaskKeys lists every task key in report order.
-var TaskKeys = []string{TaskPathology, TaskSequence, TaskCard, TaskTCards, TaskTGroups, TaskNGroups,
-	TaskCPPathology, TaskCPMRI, TaskCPCare}
+// Errorf is an error about the key, naming its file, line and field.
+func (r TaskRef) Errorf(format string, args ...any) error {
+	return &fieldError{File: r.File, Line: r.Line, Field: r.Field, Msg: fmt.Sprintf(format, args...)}
+}
 
-// IsTask reports whether key names a task.
-func IsTask(key string) bool {
-	for _, k := range TaskKeys {
-		if k == key {
-			return true
-		}
+// taskRefs are the places of a task settings map's keys, in key order;
+// path locates the map ("defaults.tasks", "models[2].tasks").
+func (l locator) taskRefs(path string, tasks map[string]TaskSettings) []TaskRef {
+	refs := make([]TaskRef, 0, len(tasks))
+	for _, k := range sortedKeys(tasks) {
+		field := path + "." + k
+		refs = append(refs, TaskRef{Key: k, File: l.file, Line: l.line(field), Field: field})
 	}
-	return false
+	return refs
 }
 
 // Registry is the model registry of models.yaml.
 type Registry struct {
 	Defaults ModelDefaults `yaml:"defaults"`
 	Models   []Model       `yaml:"models"`
+
+	// TaskRefs are the places of every task key the file names (its
+	// defaults' and its models' task settings), for the tasks to check.
+	TaskRefs []TaskRef `yaml:"-"`
 }
 
 // ModelDefaults fill what a registry entry leaves unset.
@@ -123,11 +130,10 @@ func (r *Registry) validate(loc locator) error {
 	if len(r.Models) == 0 {
 		return loc.errorf("models", "the registry lists no model")
 	}
-	for k := range r.Defaults.Tasks {
-		if !IsTask(k) {
-			return loc.errorf("defaults.tasks."+k, "unknown task %q; valid tasks: %s", k, strings.Join(TaskKeys, ", "))
-		}
+	if err := checkLimits(loc, "defaults.tasks", r.Defaults.Tasks); err != nil {
+		return err
 	}
+	r.TaskRefs = loc.taskRefs("defaults.tasks", r.Defaults.Tasks)
 	seen := map[string]bool{}
 	for i, m := range r.Models {
 		path := fmt.Sprintf("models[%d]", i)
@@ -141,6 +147,7 @@ func (r *Registry) validate(loc locator) error {
 		if err := m.validate(loc, path); err != nil {
 			return err
 		}
+		r.TaskRefs = append(r.TaskRefs, loc.taskRefs(path+".tasks", m.Tasks)...)
 	}
 	return nil
 }
@@ -184,12 +191,14 @@ func (m Model) validate(loc locator, path string) error {
 	if tp := m.Engine.TensorParallel; tp < 0 || tp&(tp-1) != 0 {
 		return loc.errorf(path+".engine.tensor_parallel", "model %q: %d is not a power of two", m.Name, tp)
 	}
-	for k, ts := range m.Tasks {
-		if !IsTask(k) {
-			return loc.errorf(path+".tasks."+k, "model %q: unknown task %q; valid tasks: %s", m.Name, k, strings.Join(TaskKeys, ", "))
-		}
-		if ts.MaxTokens < 0 || ts.MaxImages < 0 {
-			return loc.errorf(path+".tasks."+k, "model %q: negative limits", m.Name)
+	return checkLimits(loc, path+".tasks", m.Tasks)
+}
+
+// checkLimits refuses negative task limits; path locates the settings.
+func checkLimits(loc locator, path string, tasks map[string]TaskSettings) error {
+	for _, k := range sortedKeys(tasks) {
+		if ts := tasks[k]; ts.MaxTokens < 0 || ts.MaxImages < 0 {
+			return loc.errorf(path+"."+k, "negative limits; max_tokens and max_images are 0 (unset) or more")
 		}
 	}
 	return nil

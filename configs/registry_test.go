@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -22,7 +23,7 @@ func TestDefaultRegistry(t *testing.T) {
 				t.Errorf("%s: missing weights or heads", name)
 			}
 		}
-		for _, task := range TaskKeys {
+		for task := range r.Defaults.Tasks {
 			if m.Tasks[task].MaxTokens <= 0 {
 				t.Errorf("%s: task %s has no output budget after defaults", name, task)
 			}
@@ -32,14 +33,14 @@ func TestDefaultRegistry(t *testing.T) {
 		t.Errorf("%d local models, want 15", local)
 	}
 	intern, _ := r.Get("InternVL3.5-38B")
-	if got := intern.Tasks[TaskTGroups].MaxImages; got != 35 {
+	if got := intern.Tasks["t_groups"].MaxImages; got != 35 {
 		t.Errorf("InternVL3.5 t_groups max_images = %d, want 35 (Appendix C)", got)
 	}
 	gpt, _ := r.Get("GPT-4.1")
-	if got := gpt.Tasks[TaskNGroups]; got.MaxImages != 50 || got.MaxTokens != 4096 {
+	if got := gpt.Tasks["n_groups"]; got.MaxImages != 50 || got.MaxTokens != 4096 {
 		t.Errorf("GPT-4.1 n_groups = %+v, want 50 images and 4096 tokens", got)
 	}
-	if got := gpt.Tasks[TaskCard].MaxTokens; got != 1024 {
+	if got := gpt.Tasks["card"].MaxTokens; got != 1024 {
 		t.Errorf("GPT-4.1 card max_tokens = %d, want the default 1024", got)
 	}
 }
@@ -50,7 +51,7 @@ func TestRegistryErrorsNameFileLineField(t *testing.T) {
 		"models:\n  - name: A\n    engine: {kind: warp}\n":                                      `reg.yaml: line 3: field models[0].engine.kind: model "A": unknown engine kind "warp"`,
 		"models:\n  - name: A\n    engine: {kind: external}\n":                                  "reg.yaml: line 3: field models[0].engine.base_url:",
 		"models:\n  - name: A\n    engine: {kind: sim}\n  - name: A\n    engine: {kind: sim}\n": `line 4: field models[1].name: model "A" is listed twice`,
-		"models:\n  - name: A\n    engine: {kind: sim}\n    tasks: {stageing: {}}\n":            `line 4: field models[0].tasks.stageing: model "A": unknown task "stageing"`,
+		"models:\n  - name: A\n    engine: {kind: sim}\n    tasks: {card: {max_tokens: -1}}\n":  `reg.yaml: line 4: field models[0].tasks.card: negative limits`,
 		"models:\n  - name: A\n    enigne: {kind: sim}\n":                                       "reg.yaml: line 3: field enigne not found",
 		"models: [\n": "reg.yaml: line 1: did not find expected node content",
 		"":            "reg.yaml: the file is empty",
@@ -60,6 +61,25 @@ func TestRegistryErrorsNameFileLineField(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseRegistry(%q):\n got %v\nwant it to contain %q", in, err, want)
 		}
+	}
+}
+
+// TestRegistryTaskRefsNameFileLineField: configs owns no task list; it
+// records where each task key is written, for the tasks' registry to
+// check (tasks/npcbench tests the errors).
+func TestRegistryTaskRefsNameFileLineField(t *testing.T) {
+	r, err := ParseRegistry("reg.yaml", []byte("defaults:\n  tasks:\n    pathology: {max_tokens: 9}\nmodels:\n  - name: A\n    engine: {kind: sim}\n    tasks: {stageing: {}, card: {}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []TaskRef{{Key: "pathology", File: "reg.yaml", Line: 3, Field: "defaults.tasks.pathology"},
+		{Key: "card", File: "reg.yaml", Line: 7, Field: "models[0].tasks.card"},
+		{Key: "stageing", File: "reg.yaml", Line: 7, Field: "models[0].tasks.stageing"}}
+	if !reflect.DeepEqual(r.TaskRefs, want) {
+		t.Errorf("task refs %+v, want %+v", r.TaskRefs, want)
+	}
+	if err := r.TaskRefs[2].Errorf("unknown task %q", "stageing"); err.Error() != `reg.yaml: line 7: field models[0].tasks.stageing: unknown task "stageing"` {
+		t.Errorf("error %q", err)
 	}
 }
 

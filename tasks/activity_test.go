@@ -2,16 +2,9 @@ package tasks
 
 import (
 	"bytes"
-	"context"
-	"io"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/npcorch/npcorch/configs"
-	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
 func TestActivitySaysWhatAStalledRunWaitsOn(t *testing.T) {
@@ -40,71 +33,6 @@ func TestActivitySaysWhatAStalledRunWaitsOn(t *testing.T) {
 	a.recorded()
 	if got := a.waiting(10 * time.Second); got != "" {
 		t.Errorf("just answered: %q", got)
-	}
-}
-
-// waits records what a run reports it waits on.
-type waits struct {
-	mu   sync.Mutex
-	seen []string
-}
-
-func (w *waits) Start(string, int)      {}
-func (w *waits) Record(Record)          {}
-func (w *waits) Finish(string, Summary) {}
-func (w *waits) Waiting(_, what string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.seen = append(w.seen, what)
-}
-
-// TestRunnerReportsWaitsInsteadOfAnETA is issue 12: the ETA ignored time
-// spent in timeouts and backoff ("ETA 12s" during a two-minute wait).
-// A run that answers nothing for StallAfter says what it waits on: here an
-// engine that holds the first request until the first-token timeout, then
-// the retry's backoff; once answers flow the wait is cleared.
-func TestRunnerReportsWaitsInsteadOfAnETA(t *testing.T) {
-	root := t.TempDir()
-	img := writeImage(t, root, "o.png", []byte("png"))
-	var mu sync.Mutex
-	calls := 0
-	ep := serve(t, func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		calls++
-		n := calls
-		mu.Unlock()
-		if n == 1 {
-			// No first token: the client gives up. (Reading the body lets
-			// the server see the client go.)
-			io.Copy(io.Discard, r.Body)
-			<-r.Context().Done()
-			return
-		}
-		sse(w, chunk("1", "stop"))
-		sse(w, "[DONE]")
-	})
-	reg, _ := configs.DefaultRegistry()
-	model, _ := reg.Get("Lingshu-7B")
-	r := testRunner(t, t.TempDir())
-	r.Backoff, r.StallAfter = 600*time.Millisecond, 200*time.Millisecond
-	rep := &waits{}
-	r.Progress = rep
-	items := []Item{{ID: "pathology/P01", Task: configs.TaskPathology, Patient: "P01", Images: []dataset.Image{img}, Gold: Gold{Label: "1"}}}
-	s, err := r.Run(context.Background(), ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
-		Pool: NewPool([]Endpoint{ep}, 1), Items: ItemList(items)})
-	if err != nil || s.Answered != 1 {
-		t.Fatalf("run: %+v, %v", s, err)
-	}
-	rep.mu.Lock()
-	defer rep.mu.Unlock()
-	all := strings.Join(rep.seen, "\n")
-	for _, want := range []string{"1 request(s) in flight, none answered for", "1 request(s) waiting to retry, next in", "first_token_timeout"} {
-		if !strings.Contains(all, want) {
-			t.Errorf("waits reported:\n%s\nlack %q", all, want)
-		}
-	}
-	if last := rep.seen[len(rep.seen)-1]; last != "" {
-		t.Errorf("the last report %q; want the wait cleared once answers flowed", last)
 	}
 }
 

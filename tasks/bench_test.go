@@ -1,4 +1,4 @@
-package tasks
+package tasks_test
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
 // sseAnswer renders a vLLM-style stream of answer, one event per four
@@ -54,18 +56,18 @@ func BenchmarkFileRequest(b *testing.B) {
 	}))
 	defer srv.Close()
 	m := simModelConfig(b)
-	s := m.Tasks[configs.TaskTGroups]
+	s := m.Tasks[npcbench.TGroups]
 	s.MaxImages = 0
-	m.Tasks[configs.TaskTGroups] = s
-	bld := RequestBuilder{Model: m, Media: configs.MediaFile, Root: root}
-	prompts, err := LoadPrompts(configs.Defaults, "prompts", configs.DefaultStructures())
+	m.Tasks[npcbench.TGroups] = s
+	bld := tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root}
+	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", benchmark())
 	if err != nil {
 		b.Fatal(err)
 	}
-	item := Item{ID: "t_groups/B", Task: configs.TaskTGroups, Patient: "B", Images: images, Gold: Gold{Label: "T3"}}
-	c := NewClient(engineSettings())
+	item := tasks.Item{ID: "t_groups/B", Task: npcbench.TGroups, Patient: "B", Images: images, Gold: tasks.Gold{Label: "T3"}}
+	c := tasks.NewClient(engineSettings())
 	defer c.Close()
-	ep := Endpoint{Name: "b#0", BaseURL: srv.URL + "/v1", Local: true}
+	ep := tasks.Endpoint{Name: "b#0", BaseURL: srv.URL + "/v1", Local: true}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		req, err := bld.Build(prompts, item, i, nil)

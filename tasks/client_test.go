@@ -1,4 +1,4 @@
-package tasks
+package tasks_test
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
 func testSettings() configs.ClientSettings {
@@ -46,11 +48,11 @@ func hang(r *http.Request) {
 	<-r.Context().Done()
 }
 
-func serve(t *testing.T, h http.HandlerFunc) Endpoint {
+func serve(t *testing.T, h http.HandlerFunc) tasks.Endpoint {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return Endpoint{Name: "M#0", BaseURL: srv.URL + "/v1", APIKey: "secret", MaxNumSeqs: 4}
+	return tasks.Endpoint{Name: "M#0", BaseURL: srv.URL + "/v1", APIKey: "secret", MaxNumSeqs: 4}
 }
 
 func body() openai.ChatCompletionRequest {
@@ -74,7 +76,7 @@ func TestStreamCollectsAnswerUsageAndSendsTemperatureZero(t *testing.T) {
 		sse(w, `{"id":"c","object":"chat.completion.chunk","model":"M","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":5,"total_tokens":105,"prompt_tokens_details":{"cached_tokens":40}}}`)
 		sse(w, "[DONE]")
 	})
-	ans, err := NewClient(testSettings()).Stream(context.Background(), ep, body())
+	ans, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, body())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,37 +110,37 @@ func TestStreamFailures(t *testing.T) {
 	}{
 		{"first token timeout", func(w http.ResponseWriter, r *http.Request) {
 			hang(r)
-		}, FailFirstToken},
+		}, tasks.FailFirstToken},
 		{"stall between chunks", func(w http.ResponseWriter, r *http.Request) {
 			sse(w, chunk("a", ""))
 			hang(r)
-		}, FailChunk},
+		}, tasks.FailChunk},
 		{"error inside a 200 stream", func(w http.ResponseWriter, r *http.Request) {
 			sse(w, chunk("a", ""))
 			sse(w, `{"error":{"object":"error","message":"engine died","type":"InternalServerError","code":500}}`)
-		}, FailStream},
+		}, tasks.FailStream},
 		{"stream ends without finish reason", func(w http.ResponseWriter, r *http.Request) {
 			sse(w, chunk("a", ""))
-		}, FailTruncated},
+		}, tasks.FailTruncated},
 		{"503", func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(503)
 			io.WriteString(w, `{"object":"error","message":"busy","type":"ServiceUnavailable","code":503}`)
-		}, FailServer},
+		}, tasks.FailServer},
 		{"400 too many images", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(400)
 			io.WriteString(w, `{"object":"error","message":"At most 4 image(s) may be provided in one prompt. Set --limit-mm-per-prompt to increase this limit.","type":"BadRequestError","code":400}`)
-		}, FailRejected},
+		}, tasks.FailRejected},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ep := serve(t, c.h)
-			_, err := NewClient(testSettings()).Stream(context.Background(), ep, body())
-			var f *Failure
+			_, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, body())
+			var f *tasks.Failure
 			if !errors.As(err, &f) || f.Kind != c.kind {
 				t.Fatalf("err = %v, want a %s failure", err, c.kind)
 			}
-			if f.Retryable() == (c.kind == FailRejected) {
+			if f.Retryable() == (c.kind == tasks.FailRejected) {
 				t.Errorf("%s retryable = %v", c.kind, f.Retryable())
 			}
 		})
@@ -149,9 +151,9 @@ func TestStreamConnectionRefused(t *testing.T) {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()
 	l.Close()
-	_, err := NewClient(testSettings()).Stream(context.Background(), Endpoint{BaseURL: "http://" + addr + "/v1"}, body())
-	var f *Failure
-	if !errors.As(err, &f) || f.Kind != FailConnect {
+	_, err := tasks.NewClient(testSettings()).Stream(context.Background(), tasks.Endpoint{BaseURL: "http://" + addr + "/v1"}, body())
+	var f *tasks.Failure
+	if !errors.As(err, &f) || f.Kind != tasks.FailConnect {
 		t.Fatalf("err = %v, want connect failure", err)
 	}
 }
@@ -165,9 +167,9 @@ func TestStreamTotalTimeout(t *testing.T) {
 	})
 	s := testSettings()
 	s.TotalTimeout = 400 * time.Millisecond
-	_, err := NewClient(s).Stream(context.Background(), ep, body())
-	var f *Failure
-	if !errors.As(err, &f) || f.Kind != FailTotal {
+	_, err := tasks.NewClient(s).Stream(context.Background(), ep, body())
+	var f *tasks.Failure
+	if !errors.As(err, &f) || f.Kind != tasks.FailTotal {
 		t.Fatalf("err = %v, want total timeout", err)
 	}
 	if !strings.Contains(f.Error(), "total timeout") {
@@ -186,17 +188,17 @@ func TestErrorBodiesBothForms(t *testing.T) {
 		status     int
 		kind, want string
 	}{
-		{"nested 400", `{"error":{"message":"` + msg + `","type":"BadRequestError","param":null,"code":400}}`, 400, FailRejected,
+		{"nested 400", `{"error":{"message":"` + msg + `","type":"BadRequestError","param":null,"code":400}}`, 400, tasks.FailRejected,
 			"rejected (HTTP 400): " + msg + " [BadRequestError]"},
-		{"flat 400", `{"object":"error","message":"` + msg + `","type":"BadRequestError","param":null,"code":400}`, 400, FailRejected,
+		{"flat 400", `{"object":"error","message":"` + msg + `","type":"BadRequestError","param":null,"code":400}`, 400, tasks.FailRejected,
 			"rejected (HTTP 400): " + msg + " [BadRequestError]"},
-		{"nested 503", `{"error":{"message":"busy","type":"ServiceUnavailableError","param":null,"code":503}}`, 503, FailServer,
+		{"nested 503", `{"error":{"message":"busy","type":"ServiceUnavailableError","param":null,"code":503}}`, 503, tasks.FailServer,
 			"server_error (HTTP 503): busy [ServiceUnavailableError]"},
-		{"flat 500", `{"object":"error","message":"EngineCore died","type":"InternalServerError","code":500}`, 500, FailServer,
+		{"flat 500", `{"object":"error","message":"EngineCore died","type":"InternalServerError","code":500}`, 500, tasks.FailServer,
 			"server_error (HTTP 500): EngineCore died [InternalServerError]"},
-		{"unauthorized", `{"error":"Unauthorized"}`, 401, FailRejected, "rejected (HTTP 401): Unauthorized"},
-		{"FastAPI detail", `{"detail":"Not Found"}`, 404, FailRejected, "rejected (HTTP 404): Not Found"},
-		{"html", `<html>bad gateway</html>`, 502, FailServer, `server_error (HTTP 502): "<html>bad gateway</html>"`},
+		{"unauthorized", `{"error":"Unauthorized"}`, 401, tasks.FailRejected, "rejected (HTTP 401): Unauthorized"},
+		{"FastAPI detail", `{"detail":"Not Found"}`, 404, tasks.FailRejected, "rejected (HTTP 404): Not Found"},
+		{"html", `<html>bad gateway</html>`, 502, tasks.FailServer, `server_error (HTTP 502): "<html>bad gateway</html>"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -205,8 +207,8 @@ func TestErrorBodiesBothForms(t *testing.T) {
 				w.WriteHeader(c.status)
 				io.WriteString(w, c.body)
 			})
-			_, err := NewClient(testSettings()).Stream(context.Background(), ep, body())
-			var f *Failure
+			_, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, body())
+			var f *tasks.Failure
 			if !errors.As(err, &f) || f.Kind != c.kind || f.Status != c.status || f.Error() != c.want {
 				t.Errorf("err = %v\nwant %s", err, c.want)
 			}
@@ -226,10 +228,10 @@ func TestStreamErrorKeepsEngineMessageAndCode(t *testing.T) {
 		sse(w, `{"error": {"message": "Internal server error", "type": "InternalServerError", "param": null, "code": 500}}`)
 		sse(w, "[DONE]")
 	})
-	_, err := NewClient(testSettings()).Stream(context.Background(), ep, body())
-	var f *Failure
+	_, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, body())
+	var f *tasks.Failure
 	want := "stream_error (code 500 inside the 200 stream): Internal server error [InternalServerError]"
-	if !errors.As(err, &f) || f.Kind != FailStream || f.Status != 500 || f.Error() != want || !f.Retryable() {
+	if !errors.As(err, &f) || f.Kind != tasks.FailStream || f.Status != 500 || f.Error() != want || !f.Retryable() {
 		t.Fatalf("err = %v\nwant %s (retryable)", err, want)
 	}
 
@@ -238,12 +240,12 @@ func TestStreamErrorKeepsEngineMessageAndCode(t *testing.T) {
 	r := testRunner(t, run)
 	reg, _ := configs.DefaultRegistry()
 	model, _ := reg.Get("Lingshu-7B")
-	items := []Item{{ID: "card/P01/x", Task: configs.TaskCard, Patient: "P01", Gold: Gold{Label: "1"}}}
-	if _, err := r.Run(context.Background(), ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
-		Pool: NewPool([]Endpoint{ep}, 1), Items: ItemList(items)}); err != nil {
+	items := []tasks.Item{{ID: "card/P01/x", Task: npcbench.Card, Patient: "P01", Gold: tasks.Gold{Label: "1"}}}
+	if _, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
+		Pool: tasks.NewPool([]tasks.Endpoint{ep}, 1), Items: tasks.ItemList(items)}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := ReadJournal(run)
+	st, err := tasks.ReadJournal(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +253,7 @@ func TestStreamErrorKeepsEngineMessageAndCode(t *testing.T) {
 		t.Fatalf("journal has %d records", len(st.Records))
 	}
 	for _, rec := range st.Records {
-		if rec.Status != StatusNotRun || len(rec.Failures) == 0 || rec.Failures[0] != want {
+		if rec.Status != tasks.StatusNotRun || len(rec.Failures) == 0 || rec.Failures[0] != want {
 			t.Errorf("record %+v: want not_run with failures %q", rec, want)
 		}
 	}
@@ -273,7 +275,7 @@ func TestReasoningReadOnce(t *testing.T) {
 				sse(w, chunk("1", "stop"))
 				sse(w, "[DONE]")
 			})
-			ans, err := NewClient(testSettings()).Stream(context.Background(), ep, body())
+			ans, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, body())
 			if err != nil || ans.Reasoning != "think" || ans.Content != "1" {
 				t.Errorf("answer %+v, %v; want reasoning \"think\" once", ans, err)
 			}
@@ -296,7 +298,7 @@ func TestScrapeLoadReadsEitherKVCacheName(t *testing.T) {
 				io.WriteString(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\"} 3\n"+body)
 			}))
 			defer srv.Close()
-			l, err := ScrapeLoad(context.Background(), srv.Client(), srv.URL+"/metrics")
+			l, err := tasks.ScrapeLoad(context.Background(), srv.Client(), srv.URL+"/metrics")
 			if err != nil || l.KVCache != 0.42 || l.Running != 3 {
 				t.Errorf("load %+v, %v; want KV cache 0.42 and 3 running", l, err)
 			}

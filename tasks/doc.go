@@ -1,15 +1,22 @@
-// Package tasks turns NPCBench items into requests and answers into a
-// journal: it builds the L3 and L6 items from a raw dataset and its prepared
-// images, renders the paper's prompts, sends each request through a
-// streaming OpenAI-compatible client with bounded, adaptive concurrency, and
-// appends every outcome to an append-only journal that a crashed run resumes
-// from. Reading the journal works around no line in silence: a torn,
-// corrupt, misfiled or repeated line, or a record of a model, task, item or
-// repeat the run does not have, is a JournalProblem naming its file and line
-// and what was done, and the score files count them.
+// Package tasks turns a benchmark's items into requests and answers into a
+// journal and scores. It knows the benchmark's tasks only through the
+// Registry it is handed (one Task descriptor per task, the Composite
+// endpoints computed across tasks, the score table's columns; package
+// tasks/npcbench holds NPCBench's): with it, it builds the items from a raw
+// dataset and its prepared images, renders each task's prompt, writes the
+// simulated engine's answer key, sends each request through a streaming
+// OpenAI-compatible client with bounded, adaptive concurrency, appends
+// every outcome to an append-only journal that a crashed run resumes from,
+// and scores a run from its journal alone. Reading the journal works
+// around no line in silence: a torn, corrupt, misfiled or repeated line,
+// or a record of a model, task, item or repeat the run does not have, is a
+// JournalProblem naming its file and line and what was done, and the score
+// files count them.
 //
-// Extraction and scoring live in tasks/extract and tasks/score and read only
-// the journal and the dataset. This package starts no engine (package
-// launcher) and draws no pixel (package imaging): images travel as the
-// prepared files' own bytes or as file:// URLs, never re-encoded.
+// Nothing here names a task: a task is added in its own descriptor file
+// (docs/architecture.md, "Adding a task"). Extraction and scoring
+// primitives live in tasks/extract and tasks/score. This package starts no
+// engine (package launcher) and draws no pixel (package imaging): images
+// travel as the prepared files' own bytes or as file:// URLs, never
+// re-encoded.
 package tasks

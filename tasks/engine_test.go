@@ -1,4 +1,4 @@
-package tasks
+package tasks_test
 
 import (
 	"context"
@@ -20,7 +20,10 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/proctest"
+	"github.com/npcorch/npcorch/launcher/simkey"
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
 // These tests run the client, pool, runner and journal against simulated
@@ -30,8 +33,8 @@ import (
 // textKey answers any text-only request containing marker with answer.
 func textKey(t *testing.T, marker, answer string) []string {
 	t.Helper()
-	return writeKey(t, t.TempDir(), &SimKey{Format: SimKeyFormat,
-		Items: []SimKeyEntry{{ID: "text", Contains: marker, Right: answer, Constant: answer}}})
+	return writeKey(t, t.TempDir(), &simkey.Key{Format: simkey.Format,
+		Items: []simkey.Item{{ID: "text", Contains: marker, Right: answer, Constant: answer}}})
 }
 
 // textBody is a streaming request with one text message.
@@ -43,12 +46,12 @@ func textBody(text string) openai.ChatCompletionRequest {
 
 // failureKind sends body to ep and returns the kind of the failure, failing
 // the test when the request succeeds.
-func failureKind(t *testing.T, s configs.ClientSettings, ep Endpoint, body openai.ChatCompletionRequest) *Failure {
+func failureKind(t *testing.T, s configs.ClientSettings, ep tasks.Endpoint, body openai.ChatCompletionRequest) *tasks.Failure {
 	t.Helper()
-	c := NewClient(s)
+	c := tasks.NewClient(s)
 	defer c.Close()
 	ans, err := c.Stream(context.Background(), ep, body)
-	var f *Failure
+	var f *tasks.Failure
 	if !errors.As(err, &f) {
 		t.Fatalf("request succeeded (%+v) or failed without a *Failure (%v)", ans, err)
 	}
@@ -58,10 +61,10 @@ func failureKind(t *testing.T, s configs.ClientSettings, ep Endpoint, body opena
 func TestEngineConnectFailures(t *testing.T) {
 	t.Parallel()
 	t.Run("nobody listens", func(t *testing.T) {
-		ep := Endpoint{Name: "gone#0", BaseURL: fmt.Sprintf("http://127.0.0.1:%d/v1", proctest.FreePort(t))}
+		ep := tasks.Endpoint{Name: "gone#0", BaseURL: fmt.Sprintf("http://127.0.0.1:%d/v1", proctest.FreePort(t))}
 		f := failureKind(t, engineSettings(), ep, textBody("hello"))
-		if f.Kind != FailConnect || !f.Retryable() {
-			t.Fatalf("failure %v: want a retryable %s", f, FailConnect)
+		if f.Kind != tasks.FailConnect || !f.Retryable() {
+			t.Fatalf("failure %v: want a retryable %s", f, tasks.FailConnect)
 		}
 	})
 	t.Run("engine still loading", func(t *testing.T) {
@@ -70,8 +73,8 @@ func TestEngineConnectFailures(t *testing.T) {
 		// the model has loaded, as vLLM's does.
 		eventually(t, "the engine starts loading", func() bool { return strings.Contains(e.out.String(), "Starting to load model") })
 		f := failureKind(t, engineSettings(), e.endpoint("loading#0", 4), textBody("hello"))
-		if f.Kind != FailConnect || !f.Retryable() {
-			t.Fatalf("failure %v: want a retryable %s", f, FailConnect)
+		if f.Kind != tasks.FailConnect || !f.Retryable() {
+			t.Fatalf("failure %v: want a retryable %s", f, tasks.FailConnect)
 		}
 	})
 }
@@ -84,8 +87,8 @@ func TestEngineFirstTokenTimeout(t *testing.T) {
 		// 100 prompt tokens at 1 token/s: nothing comes back for 100 s.
 		e := startEngine(t, "--sim-prefill-tps", "1")
 		f := failureKind(t, s, e.endpoint("slow#0", 4), textBody(strings.Repeat("word ", 80)))
-		if f.Kind != FailFirstToken || !f.Retryable() {
-			t.Fatalf("failure %v: want a retryable %s", f, FailFirstToken)
+		if f.Kind != tasks.FailFirstToken || !f.Retryable() {
+			t.Fatalf("failure %v: want a retryable %s", f, tasks.FailFirstToken)
 		}
 	})
 	t.Run("hang before the first token", func(t *testing.T) {
@@ -94,8 +97,8 @@ func TestEngineFirstTokenTimeout(t *testing.T) {
 		// (not the shorter between-chunk one) decides.
 		e := startEngine(t, append(textKey(t, "marker", "\\boxed{A}"), "--sim-fault", "hang-after=0", "--sim-chunk-tokens", "1000")...)
 		f := failureKind(t, s, e.endpoint("hang#0", 4), textBody("marker"))
-		if f.Kind != FailFirstToken {
-			t.Fatalf("failure %v: want %s", f, FailFirstToken)
+		if f.Kind != tasks.FailFirstToken {
+			t.Fatalf("failure %v: want %s", f, tasks.FailFirstToken)
 		}
 	})
 }
@@ -107,8 +110,8 @@ func TestEngineChunkTimeout(t *testing.T) {
 	s := engineSettings()
 	s.ChunkTimeout = 300 * time.Millisecond
 	f := failureKind(t, s, e.endpoint("hang#0", 4), textBody("marker"))
-	if f.Kind != FailChunk || !f.Retryable() {
-		t.Fatalf("failure %v: want a retryable %s", f, FailChunk)
+	if f.Kind != tasks.FailChunk || !f.Retryable() {
+		t.Fatalf("failure %v: want a retryable %s", f, tasks.FailChunk)
 	}
 }
 
@@ -121,18 +124,18 @@ func TestEngineTotalTimeout(t *testing.T) {
 	s := engineSettings()
 	s.TotalTimeout = 600 * time.Millisecond
 	f := failureKind(t, s, e.endpoint("slow#0", 4), textBody("marker"))
-	if f.Kind != FailTotal || !f.Retryable() {
-		t.Fatalf("failure %v: want a retryable %s", f, FailTotal)
+	if f.Kind != tasks.FailTotal || !f.Retryable() {
+		t.Fatalf("failure %v: want a retryable %s", f, tasks.FailTotal)
 	}
 }
 
 // runItems runs items for simModel through one endpoint with one worker, so
 // requests go out in item order.
-func runItems(t *testing.T, r *Runner, ep Endpoint, root string, items []Item) Summary {
+func runItems(t *testing.T, r *tasks.Runner, ep tasks.Endpoint, root string, items []tasks.Item) tasks.Summary {
 	t.Helper()
 	m := simModelConfig(t)
-	s, err := r.Run(context.Background(), ModelRun{Model: m, Builder: RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
-		Pool: NewPool([]Endpoint{ep}, 1), Items: ItemList(items), Workers: 1})
+	s, err := r.Run(context.Background(), tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
+		Pool: tasks.NewPool([]tasks.Endpoint{ep}, 1), Items: tasks.ItemList(items), Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,15 +145,15 @@ func runItems(t *testing.T, r *Runner, ep Endpoint, root string, items []Item) S
 func TestEngineStreamErrorsAnd503AreRetriedThenNotRun(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ fault, kind string }{
-		{"stream-error-after=1", FailStream},
-		{"503-after=1", FailServer},
+		{"stream-error-after=1", tasks.FailStream},
+		{"503-after=1", tasks.FailServer},
 	} {
 		t.Run(c.kind, func(t *testing.T) {
 			t.Parallel()
 			root := t.TempDir()
 			items := pathologyItems(t, root, 3, true)
 			m := simModelConfig(t)
-			key := writeSimKey(t, t.TempDir(), RequestBuilder{Model: m, Media: configs.MediaFile, Root: root}, items)
+			key := writeSimKey(t, t.TempDir(), tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root}, items)
 			e := startEngine(t, append(key, "--allowed-local-media-path", root, "--sim-fault", c.fault)...)
 			rec := newRecorder(t, e.base)
 			run := t.TempDir()
@@ -164,18 +167,18 @@ func TestEngineStreamErrorsAnd503AreRetriedThenNotRun(t *testing.T) {
 			if n := len(rec.requests()); n != 1+2*3 {
 				t.Errorf("engine received %d requests, want 7 (1 + 2 items × 3 attempts)", n)
 			}
-			st, err := ReadJournal(run)
+			st, err := tasks.ReadJournal(run)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, recd := range st.Sorted() {
 				if recd.Item == items[0].ID {
-					if recd.Status != StatusAnswered || recd.Answer.Content != items[0].Gold.Label {
+					if recd.Status != tasks.StatusAnswered || recd.Answer.Content != items[0].Gold.Label {
 						t.Errorf("first item: %+v", recd)
 					}
 					continue
 				}
-				if recd.Status != StatusNotRun || recd.Answer != nil || recd.Attempts != 3 || len(recd.Failures) != 3 {
+				if recd.Status != tasks.StatusNotRun || recd.Answer != nil || recd.Attempts != 3 || len(recd.Failures) != 3 {
 					t.Errorf("record %+v: want not_run, no answer, 3 failed attempts", recd)
 				}
 				for _, msg := range recd.Failures {
@@ -191,21 +194,21 @@ func TestEngineStreamErrorsAnd503AreRetriedThenNotRun(t *testing.T) {
 func TestEngineTooManyImagesIsRejectedWithoutRetry(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	two := Item{ID: "pathology/TWO", Task: configs.TaskPathology, Patient: "TWO", Gold: Gold{Label: "1"},
+	two := tasks.Item{ID: "pathology/TWO", Task: npcbench.Pathology, Patient: "TWO", Gold: tasks.Gold{Label: "1"},
 		Images: []dataset.Image{imageFile(t, root, 1, true), imageFile(t, root, 2, true)}}
-	three := Item{ID: "pathology/THREE", Task: configs.TaskPathology, Patient: "THREE", Gold: Gold{Label: "1"},
+	three := tasks.Item{ID: "pathology/THREE", Task: npcbench.Pathology, Patient: "THREE", Gold: tasks.Gold{Label: "1"},
 		Images: []dataset.Image{imageFile(t, root, 3, true), imageFile(t, root, 4, true), imageFile(t, root, 5, true)}}
 	e := startEngine(t, "--allowed-local-media-path", root, "--limit-mm-per-prompt", `{"image":2}`)
 	rec := newRecorder(t, e.base)
 	run := t.TempDir()
-	s := runItems(t, newEngineRunner(t, run, engineSettings()), rec.endpoint("small#0", 1), root, []Item{two, three})
-	if s.Answered != 1 || s.NotRun != 1 || s.Failures[FailRejected] != 1 || len(s.Failures) != 1 {
+	s := runItems(t, newEngineRunner(t, run, engineSettings()), rec.endpoint("small#0", 1), root, []tasks.Item{two, three})
+	if s.Answered != 1 || s.NotRun != 1 || s.Failures[tasks.FailRejected] != 1 || len(s.Failures) != 1 {
 		t.Fatalf("summary %+v: want the 2-image item answered and the 3-image one rejected once", s)
 	}
 	if n := len(rec.requests()); n != 2 {
 		t.Errorf("engine received %d requests, want 2: a rejected request is never retried", n)
 	}
-	st, err := ReadJournal(run)
+	st, err := tasks.ReadJournal(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +216,7 @@ func TestEngineTooManyImagesIsRejectedWithoutRetry(t *testing.T) {
 		if recd.Item != three.ID {
 			continue
 		}
-		if recd.Status != StatusNotRun || recd.Answer != nil || recd.Attempts != 1 {
+		if recd.Status != tasks.StatusNotRun || recd.Answer != nil || recd.Attempts != 1 {
 			t.Fatalf("record %+v: want not_run after 1 attempt, with no answer", recd)
 		}
 		if msg := recd.Failures[0]; !strings.Contains(msg, "HTTP 400") || !strings.Contains(msg, "At most 2 image(s)") {
@@ -236,7 +239,7 @@ func TestEngineReasoningIsStripped(t *testing.T) {
 			t.Parallel()
 			e := startEngine(t, append(textKey(t, "marker", answer), c.flags...)...)
 			rec := newRecorder(t, e.base)
-			client := NewClient(engineSettings())
+			client := tasks.NewClient(engineSettings())
 			defer client.Close()
 			ans, err := client.Stream(context.Background(), rec.endpoint("think#0", 4), textBody("marker"))
 			if err != nil {
@@ -272,7 +275,7 @@ func TestEngineUsageAndCachedTokens(t *testing.T) {
 		flag bool // the engine runs with --enable-prompt-tokens-details
 	}{{"with the flag", true}, {"without it", false}} {
 		t.Run(c.name, func(t *testing.T) {
-			b := RequestBuilder{Model: m, Media: configs.MediaBase64, Root: root}
+			b := tasks.RequestBuilder{Model: m, Media: configs.MediaBase64, Root: root}
 			key := writeSimKey(t, t.TempDir(), b, items)
 			args := append(key, "--sim-image-tokens", "100", "--block-size", "16")
 			if c.flag {
@@ -283,14 +286,14 @@ func TestEngineUsageAndCachedTokens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			client := NewClient(engineSettings())
+			client := tasks.NewClient(engineSettings())
 			defer client.Close()
 			ep := e.endpoint("usage#0", 4)
 			ep.CachedTokens = c.flag
 			// The engine counts ceil(text runes / 4) + 100 per image; the
 			// answer "0" is one token.
 			prompt := (len([]rune(req.Prompt))+3)/4 + 100
-			var got []Usage
+			var got []tasks.Usage
 			for range 2 {
 				ans, err := client.Send(context.Background(), ep, req)
 				if err != nil {
@@ -324,7 +327,7 @@ func TestEngineUsageAndCachedTokens(t *testing.T) {
 }
 
 // imageOf maps the file:// URL of each item's only image to the item.
-func imageOf(root string, items []Item) map[string]string {
+func imageOf(root string, items []tasks.Item) map[string]string {
 	m := map[string]string{}
 	for _, it := range items {
 		m["file://"+filepath.Join(root, it.Images[0].Path)] = it.ID
@@ -337,7 +340,7 @@ func TestEngineTornJournalLineIsResent(t *testing.T) {
 	root := t.TempDir()
 	items := pathologyItems(t, root, 6, true)
 	m := simModelConfig(t)
-	key := writeSimKey(t, t.TempDir(), RequestBuilder{Model: m, Media: configs.MediaFile, Root: root}, items)
+	key := writeSimKey(t, t.TempDir(), tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root}, items)
 	e := startEngine(t, append(key, "--allowed-local-media-path", root)...)
 	rec := newRecorder(t, e.base)
 	run := t.TempDir()
@@ -348,14 +351,14 @@ func TestEngineTornJournalLineIsResent(t *testing.T) {
 	r.Journal.Close()
 
 	// A crash in the middle of the last write leaves half a line.
-	path := filepath.Join(run, "journal", simModel, configs.TaskPathology+".jsonl")
+	path := filepath.Join(run, "journal", simModel, npcbench.Pathology+".jsonl")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
 	last := lines[len(lines)-1]
-	var lost Record
+	var lost tasks.Record
 	if err := json.Unmarshal([]byte(last), &lost); err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +377,7 @@ func TestEngineTornJournalLineIsResent(t *testing.T) {
 		t.Fatalf("resume sent %+v, want only %s", resent, lost.Item)
 	}
 	r2.Journal.Close()
-	st, err := ReadJournal(run)
+	st, err := tasks.ReadJournal(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +395,7 @@ func TestEngineResumeAfterSIGKILLOfTheRunner(t *testing.T) {
 	root := t.TempDir()
 	items := pathologyItems(t, root, n, true)
 	m := simModelConfig(t)
-	key := writeSimKey(t, t.TempDir(), RequestBuilder{Model: m, Media: configs.MediaFile, Root: root}, items)
+	key := writeSimKey(t, t.TempDir(), tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root}, items)
 	// About 900 prompt tokens at 9,000 tokens/s: 0.1 s per request.
 	e := startEngine(t, append(key, "--allowed-local-media-path", root, "--sim-prefill-tps", "9000")...)
 	rec := newRecorder(t, e.base)
@@ -405,7 +408,7 @@ func TestEngineResumeAfterSIGKILLOfTheRunner(t *testing.T) {
 
 	exe, _ := os.Executable()
 	child := exec.Command(exe, "runner", specPath)
-	child.Env = append(os.Environ(), childEnv+"=1")
+	child.Env = append(os.Environ(), tasks.ChildEnv+"=1")
 	out := &proctest.Buffer{}
 	child.Stdout, child.Stderr = out, out
 	if err := child.Start(); err != nil {
@@ -413,7 +416,7 @@ func TestEngineResumeAfterSIGKILLOfTheRunner(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- child.Wait() }()
-	journal := filepath.Join(run, "journal", simModel, configs.TaskPathology+".jsonl")
+	journal := filepath.Join(run, "journal", simModel, npcbench.Pathology+".jsonl")
 	eventually(t, "the runner child has journaled 8 answers", func() bool {
 		select {
 		case err := <-done:
@@ -430,13 +433,13 @@ func TestEngineResumeAfterSIGKILLOfTheRunner(t *testing.T) {
 		t.Fatalf("runner child: %v, want killed", err)
 	}
 	firstRun := len(rec.requests())
-	st, err := ReadJournal(run)
+	st, err := tasks.ReadJournal(run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	journaled := map[string]bool{}
 	for _, r := range st.Records {
-		if r.Status == StatusAnswered {
+		if r.Status == tasks.StatusAnswered {
 			journaled[r.Item] = true
 		}
 	}
@@ -445,8 +448,8 @@ func TestEngineResumeAfterSIGKILLOfTheRunner(t *testing.T) {
 	}
 
 	r := newEngineRunner(t, run, engineSettings())
-	s, err := r.Run(context.Background(), ModelRun{Model: m, Builder: RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
-		Pool: NewPool([]Endpoint{rec.endpoint("e#0", 2)}, 2), Items: ItemList(items), Workers: 2})
+	s, err := r.Run(context.Background(), tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
+		Pool: tasks.NewPool([]tasks.Endpoint{rec.endpoint("e#0", 2)}, 2), Items: tasks.ItemList(items), Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,13 +472,13 @@ func TestEngineResumeAfterSIGKILLOfTheRunner(t *testing.T) {
 		}
 	}
 	r.Journal.Close()
-	st, err = ReadJournal(run)
+	st, err = tasks.ReadJournal(run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	answered := 0
 	for _, r := range st.Records {
-		if r.Status == StatusAnswered {
+		if r.Status == tasks.StatusAnswered {
 			answered++
 		}
 	}
@@ -486,7 +489,7 @@ func TestEngineResumeAfterSIGKILLOfTheRunner(t *testing.T) {
 
 // carePatient is one CarePath patient's L6 items: pathology, MRI staging
 // and two care questions that inject the model's findings.
-func carePatient(t *testing.T, root string) []Item {
+func carePatient(t *testing.T, root string) []tasks.Item {
 	t.Helper()
 	st := configs.DefaultStructures()
 	inv := map[string]int{}
@@ -495,19 +498,29 @@ func carePatient(t *testing.T, root string) []Item {
 	}
 	q1 := dataset.CareQuestion{ID: "q1", Checkpoint: "initial staging", Question: "Which treatment intent fits?", Answer: "B",
 		Options: []dataset.Option{{Letter: "A", Text: "palliative"}, {Letter: "B", Text: "curative"}},
-		Inject:  []string{InjectPathology, InjectTStage, InjectStructures}, Supplied: []dataset.Supplied{{Field: "N stage", Value: "N2"}}}
+		Inject:  []string{dataset.InjectPathology, dataset.InjectTStage, dataset.InjectStructures}, Supplied: []dataset.Supplied{{Field: "N stage", Value: "N2"}}}
 	q2 := dataset.CareQuestion{ID: "q2", Checkpoint: "after biopsy", Question: "Is a biopsy review needed?", Answer: "A",
 		Options: []dataset.Option{{Letter: "A", Text: "yes"}, {Letter: "B", Text: "no"}},
-		Inject:  []string{InjectPathology}}
+		Inject:  []string{dataset.InjectPathology}}
 	ctx := []dataset.ContextEntry{{When: "Day 0", Text: "neck mass, 3 cm"}}
-	return []Item{
-		{ID: "cp_care/C01/q1", Task: configs.TaskCPCare, Patient: "C01", Gold: Gold{Label: "B"}, Care: &q1, Context: ctx},
-		{ID: "cp_care/C01/q2", Task: configs.TaskCPCare, Patient: "C01", Gold: Gold{Label: "A"}, Care: &q2, Context: ctx},
-		{ID: "cp_pathology/C01", Task: configs.TaskCPPathology, Patient: "C01", Gold: Gold{Label: "1"},
+	return []tasks.Item{
+		{ID: "cp_care/C01/q1", Task: npcbench.CPCare, Patient: "C01", Gold: tasks.Gold{Label: "B"}, Care: &q1, Context: ctx},
+		{ID: "cp_care/C01/q2", Task: npcbench.CPCare, Patient: "C01", Gold: tasks.Gold{Label: "A"}, Care: &q2, Context: ctx},
+		{ID: "cp_pathology/C01", Task: npcbench.CPPathology, Patient: "C01", Gold: tasks.Gold{Label: "1"},
 			Images: []dataset.Image{imageFile(t, root, 100, true)}},
-		{ID: "cp_mri/C01", Task: configs.TaskCPMRI, Patient: "C01", Gold: Gold{Label: "T2", StructureInvasion: inv},
+		{ID: "cp_mri/C01", Task: npcbench.CPMRI, Patient: "C01", Gold: tasks.Gold{Label: "T2", StructureInvasion: inv},
 			Images: []dataset.Image{imageFile(t, root, 101, true), imageFile(t, root, 102, true)}},
 	}
+}
+
+// descriptor is an NPCBench task's descriptor.
+func descriptor(t testing.TB, key string) *tasks.Task {
+	t.Helper()
+	task, err := benchmark().Task(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task
 }
 
 func TestEngineL6CareQuestionsCarryTheModelsOwnFindings(t *testing.T) {
@@ -516,12 +529,12 @@ func TestEngineL6CareQuestionsCarryTheModelsOwnFindings(t *testing.T) {
 	ids := st.IDs()
 	root := t.TempDir()
 	items := carePatient(t, root)
-	fp := func(it Item) string {
+	fp := func(it tasks.Item) string {
 		var h []string
 		for _, img := range it.Images {
 			h = append(h, img.SHA256)
 		}
-		return ImageFingerprint(h)
+		return simkey.Fingerprint(h)
 	}
 	// Each model's predictions are fixed by its engine's answer key, and
 	// differ from the gold labels (pathology 1, T2, nothing invaded).
@@ -549,9 +562,10 @@ func TestEngineL6CareQuestionsCarryTheModelsOwnFindings(t *testing.T) {
 		}
 		// A care question is answered right only when its prompt holds
 		// exactly these findings; any other prompt gets a garbage answer.
-		key := &SimKey{Format: SimKeyFormat, Items: []SimKeyEntry{
-			{ID: "cp_pathology/C01", Images: fp(items[2]), Contains: simMarker[configs.TaskCPPathology], Right: mod.pathology},
-			{ID: "cp_mri/C01", Images: fp(items[3]), Contains: simMarker[configs.TaskCPMRI], Right: stagingJSON(st, inv, mod.tStage, true)},
+		key := &simkey.Key{Format: simkey.Format, Items: []simkey.Item{
+			{ID: "cp_pathology/C01", Images: fp(items[2]), Contains: descriptor(t, npcbench.CPPathology).Sim.Marker, Right: mod.pathology},
+			{ID: "cp_mri/C01", Images: fp(items[3]), Contains: descriptor(t, npcbench.CPMRI).Sim.Marker,
+				Right: descriptor(t, npcbench.CPMRI).Sim.Answers(tasks.Item{Gold: tasks.Gold{Label: mod.tStage, StructureInvasion: inv}}).Right},
 			{ID: "cp_care/C01/q1", Contains: "Prior diagnostic findings\n- " + strings.Join(mod.q1Prior, "\n- ") + "\nClinical information", Right: "B"},
 			{ID: "cp_care/C01/q2", Contains: "Prior diagnostic findings\n- " + strings.Join(mod.q2Prior, "\n- ") + "\nClinical information", Right: "A"},
 		}}
@@ -559,8 +573,8 @@ func TestEngineL6CareQuestionsCarryTheModelsOwnFindings(t *testing.T) {
 		rec := newRecorder(t, e.base)
 		cfg := simModelConfig(t)
 		cfg.Name = mod.name
-		s, err := r.Run(context.Background(), ModelRun{Model: cfg, Builder: RequestBuilder{Model: cfg, Media: configs.MediaFile, Root: root},
-			Pool: NewPool([]Endpoint{rec.endpoint(mod.name+"#0", 2)}, 2), Items: ItemList(items), Workers: 2})
+		s, err := r.Run(context.Background(), tasks.ModelRun{Model: cfg, Builder: tasks.RequestBuilder{Model: cfg, Media: configs.MediaFile, Root: root},
+			Pool: tasks.NewPool([]tasks.Endpoint{rec.endpoint(mod.name+"#0", 2)}, 2), Items: tasks.ItemList(items), Workers: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -586,7 +600,7 @@ func TestEngineL6CareQuestionsCarryTheModelsOwnFindings(t *testing.T) {
 		}
 	}
 	r.Journal.Close()
-	j, err := ReadJournal(run)
+	j, err := tasks.ReadJournal(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -595,7 +609,7 @@ func TestEngineL6CareQuestionsCarryTheModelsOwnFindings(t *testing.T) {
 			item, answer string
 			prior        []string
 		}{{"cp_care/C01/q1", "B", mod.q1Prior}, {"cp_care/C01/q2", "A", mod.q2Prior}} {
-			var got *Record
+			var got *tasks.Record
 			for _, recd := range j.Records {
 				if recd.Model == mod.name && recd.Item == c.item {
 					got = &recd
@@ -618,12 +632,12 @@ func TestEngineL6CareQuestionsCarryTheModelsOwnFindings(t *testing.T) {
 type replicaWatch struct {
 	mu     sync.Mutex
 	counts map[string]int
-	hook   func(Record, map[string]int)
+	hook   func(tasks.Record, map[string]int)
 }
 
-func (w *replicaWatch) Start(string, int)      {}
-func (w *replicaWatch) Finish(string, Summary) {}
-func (w *replicaWatch) Record(rec Record) {
+func (w *replicaWatch) Start(string, int)            {}
+func (w *replicaWatch) Finish(string, tasks.Summary) {}
+func (w *replicaWatch) Record(rec tasks.Record) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.counts[rec.Replica]++
@@ -634,7 +648,7 @@ func (w *replicaWatch) Record(rec Record) {
 
 // running reads vllm:num_requests_running from an engine.
 func running(e *simEngine) float64 {
-	l, err := ScrapeLoad(context.Background(), &http.Client{Timeout: 5 * time.Second}, e.base+"/metrics")
+	l, err := tasks.ScrapeLoad(context.Background(), &http.Client{Timeout: 5 * time.Second}, e.base+"/metrics")
 	if err != nil {
 		return 0
 	}
@@ -647,15 +661,15 @@ func TestEngineTwoReplicasShareWorkAndSurviveAKill(t *testing.T) {
 	root := t.TempDir()
 	items := pathologyItems(t, root, n, true)
 	m := simModelConfig(t)
-	key := writeSimKey(t, t.TempDir(), RequestBuilder{Model: m, Media: configs.MediaFile, Root: root}, items)
+	key := writeSimKey(t, t.TempDir(), tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root}, items)
 	// Replica A takes about 1 s per request, B about 0.1 s.
 	a := startEngine(t, append(key, "--allowed-local-media-path", root, "--sim-prefill-tps", "900")...)
 	b := startEngine(t, append(key, "--allowed-local-media-path", root, "--sim-prefill-tps", "9000")...)
-	pool := NewPool([]Endpoint{a.endpoint("A", 2), b.endpoint("B", 2)}, 2)
+	pool := tasks.NewPool([]tasks.Endpoint{a.endpoint("A", 2), b.endpoint("B", 2)}, 2)
 	pool.Down = time.Hour // a dead replica stays out for the rest of the run
 	killed := make(chan struct{})
 	var once sync.Once
-	watch := &replicaWatch{counts: map[string]int{}, hook: func(rec Record, counts map[string]int) {
+	watch := &replicaWatch{counts: map[string]int{}, hook: func(rec tasks.Record, counts map[string]int) {
 		if counts["A"] >= 1 {
 			once.Do(func() {
 				// Kill A while it holds a request.
@@ -671,8 +685,8 @@ func TestEngineTwoReplicasShareWorkAndSurviveAKill(t *testing.T) {
 	r := newEngineRunner(t, run, engineSettings())
 	r.Retries = 4
 	r.Progress = watch
-	s, err := r.Run(context.Background(), ModelRun{Model: m, Builder: RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
-		Pool: pool, Items: ItemList(items), Workers: 4})
+	s, err := r.Run(context.Background(), tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
+		Pool: pool, Items: tasks.ItemList(items), Workers: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -688,13 +702,13 @@ func TestEngineTwoReplicasShareWorkAndSurviveAKill(t *testing.T) {
 		t.Errorf("records per replica %v: want both replicas used", watch.counts)
 	}
 	r.Journal.Close()
-	st, err := ReadJournal(run)
+	st, err := tasks.ReadJournal(run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	moved := 0
 	for _, recd := range st.Records {
-		if recd.Status != StatusAnswered {
+		if recd.Status != tasks.StatusAnswered {
 			t.Errorf("record %+v not answered", recd)
 		}
 		if recd.Replica == "B" && len(recd.Failures) > 0 {
@@ -715,11 +729,11 @@ func TestEngineAdaptiveConcurrencyFollowsTheQueue(t *testing.T) {
 	root := t.TempDir()
 	items := pathologyItems(t, root, n, true)
 	m := simModelConfig(t)
-	key := writeSimKey(t, t.TempDir(), RequestBuilder{Model: m, Media: configs.MediaFile, Root: root}, items)
+	key := writeSimKey(t, t.TempDir(), tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root}, items)
 	// The engine runs one request at a time (0.2 s each); the client was
 	// told 8, so requests queue in the engine until the pool backs off.
 	e := startEngine(t, append(key, "--allowed-local-media-path", root, "--sim-prefill-tps", "4500", "--max-num-seqs", "1")...)
-	pool := NewPool([]Endpoint{e.endpoint("e#0", 8)}, 0)
+	pool := tasks.NewPool([]tasks.Endpoint{e.endpoint("e#0", 8)}, 0)
 	rep := pool.Replicas()[0]
 	start := pool.Limit(rep)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -727,15 +741,15 @@ func TestEngineAdaptiveConcurrencyFollowsTheQueue(t *testing.T) {
 	go pool.WatchMetrics(ctx, &http.Client{Timeout: 5 * time.Second}, 20*time.Millisecond)
 	var mu sync.Mutex
 	lowest := start
-	watch := &replicaWatch{counts: map[string]int{}, hook: func(Record, map[string]int) {
+	watch := &replicaWatch{counts: map[string]int{}, hook: func(tasks.Record, map[string]int) {
 		mu.Lock()
 		lowest = min(lowest, pool.Limit(rep))
 		mu.Unlock()
 	}}
 	r := newEngineRunner(t, t.TempDir(), engineSettings())
 	r.Progress = watch
-	s, err := r.Run(context.Background(), ModelRun{Model: m, Builder: RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
-		Pool: pool, Items: ItemList(items), Workers: 8})
+	s, err := r.Run(context.Background(), tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
+		Pool: pool, Items: tasks.ItemList(items), Workers: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 type Item struct {
 	// ID is unique within a campaign, e.g. "card/P01/cavernous_sinus/left".
 	ID string `json:"id"`
-	// Task is a configs.Task* key.
+	// Task is the key of the item's task in the Registry.
 	Task    string `json:"task"`
 	Patient string `json:"patient"`
 	// Images are the prepared images in request order.
@@ -60,39 +60,4 @@ type Gold struct {
 	Side              string         `json:"side,omitempty"`
 	Invasion          int            `json:"invasion,omitempty"`
 	StructureInvasion map[string]int `json:"structure_invasion,omitempty"`
-}
-
-// DependsOn reports the tasks whose answers (for the same patient and
-// repeat) an item's prompt includes: a care question gets the model's own
-// pathology and MRI findings (prompt A13).
-func (it Item) DependsOn() []string {
-	if it.Care == nil {
-		return nil
-	}
-	var deps []string
-	for _, inj := range it.Care.Inject {
-		switch inj {
-		case InjectPathology:
-			deps = appendOnce(deps, "cp_pathology")
-		case InjectTStage, InjectStructures:
-			deps = appendOnce(deps, "cp_mri")
-		}
-	}
-	return deps
-}
-
-// Names of the findings a care question can inject.
-const (
-	InjectPathology  = "pathology"
-	InjectTStage     = "t_stage"
-	InjectStructures = "structures"
-)
-
-func appendOnce(s []string, v string) []string {
-	for _, x := range s {
-		if x == v {
-			return s
-		}
-	}
-	return append(s, v)
 }

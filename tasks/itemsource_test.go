@@ -1,4 +1,4 @@
-package tasks
+package tasks_test
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
 // madeItems is an ItemSource that makes each item when it is asked for and
@@ -19,16 +21,16 @@ import (
 // items it pulled.
 type madeItems struct {
 	n      int
-	make   func(i int) Item
+	make   func(i int) tasks.Item
 	passes atomic.Int32
 	pulled atomic.Int64
 }
 
 func (s *madeItems) Len() int { return s.n }
 
-func (s *madeItems) Items() iter.Seq[Item] {
+func (s *madeItems) Items() iter.Seq[tasks.Item] {
 	s.passes.Add(1)
-	return func(yield func(Item) bool) {
+	return func(yield func(tasks.Item) bool) {
 		for i := range s.n {
 			s.pulled.Add(1)
 			if !yield(s.make(i)) {
@@ -44,9 +46,9 @@ func (s *madeItems) Items() iter.Seq[Item] {
 // prefetch channel hold, never the whole source.
 func TestRunnerPullsItemsFromItsSourceAsItSends(t *testing.T) {
 	const n = 60
-	src := &madeItems{n: n, make: func(i int) Item {
+	src := &madeItems{n: n, make: func(i int) tasks.Item {
 		p := fmt.Sprintf("P%03d", i)
-		return Item{ID: configs.TaskPathology + "/" + p, Task: configs.TaskPathology, Patient: p, Gold: Gold{Label: "1"}}
+		return tasks.Item{ID: npcbench.Pathology + "/" + p, Task: npcbench.Pathology, Patient: p, Gold: tasks.Gold{Label: "1"}}
 	}}
 	var mu sync.Mutex
 	var sent int64
@@ -69,9 +71,9 @@ func TestRunnerPullsItemsFromItsSourceAsItSends(t *testing.T) {
 			mu.Lock()
 			sent, ahead = 0, nil
 			mu.Unlock()
-			pool := NewPool([]Endpoint{ep}, workers)
+			pool := tasks.NewPool([]tasks.Endpoint{ep}, workers)
 			r := testRunner(t, t.TempDir())
-			s, err := r.Run(context.Background(), ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaFile, Root: t.TempDir()},
+			s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaFile, Root: t.TempDir()},
 				Pool: pool, Items: src, Workers: workers})
 			if err != nil {
 				t.Fatal(err)
@@ -105,22 +107,22 @@ func TestRunnerReadsItsSourceOncePerPhase(t *testing.T) {
 	const patients = 5
 	q := dataset.CareQuestion{ID: "q1", Checkpoint: "after induction", Question: "Next step?", Answer: "B",
 		Options: []dataset.Option{{Letter: "A", Text: "surveillance"}, {Letter: "B", Text: "concurrent chemoradiotherapy"}},
-		Inject:  []string{InjectPathology, InjectTStage}}
+		Inject:  []string{dataset.InjectPathology, dataset.InjectTStage}}
 	root := t.TempDir()
 	img := writeImage(t, root, "page.png", []byte("\x89PNG fake page bytes"))
 	// Each patient's care question comes first: the runner must still send
 	// it after the patient's pathology and MRI answers.
-	src := &madeItems{n: 3 * patients, make: func(i int) Item {
+	src := &madeItems{n: 3 * patients, make: func(i int) tasks.Item {
 		p := fmt.Sprintf("C%02d", i/3)
 		switch i % 3 {
 		case 0:
-			return Item{ID: configs.TaskCPCare + "/" + p + "/q1", Task: configs.TaskCPCare, Patient: p, Gold: Gold{Label: "B"}, Care: &q}
+			return tasks.Item{ID: npcbench.CPCare + "/" + p + "/q1", Task: npcbench.CPCare, Patient: p, Gold: tasks.Gold{Label: "B"}, Care: &q}
 		case 1:
-			return Item{ID: configs.TaskCPPathology + "/" + p, Task: configs.TaskCPPathology, Patient: p,
-				Images: []dataset.Image{img}, Gold: Gold{Label: "1"}}
+			return tasks.Item{ID: npcbench.CPPathology + "/" + p, Task: npcbench.CPPathology, Patient: p,
+				Images: []dataset.Image{img}, Gold: tasks.Gold{Label: "1"}}
 		default:
-			return Item{ID: configs.TaskCPMRI + "/" + p, Task: configs.TaskCPMRI, Patient: p,
-				Images: []dataset.Image{img}, Gold: Gold{Label: "T3"}}
+			return tasks.Item{ID: npcbench.CPMRI + "/" + p, Task: npcbench.CPMRI, Patient: p,
+				Images: []dataset.Image{img}, Gold: tasks.Gold{Label: "T3"}}
 		}
 	}}
 	eng := &fakeEngine{answer: careEpisodeAnswer}
@@ -129,8 +131,8 @@ func TestRunnerReadsItsSourceOncePerPhase(t *testing.T) {
 	model, _ := reg.Get("Lingshu-7B")
 	model.Name = "M"
 	r := testRunner(t, t.TempDir())
-	s, err := r.Run(context.Background(), ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaFile, Root: root},
-		Pool: NewPool([]Endpoint{ep}, 2), Items: src, Repeats: 2, Workers: 2})
+	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaFile, Root: root},
+		Pool: tasks.NewPool([]tasks.Endpoint{ep}, 2), Items: src, Repeats: 2, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package tasks
+package tasks_test
 
 import (
 	"encoding/json"
@@ -6,15 +6,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/npcorch/npcorch/tasks"
 )
 
 func TestJournalTornLineIsMovedAsideAndAppendsStayValid(t *testing.T) {
 	run := t.TempDir()
-	j, err := OpenJournal(run)
+	j, err := tasks.OpenJournal(run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := Record{Key: "k1", Item: "pathology/P01", Task: "pathology", Model: "M", Status: StatusAnswered, Answer: &Answer{Content: "1"}}
+	a := tasks.Record{Key: "k1", Item: "pathology/P01", Task: "pathology", Model: "M", Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: "1"}}
 	if err := j.Append(a); err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +29,7 @@ func TestJournalTornLineIsMovedAsideAndAppendsStayValid(t *testing.T) {
 	f.WriteString(`{"key":"k2","item":"pathology/P02","sta`)
 	f.Close()
 
-	st, err := ReadJournal(run)
+	st, err := tasks.ReadJournal(run)
 	if err != nil {
 		t.Fatalf("a torn last line must not fail reading: %v", err)
 	}
@@ -35,13 +37,13 @@ func TestJournalTornLineIsMovedAsideAndAppendsStayValid(t *testing.T) {
 		t.Fatalf("torn=%d records=%d, want 1 and 1", st.Torn, len(st.Records))
 	}
 
-	j, _ = OpenJournal(run)
-	b := Record{Key: "k2", Item: "pathology/P02", Task: "pathology", Model: "M", Status: StatusAnswered, Answer: &Answer{Content: "0"}}
+	j, _ = tasks.OpenJournal(run)
+	b := tasks.Record{Key: "k2", Item: "pathology/P02", Task: "pathology", Model: "M", Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: "0"}}
 	if err := j.Append(b); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()
-	st, err = ReadJournal(run)
+	st, err = tasks.ReadJournal(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,12 +58,12 @@ func TestJournalTornLineIsMovedAsideAndAppendsStayValid(t *testing.T) {
 
 func TestJournalAnsweredBeatsNotRunAndDuplicatesAreCounted(t *testing.T) {
 	run := t.TempDir()
-	j, _ := OpenJournal(run)
-	recs := []Record{
-		{Key: "k", Item: "i", Task: "card", Model: "M", Status: StatusNotRun, Attempts: 5},
-		{Key: "k", Item: "i", Task: "card", Model: "M", Status: StatusAnswered, Attempts: 1, Answer: &Answer{Content: "x"}},
-		{Key: "k", Item: "i", Task: "card", Model: "M", Status: StatusNotRun, Attempts: 2},
-		{Key: "k", Item: "i", Task: "card", Model: "M", Status: StatusAnswered, Attempts: 1, Answer: &Answer{Content: "y"}},
+	j, _ := tasks.OpenJournal(run)
+	recs := []tasks.Record{
+		{Key: "k", Item: "i", Task: "card", Model: "M", Status: tasks.StatusNotRun, Attempts: 5},
+		{Key: "k", Item: "i", Task: "card", Model: "M", Status: tasks.StatusAnswered, Attempts: 1, Answer: &tasks.Answer{Content: "x"}},
+		{Key: "k", Item: "i", Task: "card", Model: "M", Status: tasks.StatusNotRun, Attempts: 2},
+		{Key: "k", Item: "i", Task: "card", Model: "M", Status: tasks.StatusAnswered, Attempts: 1, Answer: &tasks.Answer{Content: "y"}},
 	}
 	for _, r := range recs {
 		if err := j.Append(r); err != nil {
@@ -69,7 +71,7 @@ func TestJournalAnsweredBeatsNotRunAndDuplicatesAreCounted(t *testing.T) {
 		}
 	}
 	j.Close()
-	st, err := ReadJournal(run)
+	st, err := tasks.ReadJournal(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +102,7 @@ func writeJournalFile(t *testing.T, run, model, task string, lines []string, tor
 	}
 }
 
-func recordLine(t *testing.T, r Record) string {
+func recordLine(t *testing.T, r tasks.Record) string {
 	t.Helper()
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -114,30 +116,30 @@ func recordLine(t *testing.T, r Record) string {
 // was done, and the rest of the journal is still read.
 func TestJournalReportsEveryDamagedLine(t *testing.T) {
 	run := t.TempDir()
-	rec := func(key, item, status, content string) Record {
-		r := Record{Key: key, Item: item, Task: "pathology", Model: "M", Status: status}
-		if status == StatusAnswered {
-			r.Answer = &Answer{Content: content}
+	rec := func(key, item, status, content string) tasks.Record {
+		r := tasks.Record{Key: key, Item: item, Task: "pathology", Model: "M", Status: status}
+		if status == tasks.StatusAnswered {
+			r.Answer = &tasks.Answer{Content: content}
 		}
 		return r
 	}
-	other := rec("k9", "pathology/P9", StatusAnswered, "1")
+	other := rec("k9", "pathology/P9", tasks.StatusAnswered, "1")
 	other.Model = "N"
 	writeJournalFile(t, run, "M", "pathology", []string{
-		recordLine(t, rec("k1", "pathology/P1", StatusAnswered, "1")),
+		recordLine(t, rec("k1", "pathology/P1", tasks.StatusAnswered, "1")),
 		"not json",
-		recordLine(t, rec("k1", "pathology/P1", StatusAnswered, "0")),
-		recordLine(t, rec("k1", "pathology/P1", StatusAnswered, "1")),
+		recordLine(t, rec("k1", "pathology/P1", tasks.StatusAnswered, "0")),
+		recordLine(t, rec("k1", "pathology/P1", tasks.StatusAnswered, "1")),
 		`{"key":"k3"}`,
 		recordLine(t, rec("k4", "pathology/P4", "done", "")),
-		recordLine(t, Record{Key: "k5", Item: "pathology/P5", Task: "pathology", Model: "M", Status: StatusAnswered}),
+		recordLine(t, tasks.Record{Key: "k5", Item: "pathology/P5", Task: "pathology", Model: "M", Status: tasks.StatusAnswered}),
 		recordLine(t, other),
-		recordLine(t, rec("k2", "pathology/P2", StatusNotRun, "")),
-		recordLine(t, rec("k2", "pathology/P2", StatusAnswered, "0")),
+		recordLine(t, rec("k2", "pathology/P2", tasks.StatusNotRun, "")),
+		recordLine(t, rec("k2", "pathology/P2", tasks.StatusAnswered, "0")),
 		"",
 	}, `{"key":"k6","item":"pathology/P6","sta`)
 
-	st, err := ReadJournal(run)
+	st, err := tasks.ReadJournal(run)
 	if err != nil {
 		t.Fatalf("a damaged journal must still be read: %v", err)
 	}
@@ -147,15 +149,15 @@ func TestJournalReportsEveryDamagedLine(t *testing.T) {
 		kind string
 		says string
 	}{
-		{2, ProblemCorrupt, "skipped"},
-		{3, ProblemConflicting, "kept line 1, ignored this one"},
-		{4, ProblemDuplicate, "kept line 1"},
-		{5, ProblemInvalid, "lacks its key, item, task or model"},
-		{6, ProblemInvalid, `status "done"`},
-		{7, ProblemInvalid, "without its answer"},
-		{8, ProblemMisfiled, "belongs in journal/N/pathology.jsonl"},
-		{11, ProblemCorrupt, "skipped"},
-		{12, ProblemTorn, "sends it again"},
+		{2, tasks.ProblemCorrupt, "skipped"},
+		{3, tasks.ProblemConflicting, "kept line 1, ignored this one"},
+		{4, tasks.ProblemDuplicate, "kept line 1"},
+		{5, tasks.ProblemInvalid, "lacks its key, item, task or model"},
+		{6, tasks.ProblemInvalid, `status "done"`},
+		{7, tasks.ProblemInvalid, "without its answer"},
+		{8, tasks.ProblemMisfiled, "belongs in journal/N/pathology.jsonl"},
+		{11, tasks.ProblemCorrupt, "skipped"},
+		{12, tasks.ProblemTorn, "sends it again"},
 	}
 	if len(st.Problems) != len(want) {
 		t.Fatalf("%d problems, want %d:\n%s", len(st.Problems), len(want), problemList(st.Problems))
@@ -177,7 +179,7 @@ func TestJournalReportsEveryDamagedLine(t *testing.T) {
 	}
 }
 
-func problemList(ps []JournalProblem) string {
+func problemList(ps []tasks.JournalProblem) string {
 	var b strings.Builder
 	for _, p := range ps {
 		b.WriteString(p.String() + "\n")
@@ -191,7 +193,7 @@ func problemList(ps []JournalProblem) string {
 func TestJournalCheckReportsRecordsTheRunDoesNotHave(t *testing.T) {
 	run := t.TempDir()
 	ans := func(key, model, task, item string, repeat int) string {
-		return recordLine(t, Record{Key: key, Model: model, Task: task, Item: item, Repeat: repeat, Status: StatusAnswered, Answer: &Answer{Content: "1"}})
+		return recordLine(t, tasks.Record{Key: key, Model: model, Task: task, Item: item, Repeat: repeat, Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: "1"}})
 	}
 	writeJournalFile(t, run, "M", "pathology", []string{
 		ans("a", "M", "pathology", "pathology/P1", 0),
@@ -201,14 +203,14 @@ func TestJournalCheckReportsRecordsTheRunDoesNotHave(t *testing.T) {
 	}, "")
 	writeJournalFile(t, run, "X", "pathology", []string{ans("d", "X", "pathology", "pathology/P1", 0)}, "")
 	writeJournalFile(t, run, "M", "card", []string{
-		recordLine(t, Record{Key: "e", Model: "M", Task: "card", Item: "card/P1/clivus", Status: StatusNotRun}),
+		recordLine(t, tasks.Record{Key: "e", Model: "M", Task: "card", Item: "card/P1/clivus", Status: tasks.StatusNotRun}),
 		ans("e", "M", "card", "card/P1/clivus", 0),
 	}, "")
-	st, err := ReadJournal(run)
+	st, err := tasks.ReadJournal(run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	items := []Item{{ID: "pathology/P1", Task: "pathology", Patient: "P1"}}
+	items := []tasks.Item{{ID: "pathology/P1", Task: "pathology", Patient: "P1"}}
 	got := problemList(st.Check(items, []string{"M"}, 1))
 	want := `journal/M/card.jsonl line 1: unknown_task: task "card" has no items in this run: the record is ignored
 journal/M/card.jsonl line 2: unknown_task: task "card" has no items in this run: the record is ignored

@@ -1,4 +1,4 @@
-package tasks
+package tasks_test
 
 import (
 	"context"
@@ -9,19 +9,23 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/simengine"
+	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 )
+
+// benchmark is NPCBench's tasks, whose items these tests run.
+func benchmark() *tasks.Registry { return npcbench.Registry(configs.DefaultStructures()) }
 
 // The test binary doubles as the processes the client is proven against:
 // `TEST sim-engine serve MODEL ...` runs the simulated engine (and its
 // workers) exactly as `npcorch sim-engine` would, and `TEST runner SPEC`
 // runs a Runner over a journal in a process of its own, so that a test can
 // SIGKILL it mid-run; `TEST progress-bars` draws progress bars on a
-// pseudo-terminal.
-const childEnv = "TASKS_TEST_CHILD"
-
+// pseudo-terminal. tasks.ChildEnv marks such a child.
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) == "1" && len(os.Args) > 1 {
+	if os.Getenv(tasks.ChildEnv) == "1" && len(os.Args) > 1 {
 		os.Exit(runChild(os.Args[1], os.Args[2:]))
 	}
 	exe, err := os.Executable()
@@ -41,7 +45,7 @@ func runChild(role string, args []string) int {
 	case "sim-engine":
 		return simengine.ExitCode(simengine.Main(ctx, args, os.Stdout, os.Stderr))
 	case "progress-bars":
-		progressBarsChild()
+		tasks.ProgressBarsChild()
 		return 0
 	case "runner":
 		if len(args) != 1 {

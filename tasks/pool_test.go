@@ -1,4 +1,4 @@
-package tasks
+package tasks_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/npcorch/npcorch/tasks"
 )
 
 // TestPoolLeaseKeepsItsEndpointAcrossARestart: a lease sends to the
@@ -13,8 +15,8 @@ import (
 // replica a restart has moved meanwhile; a failure on the current
 // endpoint does.
 func TestPoolLeaseKeepsItsEndpointAcrossARestart(t *testing.T) {
-	old := Endpoint{Name: "m#0", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 4}
-	p := NewPool([]Endpoint{old}, 0)
+	old := tasks.Endpoint{Name: "m#0", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 4}
+	p := tasks.NewPool([]tasks.Endpoint{old}, 0)
 	p.Down = time.Hour
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -49,7 +51,7 @@ func TestPoolLeaseKeepsItsEndpointAcrossARestart(t *testing.T) {
 // Closing the pool ends the waits already blocked and every later one,
 // with the reason.
 func TestClosedPoolEndsEveryWait(t *testing.T) {
-	p := NewPool([]Endpoint{{Name: "m#0", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 1}}, 0)
+	p := tasks.NewPool([]tasks.Endpoint{{Name: "m#0", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 1}}, 0)
 	p.Remove("m#0")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -64,12 +66,12 @@ func TestClosedPoolEndsEveryWait(t *testing.T) {
 	p.Close("its engine gave up after 5 restarts")
 	for range 2 {
 		err := <-errs
-		if !errors.Is(err, ErrPoolClosed) || !strings.Contains(err.Error(), "gave up after 5 restarts") {
-			t.Fatalf("blocked Acquire ended with %v, want ErrPoolClosed with the reason", err)
+		if !errors.Is(err, tasks.ErrPoolClosed) || !strings.Contains(err.Error(), "gave up after 5 restarts") {
+			t.Fatalf("blocked Acquire ended with %v, want tasks.ErrPoolClosed with the reason", err)
 		}
 	}
-	p.Upsert(Endpoint{Name: "m#1", BaseURL: "http://127.0.0.1:2/v1", MaxNumSeqs: 1}, 0)
-	if _, err := p.Acquire(ctx); !errors.Is(err, ErrPoolClosed) {
-		t.Fatalf("Acquire after Close: %v, want ErrPoolClosed", err)
+	p.Upsert(tasks.Endpoint{Name: "m#1", BaseURL: "http://127.0.0.1:2/v1", MaxNumSeqs: 1}, 0)
+	if _, err := p.Acquire(ctx); !errors.Is(err, tasks.ErrPoolClosed) {
+		t.Fatalf("Acquire after Close: %v, want tasks.ErrPoolClosed", err)
 	}
 }

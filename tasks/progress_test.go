@@ -91,7 +91,7 @@ func TestBarProgressOnAPseudoTerminal(t *testing.T) {
 	// A pseudo-terminal made without a terminal on stdin has no size, and
 	// mpb draws nothing on a zero-width terminal: give it one.
 	cmd := exec.Command(script, "-qec", "stty cols 120 rows 40; "+exe+" progress-bars", "/dev/null")
-	cmd.Env = append(os.Environ(), childEnv+"=1", "TERM=xterm")
+	cmd.Env = append(os.Environ(), ChildEnv+"=1", "TERM=xterm")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("script: %v\n%s", err, out)

@@ -8,15 +8,16 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
 // CardRowSequences are the four sequences of a structure card, top to bottom.
 var CardRowSequences = []string{"T1_Ax", "T2_Ax", "T1+C_Ax", "T1+C_COR_FS"}
 
-// Prompts renders the prompt templates (configs/prompts/TASK.tmpl).
+// Prompts renders the prompt templates of a registry's tasks
+// (configs/prompts/TASK.tmpl).
 type Prompts struct {
+	tasks      map[string]*Task
 	tmpl       map[string]*template.Template
 	structures []string
 }
@@ -34,23 +35,24 @@ type PromptData struct {
 	Question     string
 }
 
-// LoadPrompts parses TASK.tmpl for every task from the folder dir of fsys
-// (configs.Defaults holds them under "prompts"; a campaign's own folder is
-// os.DirFS(folder) with dir ".").
-func LoadPrompts(fsys fs.FS, dir string, st *configs.Structures) (*Prompts, error) {
-	p := &Prompts{tmpl: map[string]*template.Template{}, structures: st.IDs()}
+// LoadPrompts parses the template of every task of reg (Task.Prompt
+// followed by ".tmpl") from the folder dir of fsys (configs.Defaults holds
+// NPCBench's under "prompts"; a campaign's own folder is os.DirFS(folder)
+// with dir ".").
+func LoadPrompts(fsys fs.FS, dir string, reg *Registry) (*Prompts, error) {
+	p := &Prompts{tasks: map[string]*Task{}, tmpl: map[string]*template.Template{}, structures: reg.Structures().IDs()}
 	funcs := template.FuncMap{"join": strings.Join}
-	for _, task := range configs.TaskKeys {
-		name := path.Join(dir, task+".tmpl")
+	for _, task := range reg.Tasks() {
+		name := path.Join(dir, task.promptName()+".tmpl")
 		src, err := fs.ReadFile(fsys, name)
 		if err != nil {
-			return nil, fmt.Errorf("prompt for task %s: %w", task, err)
+			return nil, fmt.Errorf("prompt for task %s: %w", task.Key, err)
 		}
 		t, err := template.New(name).Funcs(funcs).Option("missingkey=error").Parse(string(src))
 		if err != nil {
 			return nil, fmt.Errorf("prompt template %s: %w", name, err)
 		}
-		p.tmpl[task] = t
+		p.tasks[task.Key], p.tmpl[task.Key] = task, t
 	}
 	return p, nil
 }
@@ -62,10 +64,7 @@ func (p *Prompts) Render(it Item, prior []string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("item %s: no prompt template for task %q", it.ID, it.Task)
 	}
-	d := PromptData{Structures: p.structures, Edition: "eighth", RowSequences: CardRowSequences}
-	if it.Task == configs.TaskCPMRI {
-		d.Edition = "ninth"
-	}
+	d := PromptData{Structures: p.structures, Edition: p.tasks[it.Task].edition(), RowSequences: CardRowSequences}
 	if it.Care != nil {
 		d.Options = it.Care.Options
 		for _, o := range it.Care.Options {
@@ -81,52 +80,4 @@ func (p *Prompts) Render(it Item, prior []string) (string, error) {
 		return "", fmt.Errorf("item %s: render prompt: %w", it.ID, err)
 	}
 	return strings.TrimSpace(b.String()), nil
-}
-
-// PriorFindings writes a care question's "Prior diagnostic findings": the
-// model's own predictions for what the question injects (nil findings are
-// reported as unavailable, never guessed) and the supplied reference fields.
-func PriorFindings(q *dataset.CareQuestion, f Findings) []string {
-	var out []string
-	for _, inj := range q.Inject {
-		switch inj {
-		case InjectPathology:
-			switch f.Pathology {
-			case "1":
-				out = append(out, "Pathology (model prediction): 1, supports nasopharyngeal carcinoma")
-			case "0":
-				out = append(out, "Pathology (model prediction): 0, does not support nasopharyngeal carcinoma")
-			default:
-				out = append(out, "Pathology (model prediction): no valid answer")
-			}
-		case InjectTStage:
-			if f.TStage != "" {
-				out = append(out, "MRI T stage (model prediction): "+f.TStage)
-			} else {
-				out = append(out, "MRI T stage (model prediction): no valid answer")
-			}
-		case InjectStructures:
-			switch {
-			case f.Invaded == nil:
-				out = append(out, "Invaded structures (model prediction): no valid answer")
-			case len(f.Invaded) == 0:
-				out = append(out, "Invaded structures (model prediction): none")
-			default:
-				out = append(out, "Invaded structures (model prediction): "+strings.Join(f.Invaded, ", "))
-			}
-		}
-	}
-	for _, s := range q.Supplied {
-		out = append(out, s.Field+": "+s.Value)
-	}
-	return out
-}
-
-// Findings are a model's own predictions for one CarePath patient, as
-// extracted from its cp_pathology and cp_mri answers. Empty fields mean the
-// model gave no valid answer; Invaded is nil then, empty for "none invaded".
-type Findings struct {
-	Pathology string
-	TStage    string
-	Invaded   []string
 }

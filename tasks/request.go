@@ -17,6 +17,7 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/imaging"
+	"github.com/npcorch/npcorch/launcher/simkey"
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
@@ -90,12 +91,12 @@ func (b RequestBuilder) Build(prompts *Prompts, it Item, repeat int, prior []str
 	parts := []openai.ChatMessagePart{{Type: openai.ChatMessagePartTypeText, Text: prompt}}
 	var total int64
 	var inline []inlineImage
-	h := sha256.New()
+	hashes := make([]string, len(images))
 	res, err := newResolver(b.Root)
 	if err != nil {
 		return nil, fmt.Errorf("item %s: %w", it.ID, err)
 	}
-	for _, img := range images {
+	for i, img := range images {
 		url, n, im, err := b.imageURL(res, it, img)
 		if err != nil {
 			return nil, err
@@ -111,7 +112,7 @@ func (b RequestBuilder) Build(prompts *Prompts, it Item, repeat int, prior []str
 		}
 		parts = append(parts, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeImageURL,
 			ImageURL: &openai.ChatMessageImageURL{URL: url}})
-		fmt.Fprintf(h, "%s\n", img.SHA256)
+		hashes[i] = img.SHA256
 	}
 	body := openai.ChatCompletionRequest{
 		Model:              b.Model.Name,
@@ -125,7 +126,7 @@ func (b RequestBuilder) Build(prompts *Prompts, it Item, repeat int, prior []str
 	} else {
 		body.MaxTokens = settings.MaxTokens
 	}
-	key, err := requestKey(b.Model.Name, it.ID, repeat, prompt, hex.EncodeToString(h.Sum(nil)), settings.MaxTokens, b.Model.ChatTemplateKwargs)
+	key, err := requestKey(b.Model.Name, it.ID, repeat, prompt, keyImages(hashes), settings.MaxTokens, b.Model.ChatTemplateKwargs)
 	if err != nil {
 		return nil, err
 	}
@@ -282,6 +283,20 @@ func usesCompletionTokens(m configs.Model) bool {
 	}
 	n := strings.ToLower(m.Name)
 	return strings.HasPrefix(n, "gpt-5") || strings.HasPrefix(n, "o1") || strings.HasPrefix(n, "o3") || strings.HasPrefix(n, "o4")
+}
+
+// noImages is what the request key records for a request without
+// images: the sha256 of nothing, as keys were first defined, so that the
+// journals of earlier runs resume.
+const noImages = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// keyImages is the part of the request key the images give: their sim-key
+// fingerprint (noImages for none).
+func keyImages(sha256s []string) string {
+	if len(sha256s) == 0 {
+		return noImages
+	}
+	return simkey.Fingerprint(sha256s)
 }
 
 func requestKey(model, item string, repeat int, prompt, images string, maxTokens int, kwargs map[string]any) (string, error) {

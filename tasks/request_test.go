@@ -1,4 +1,4 @@
-package tasks
+package tasks_test
 
 import (
 	"fmt"
@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 	"testing"
 )
 
@@ -22,10 +24,10 @@ func TestBuildSubsamplesPlaneGroupsToTheModelsLimit(t *testing.T) {
 	}
 	reg, _ := configs.DefaultRegistry()
 	model, _ := reg.Get("InternVL3.5-38B")
-	model.Tasks[configs.TaskTGroups] = configs.TaskSettings{MaxTokens: 10, MaxImages: 6}
-	prompts, _ := LoadPrompts(configs.Defaults, "prompts", configs.DefaultStructures())
-	it := Item{ID: "t_groups/P1", Task: configs.TaskTGroups, Images: imgs, Planes: planes}
-	req, err := RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root}.Build(prompts, it, 0, nil)
+	model.Tasks[npcbench.TGroups] = configs.TaskSettings{MaxTokens: 10, MaxImages: 6}
+	prompts, _ := tasks.LoadPrompts(configs.Defaults, "prompts", benchmark())
+	it := tasks.Item{ID: "t_groups/P1", Task: npcbench.TGroups, Images: imgs, Planes: planes}
+	req, err := tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root}.Build(prompts, it, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +44,7 @@ func TestBuildSubsamplesPlaneGroupsToTheModelsLimit(t *testing.T) {
 		t.Errorf("%d message parts, want the prompt and 6 images", n)
 	}
 	it.Planes = nil
-	if _, err := (RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root}).Build(prompts, it, 0, nil); err == nil ||
+	if _, err := (tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root}).Build(prompts, it, 0, nil); err == nil ||
 		!strings.Contains(err.Error(), "raise tasks.t_groups.max_images") {
 		t.Errorf("too many non-group images: err = %v", err)
 	}
@@ -58,51 +60,28 @@ func TestSplitReasoning(t *testing.T) {
 		{"{\"n_stage\":\"N1\"}", "long reasoning", "{\"n_stage\":\"N1\"}", "long reasoning"},
 	}
 	for _, c := range cases {
-		a, th := SplitReasoning(c.content, c.field)
+		a, th := tasks.SplitReasoning(c.content, c.field)
 		if a != c.answer || th != c.thought {
 			t.Errorf("SplitReasoning(%q, %q) = %q, %q; want %q, %q", c.content, c.field, a, th, c.answer, c.thought)
 		}
 	}
 }
 
-func TestRequestKeyChangesWithWhatDecidesTheAnswer(t *testing.T) {
-	base := func() (string, error) { return requestKey("M", "i", 0, "p", "img", 10, map[string]any{"a": 1}) }
-	k0, _ := base()
-	k1, _ := base()
-	if k0 != k1 {
-		t.Fatal("request key is not stable")
-	}
-	variants := []func() (string, error){
-		func() (string, error) { return requestKey("M2", "i", 0, "p", "img", 10, map[string]any{"a": 1}) },
-		func() (string, error) { return requestKey("M", "i", 1, "p", "img", 10, map[string]any{"a": 1}) },
-		func() (string, error) { return requestKey("M", "i", 0, "p2", "img", 10, map[string]any{"a": 1}) },
-		func() (string, error) { return requestKey("M", "i", 0, "p", "img2", 10, map[string]any{"a": 1}) },
-		func() (string, error) { return requestKey("M", "i", 0, "p", "img", 11, map[string]any{"a": 1}) },
-		func() (string, error) { return requestKey("M", "i", 0, "p", "img", 10, map[string]any{"a": 2}) },
-	}
-	for i, v := range variants {
-		k, _ := v()
-		if k == k0 {
-			t.Errorf("variant %d has the same key", i)
-		}
-	}
-}
-
 func TestLoadPromptsFromAUserFolder(t *testing.T) {
 	dir := t.TempDir()
-	for _, task := range configs.TaskKeys {
+	for _, task := range benchmark().Keys() {
 		os.WriteFile(filepath.Join(dir, task+".tmpl"), []byte("custom "+task+" with {{len .Structures}} structures"), 0o644)
 	}
-	p, err := LoadPrompts(os.DirFS(dir), ".", configs.DefaultStructures())
+	p, err := tasks.LoadPrompts(os.DirFS(dir), ".", benchmark())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := p.Render(Item{ID: "card/P1", Task: configs.TaskCard}, nil)
+	got, err := p.Render(tasks.Item{ID: "card/P1", Task: npcbench.Card}, nil)
 	if err != nil || got != "custom card with 18 structures" {
 		t.Fatalf("Render = %q, %v", got, err)
 	}
 	os.Remove(filepath.Join(dir, "cp_care.tmpl"))
-	if _, err := LoadPrompts(os.DirFS(dir), ".", configs.DefaultStructures()); err == nil || !strings.Contains(err.Error(), "prompt for task cp_care") {
+	if _, err := tasks.LoadPrompts(os.DirFS(dir), ".", benchmark()); err == nil || !strings.Contains(err.Error(), "prompt for task cp_care") {
 		t.Fatalf("missing template: err = %v", err)
 	}
 }

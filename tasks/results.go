@@ -4,13 +4,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
-	"github.com/npcorch/npcorch/configs"
-	"github.com/npcorch/npcorch/imaging"
 	"github.com/npcorch/npcorch/tasks/dataset"
-	"github.com/npcorch/npcorch/tasks/extract"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -28,6 +24,9 @@ type Results struct {
 	// JournalProblems are the journal lines scoring could not use as
 	// written; absent for a clean journal, so its score files do not change.
 	JournalProblems *JournalReport `json:"journal_problems,omitempty"`
+
+	// reg lays out the score table; ScoreRun sets it.
+	reg *Registry
 }
 
 // JournalReport is a journal's problems as the score files carry them.
@@ -77,16 +76,29 @@ type ModelResults struct {
 	Answered int `json:"answered"`
 	NotRun   int `json:"not_run"`
 	Missing  int `json:"missing"`
-	// Tasks holds the closed-answer scores of each L3 task that ran.
+	// Tasks holds the closed-answer scores of each task scored alone that
+	// ran.
 	Tasks []TaskResult `json:"tasks"`
-	// TStage is T staging over both presentations (the paper's T400).
-	TStage *score.TaskScore `json:"t_stage,omitempty"`
-	// Evidence holds the anatomical-panel diagnostics (cards and A8).
+	// TStage, Evidence and CarePath hold the scores of the composites of
+	// those names (one field per kind of composite score: a new task adds
+	// none): T staging over both presentations (the paper's T400), the
+	// anatomical-panel diagnostics (cards and A8), the L6 episode.
+	TStage   *score.TaskScore     `json:"t_stage,omitempty"`
 	Evidence *score.EvidenceScore `json:"evidence,omitempty"`
-	// CarePath holds the L6 scores.
 	CarePath *score.CarePathScore `json:"carepath,omitempty"`
 	// Reliability holds repeated-run measures per task (repeats > 1).
 	Reliability []TaskReliability `json:"reliability,omitempty"`
+}
+
+// Task returns the model's score of a task scored alone, nil when the task
+// did not run.
+func (m ModelResults) Task(task string) *score.TaskScore {
+	for i := range m.Tasks {
+		if m.Tasks[i].Task == task {
+			return &m.Tasks[i].Score
+		}
+	}
+	return nil
 }
 
 // TaskResult is one task's score.
@@ -102,21 +114,30 @@ type TaskReliability struct {
 }
 
 // ScoreRun scores every model of a run. items are the campaign's items (from
-// BuildItems), models the model names in campaign order.
-func ScoreRun(campaign string, raw *dataset.Raw, items []Item, st *configs.Structures, j *JournalState,
+// BuildItems with the same registry), models the model names in campaign
+// order.
+func ScoreRun(reg *Registry, campaign string, raw *dataset.Raw, items []Item, j *JournalState,
 	models []string, repeats int, opt score.Options) (*Results, error) {
 	if repeats < 1 {
 		repeats = 1
 	}
 	res := &Results{Format: ResultsFormat, Campaign: campaign, Options: opt, Repeats: repeats,
-		JournalProblems: newJournalReport(j.Check(items, models, repeats))}
+		JournalProblems: newJournalReport(j.Check(items, models, repeats)), reg: reg}
 	idx := indexAnswers(j)
 	patients := map[string]*dataset.Patient{}
 	for i := range raw.Patients {
 		patients[raw.Patients[i].ID] = &raw.Patients[i]
 	}
+	byTask := map[string][]Item{}
+	for _, it := range items {
+		if _, err := reg.Task(it.Task); err != nil {
+			return nil, fmt.Errorf("score item %s: %w", it.ID, err)
+		}
+		byTask[it.Task] = append(byTask[it.Task], it)
+	}
 	for _, m := range models {
-		mr, err := scoreModel(m, items, patients, st, idx, repeats, opt)
+		a := &Answers{reg: reg, byTask: byTask, patients: patients, get: idx.getter(m), opt: opt}
+		mr, err := scoreModel(a, m, items, idx, repeats)
 		if err != nil {
 			return nil, fmt.Errorf("score %s: %w", m, err)
 		}
@@ -168,21 +189,46 @@ func (o outcome) content() string {
 	return o.rec.Answer.Content
 }
 
-func scoreModel(model string, items []Item, patients map[string]*dataset.Patient, st *configs.Structures,
-	idx answerIndex, repeats int, opt score.Options) (*ModelResults, error) {
-	mr := &ModelResults{Model: model}
-	get := func(it Item, rep int) outcome {
-		k := itemRepeat{model, it.ID, rep}
-		if rec, ok := idx.answered[k]; ok {
+// getter returns a model's outcome of an (item, repeat).
+func (idx answerIndex) getter(model string) func(Item, int) outcome {
+	return func(it Item, rep int) outcome {
+		if rec, ok := idx.answered[itemRepeat{model, it.ID, rep}]; ok {
 			return outcome{rec: &rec}
 		}
 		return outcome{notRun: true}
 	}
-	byTask := map[string][]Item{}
+}
+
+func scoreModel(a *Answers, model string, items []Item, idx answerIndex, repeats int) (*ModelResults, error) {
+	mr := &ModelResults{Model: model}
+	countOutcomes(mr, items, idx, repeats)
+	if err := scoreAlone(a, mr); err != nil {
+		return nil, err
+	}
+	for _, c := range a.reg.b.Composites {
+		if !c.reads(a.byTask) {
+			continue
+		}
+		if err := c.Score(a, mr); err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name, err)
+		}
+	}
+	if repeats > 1 {
+		rel, err := reliability(a, repeats)
+		if err != nil {
+			return nil, err
+		}
+		mr.Reliability = rel
+	}
+	return mr, nil
+}
+
+// countOutcomes counts the model's (item, repeat) pairs: answered, not
+// run, never attempted.
+func countOutcomes(mr *ModelResults, items []Item, idx answerIndex, repeats int) {
 	for _, it := range items {
-		byTask[it.Task] = append(byTask[it.Task], it)
 		for rep := 0; rep < repeats; rep++ {
-			k := itemRepeat{model, it.ID, rep}
+			k := itemRepeat{mr.Model, it.ID, rep}
 			switch {
 			case idx.answered[k].Key != "":
 				mr.Answered++
@@ -193,208 +239,53 @@ func scoreModel(model string, items []Item, patients map[string]*dataset.Patient
 			}
 		}
 	}
-	// Closed-answer L3 tasks.
-	var tUnits []score.Unit
-	for _, task := range []string{configs.TaskPathology, configs.TaskSequence, configs.TaskTCards, configs.TaskTGroups, configs.TaskNGroups} {
-		its := byTask[task]
-		if len(its) == 0 {
+}
+
+// scoreAlone scores each task scored on its own that ran, in registry
+// order.
+func scoreAlone(a *Answers, mr *ModelResults) error {
+	for _, t := range a.reg.b.Tasks {
+		if !t.ScoredAlone || len(a.byTask[t.Key]) == 0 {
 			continue
 		}
-		units := make([]score.Unit, len(its))
-		for i, it := range its {
-			o := get(it, 0)
-			units[i] = score.Unit{Patient: it.Patient, Item: it.ID, Gold: it.Gold.Label, Pred: predictLabel(task, o.content(), st), NotRun: o.notRun}
-		}
-		ts, err := score.Classify(units, classesOf(task), opt)
+		units, err := a.Units(t.Key)
 		if err != nil {
-			return nil, fmt.Errorf("task %s: %w", task, err)
+			return err
 		}
-		mr.Tasks = append(mr.Tasks, TaskResult{Task: task, Score: ts})
-		if task == configs.TaskTCards || task == configs.TaskTGroups {
-			tUnits = append(tUnits, units...)
-		}
-	}
-	if len(tUnits) > 0 {
-		ts, err := score.Classify(tUnits, score.TClasses(), opt)
+		ts, err := score.Classify(units, t.Classes, a.opt)
 		if err != nil {
-			return nil, fmt.Errorf("T stage: %w", err)
+			return fmt.Errorf("task %s: %w", t.Key, err)
 		}
-		mr.TStage = &ts
-	}
-	if ev, err := scoreEvidence(byTask, patients, st, get, opt); err != nil {
-		return nil, err
-	} else if ev != nil {
-		mr.Evidence = ev
-	}
-	if cp, err := scoreCarePath(byTask, get, st, opt); err != nil {
-		return nil, err
-	} else if cp != nil {
-		mr.CarePath = cp
-	}
-	if repeats > 1 {
-		for _, task := range configs.TaskKeys {
-			its := byTask[task]
-			if len(its) == 0 || task == configs.TaskCard {
-				continue
-			}
-			var ri []score.RepeatedItem
-			for _, it := range its {
-				if it.Excluded {
-					continue
-				}
-				r := score.RepeatedItem{Patient: it.Patient, Item: it.ID, Gold: it.Gold.Label}
-				for rep := 0; rep < repeats; rep++ {
-					o := get(it, rep)
-					r.Attempts = append(r.Attempts, score.Attempt{Pred: predictItem(it, o.content(), st), NotRun: o.notRun})
-				}
-				ri = append(ri, r)
-			}
-			rel, err := score.Repeated(ri, opt)
-			if err != nil {
-				return nil, fmt.Errorf("task %s reliability: %w", task, err)
-			}
-			mr.Reliability = append(mr.Reliability, TaskReliability{Task: task, Reliability: rel})
-		}
-	}
-	return mr, nil
-}
-
-func scoreEvidence(byTask map[string][]Item, patients map[string]*dataset.Patient, st *configs.Structures,
-	get func(Item, int) outcome, opt score.Options) (*score.EvidenceScore, error) {
-	cards, staging := byTask[configs.TaskCard], byTask[configs.TaskTCards]
-	if len(cards) == 0 && len(staging) == 0 {
-		return nil, nil
-	}
-	byPatient := map[string]*score.PanelPatient{}
-	var order []string
-	panel := func(id string) (*score.PanelPatient, error) {
-		if pp, ok := byPatient[id]; ok {
-			return pp, nil
-		}
-		p, ok := patients[id]
-		if !ok {
-			return nil, fmt.Errorf("patient %s is not in the dataset", id)
-		}
-		pp := &score.PanelPatient{Patient: id, TStage: p.TStage}
-		for _, f := range p.Structures {
-			pp.Findings = append(pp.Findings, score.Finding{Structure: f.Structure, Side: f.Side, Invasion: f.Invasion})
-		}
-		byPatient[id] = pp
-		order = append(order, id)
-		return pp, nil
-	}
-	for _, it := range cards {
-		pp, err := panel(it.Patient)
-		if err != nil {
-			return nil, err
-		}
-		o := get(it, 0)
-		pp.Cards = append(pp.Cards, score.CardUnit{Item: it.ID,
-			Gold:   score.Finding{Structure: it.Gold.Structure, Side: it.Gold.Side, Invasion: it.Gold.Invasion},
-			Pred:   extract.StructureCard(o.content(), st),
-			NotRun: o.notRun})
-	}
-	for _, it := range staging {
-		pp, err := panel(it.Patient)
-		if err != nil {
-			return nil, err
-		}
-		o := get(it, 0)
-		pp.Staging = &score.StagingUnit{Pred: extract.TStaging(o.content(), st), NotRun: o.notRun}
-	}
-	sort.Strings(order)
-	list := make([]score.PanelPatient, len(order))
-	for i, id := range order {
-		list[i] = *byPatient[id]
-	}
-	ev, err := score.Evidence(list, st, opt)
-	if err != nil {
-		return nil, fmt.Errorf("anatomical panel: %w", err)
-	}
-	return &ev, nil
-}
-
-func scoreCarePath(byTask map[string][]Item, get func(Item, int) outcome, st *configs.Structures, opt score.Options) (*score.CarePathScore, error) {
-	path, mri, care := byTask[configs.TaskCPPathology], byTask[configs.TaskCPMRI], byTask[configs.TaskCPCare]
-	if len(path)+len(mri)+len(care) == 0 {
-		return nil, nil
-	}
-	eps := map[string]*score.Episode{}
-	var order []string
-	ep := func(id string) *score.Episode {
-		if e, ok := eps[id]; ok {
-			return e
-		}
-		e := &score.Episode{Patient: id}
-		eps[id] = e
-		order = append(order, id)
-		return e
-	}
-	unit := func(it Item) score.Unit {
-		o := get(it, 0)
-		return score.Unit{Patient: it.Patient, Item: it.ID, Gold: it.Gold.Label, Pred: predictItem(it, o.content(), st),
-			NotRun: o.notRun, Excluded: it.Excluded}
-	}
-	for _, it := range path {
-		ep(it.Patient).Pathology = unit(it)
-	}
-	for _, it := range mri {
-		ep(it.Patient).TStage = unit(it)
-	}
-	for _, it := range care {
-		e := ep(it.Patient)
-		e.Care = append(e.Care, unit(it))
-	}
-	sort.Strings(order)
-	list := make([]score.Episode, len(order))
-	for i, id := range order {
-		list[i] = *eps[id]
-	}
-	cp, err := score.CarePath(list, opt)
-	if err != nil {
-		return nil, fmt.Errorf("carepath: %w", err)
-	}
-	return &cp, nil
-}
-
-// predictItem extracts an item's predicted label (its closed answer).
-func predictItem(it Item, content string, st *configs.Structures) extract.Label {
-	if it.Task == configs.TaskCPCare && it.Care != nil {
-		letters := make([]string, len(it.Care.Options))
-		for i, o := range it.Care.Options {
-			letters[i] = o.Letter
-		}
-		return extract.Care(content, letters)
-	}
-	return predictLabel(it.Task, content, st)
-}
-
-func predictLabel(task, content string, st *configs.Structures) extract.Label {
-	switch task {
-	case configs.TaskPathology, configs.TaskCPPathology:
-		return extract.Pathology(content)
-	case configs.TaskSequence:
-		return extract.Sequence(content, imaging.Sequences)
-	case configs.TaskTCards, configs.TaskTGroups, configs.TaskCPMRI:
-		return extract.TStaging(content, st).TStage
-	case configs.TaskNGroups:
-		return extract.NStage(content).NStage
-	case configs.TaskCard:
-		return extract.StructureCard(content, st).Structure
-	}
-	return extract.Label{Failure: &extract.Failure{Kind: extract.Unparseable, Detail: "unknown task " + task}}
-}
-
-func classesOf(task string) []string {
-	switch task {
-	case configs.TaskPathology, configs.TaskCPPathology:
-		return score.PathologyClasses()
-	case configs.TaskSequence:
-		return imaging.Sequences
-	case configs.TaskTCards, configs.TaskTGroups, configs.TaskCPMRI:
-		return score.TClasses()
-	case configs.TaskNGroups:
-		return score.NClasses()
+		mr.Tasks = append(mr.Tasks, TaskResult{Task: t.Key, Score: ts})
 	}
 	return nil
+}
+
+// reliability measures every task with a closed answer over the repeats.
+func reliability(a *Answers, repeats int) ([]TaskReliability, error) {
+	var out []TaskReliability
+	for _, t := range a.reg.b.Tasks {
+		its := a.byTask[t.Key]
+		if len(its) == 0 || t.Answer == nil {
+			continue
+		}
+		var ri []score.RepeatedItem
+		for _, it := range its {
+			if it.Excluded {
+				continue
+			}
+			r := score.RepeatedItem{Patient: it.Patient, Item: it.ID, Gold: it.Gold.Label}
+			for rep := 0; rep < repeats; rep++ {
+				o := a.get(it, rep)
+				r.Attempts = append(r.Attempts, score.Attempt{Pred: t.Answer(it, o.content()), NotRun: o.notRun})
+			}
+			ri = append(ri, r)
+		}
+		rel, err := score.Repeated(ri, a.opt)
+		if err != nil {
+			return nil, fmt.Errorf("task %s reliability: %w", t.Key, err)
+		}
+		out = append(out, TaskReliability{Task: t.Key, Reliability: rel})
+	}
+	return out, nil
 }

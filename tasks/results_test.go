@@ -1,4 +1,4 @@
-package tasks
+package tasks_test
 
 import (
 	"bytes"
@@ -6,34 +6,34 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
-func answered(model, item, task, patient string, repeat int, content string) Record {
-	return Record{Key: model + item + string(rune('0'+repeat)), Model: model, Item: item, Task: task, Patient: patient,
-		Repeat: repeat, Status: StatusAnswered, Answer: &Answer{Content: content}}
+func answered(model, item, task, patient string, repeat int, content string) tasks.Record {
+	return tasks.Record{Key: model + item + string(rune('0'+repeat)), Model: model, Item: item, Task: task, Patient: patient,
+		Repeat: repeat, Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: content}}
 }
 
 func TestScoreRunCountsFailuresWrongAndKeepsNotRunApart(t *testing.T) {
-	st := configs.DefaultStructures()
 	raw := &dataset.Raw{Patients: []dataset.Patient{{ID: "P1"}, {ID: "P2"}, {ID: "P3"}, {ID: "P4"}}}
-	var items []Item
+	var items []tasks.Item
 	for i, gold := range []string{"1", "0", "1", "1"} {
 		id := raw.Patients[i].ID
-		items = append(items, Item{ID: "pathology/" + id, Task: configs.TaskPathology, Patient: id, Gold: Gold{Label: gold}})
+		items = append(items, tasks.Item{ID: "pathology/" + id, Task: npcbench.Pathology, Patient: id, Gold: tasks.Gold{Label: gold}})
 	}
-	j := &JournalState{Records: map[string]Record{}}
-	for _, r := range []Record{
+	j := &tasks.JournalState{Records: map[string]tasks.Record{}}
+	for _, r := range []tasks.Record{
 		answered("M", "pathology/P1", "pathology", "P1", 0, "1"),                     // right
 		answered("M", "pathology/P2", "pathology", "P2", 0, "The slide is unclear."), // unparseable: wrong, kept
-		{Key: "x", Model: "M", Item: "pathology/P3", Task: "pathology", Patient: "P3", Status: StatusNotRun},
+		{Key: "x", Model: "M", Item: "pathology/P3", Task: "pathology", Patient: "P3", Status: tasks.StatusNotRun},
 		// P4 never attempted.
 	} {
 		j.Records[r.Key] = r
 	}
-	res, err := ScoreRun("c", raw, items, st, j, []string{"M"}, 1, score.Options{Seed: 1})
+	res, err := tasks.ScoreRun(benchmark(), "c", raw, items, j, []string{"M"}, 1, score.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,21 +55,20 @@ func TestScoreRunCountsFailuresWrongAndKeepsNotRunApart(t *testing.T) {
 }
 
 func TestScoreRunRepeatedReliability(t *testing.T) {
-	st := configs.DefaultStructures()
 	raw := &dataset.Raw{Patients: []dataset.Patient{{ID: "P1"}, {ID: "P2"}}}
-	items := []Item{
-		{ID: "pathology/P1", Task: configs.TaskPathology, Patient: "P1", Gold: Gold{Label: "1"}},
-		{ID: "pathology/P2", Task: configs.TaskPathology, Patient: "P2", Gold: Gold{Label: "0"}},
+	items := []tasks.Item{
+		{ID: "pathology/P1", Task: npcbench.Pathology, Patient: "P1", Gold: tasks.Gold{Label: "1"}},
+		{ID: "pathology/P2", Task: npcbench.Pathology, Patient: "P2", Gold: tasks.Gold{Label: "0"}},
 	}
-	j := &JournalState{Records: map[string]Record{}}
+	j := &tasks.JournalState{Records: map[string]tasks.Record{}}
 	// P1 right in all 3 attempts; P2 right once (attempt 1).
 	for rep, p2 := range []string{"1", "0", "1"} {
-		for _, r := range []Record{answered("M", "pathology/P1", "pathology", "P1", rep, "1"),
+		for _, r := range []tasks.Record{answered("M", "pathology/P1", "pathology", "P1", rep, "1"),
 			answered("M", "pathology/P2", "pathology", "P2", rep, p2)} {
 			j.Records[r.Key] = r
 		}
 	}
-	res, err := ScoreRun("c", raw, items, st, j, []string{"M"}, 3, score.Options{Seed: 1})
+	res, err := tasks.ScoreRun(benchmark(), "c", raw, items, j, []string{"M"}, 3, score.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,27 +89,26 @@ func TestScoreRunRepeatedReliability(t *testing.T) {
 // each kind of journal problem, and only when there is one, so a clean
 // journal's score files do not change.
 func TestScoreFilesCountJournalProblems(t *testing.T) {
-	st := configs.DefaultStructures()
 	raw := &dataset.Raw{Patients: []dataset.Patient{{ID: "P1"}, {ID: "P2"}}}
-	items := []Item{
-		{ID: "pathology/P1", Task: configs.TaskPathology, Patient: "P1", Gold: Gold{Label: "1"}},
-		{ID: "pathology/P2", Task: configs.TaskPathology, Patient: "P2", Gold: Gold{Label: "0"}},
+	items := []tasks.Item{
+		{ID: "pathology/P1", Task: npcbench.Pathology, Patient: "P1", Gold: tasks.Gold{Label: "1"}},
+		{ID: "pathology/P2", Task: npcbench.Pathology, Patient: "P2", Gold: tasks.Gold{Label: "0"}},
 	}
 	clean := []string{
 		recordLine(t, answered("M", "pathology/P1", "pathology", "P1", 0, "1")),
 		recordLine(t, answered("M", "pathology/P2", "pathology", "P2", 0, "0")),
 	}
-	files := func(lines []string, torn string, extra ...Record) (*Results, map[string]string) {
+	files := func(lines []string, torn string, extra ...tasks.Record) (*tasks.Results, map[string]string) {
 		run := t.TempDir()
 		writeJournalFile(t, run, "M", "pathology", lines, torn)
 		for _, r := range extra {
-			writeJournalFile(t, run, SafeName(r.Model), r.Task, []string{recordLine(t, r)}, "")
+			writeJournalFile(t, run, tasks.SafeName(r.Model), r.Task, []string{recordLine(t, r)}, "")
 		}
-		j, err := ReadJournal(run)
+		j, err := tasks.ReadJournal(run)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := ScoreRun("c", raw, items, st, j, []string{"M"}, 1, score.Options{Seed: 1})
+		res, err := tasks.ScoreRun(benchmark(), "c", raw, items, j, []string{"M"}, 1, score.Options{Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

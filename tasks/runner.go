@@ -30,10 +30,9 @@ type Runner struct {
 	Client  *Client
 	Journal *Journal
 	Prompts *Prompts
-	// Findings extracts a model's own L6 findings from its cp_pathology and
-	// cp_mri answers (either may be nil when the care question needs only
-	// the other).
-	Findings func(pathology, mri *Record) Findings
+	// Tasks says which items' prompts include the answers to which others
+	// (Task.Needs and Prior); nil: no item needs another's answer.
+	Tasks    *Registry
 	Progress Progress
 	// Retries and Backoff bound the attempts after infrastructure failures.
 	Retries int
@@ -52,8 +51,8 @@ type Runner struct {
 	// done holds the keys answered by this runner, as 32 bytes each, so
 	// that a long run's memory does not grow with its answers.
 	done map[[32]byte]struct{}
-	// byItem keeps the answered records of the tasks care questions
-	// depend on (cp_pathology, cp_mri), and only those.
+	// byItem keeps the answered records of the tasks other tasks' prompts
+	// include (Registry.Upstream), and only those.
 	byItem map[itemRepeat]Record
 }
 
@@ -66,9 +65,9 @@ func keyID(key string) [32]byte {
 	return sha256.Sum256([]byte(key))
 }
 
-// dependedOn reports whether care questions include a task's answers.
-func dependedOn(task string) bool {
-	return task == configs.TaskCPPathology || task == configs.TaskCPMRI
+// upstream reports whether other tasks' prompts include a task's answers.
+func (r *Runner) upstream(task string) bool {
+	return r.Tasks != nil && r.Tasks.Upstream(task)
 }
 
 type itemRepeat struct {
@@ -134,7 +133,7 @@ func (r *Runner) SetState(st *JournalState) {
 	r.done = map[[32]byte]struct{}{}
 	r.byItem = map[itemRepeat]Record{}
 	for _, rec := range st.Records {
-		if rec.Status == StatusAnswered && dependedOn(rec.Task) {
+		if rec.Status == StatusAnswered && r.upstream(rec.Task) {
 			r.byItem[itemRepeat{rec.Model, rec.Item, rec.Repeat}] = rec
 		}
 	}
@@ -147,7 +146,7 @@ func (r *Runner) rememberLocked(rec Record) {
 		return
 	}
 	r.done[keyID(rec.Key)] = struct{}{}
-	if dependedOn(rec.Task) {
+	if r.upstream(rec.Task) {
 		r.byItem[itemRepeat{rec.Model, rec.Item, rec.Repeat}] = rec
 	}
 }
@@ -170,8 +169,8 @@ func (r *Runner) lookup(model, item string, repeat int) (Record, bool) {
 }
 
 // Run sends every (item, repeat) of mr that the journal does not already
-// answer: first the items nothing depends on, then the care questions with
-// the model's own findings. It returns when all are journaled, or with the
+// answer: first the items that need no other's answer, then those that do
+// (care questions, with the model's own findings). It returns when all are journaled, or with the
 // first journal error or ctx's end.
 func (r *Runner) Run(ctx context.Context, mr ModelRun) (Summary, error) {
 	if r.state == nil {
@@ -193,10 +192,10 @@ func (r *Runner) Run(ctx context.Context, mr ModelRun) (Summary, error) {
 			defer stop()
 		}
 	}
-	// First the items nothing depends on, then the care questions. Each
-	// phase reads mr.Items once and filters it as it goes: no item list is
-	// collected; the second phase is skipped when the first saw no care
-	// question.
+	// First the items that need no other's answer, then those that do.
+	// Each phase reads mr.Items once and filters it as it goes: no item
+	// list is collected; the second phase is skipped when the first saw no
+	// item of the second.
 	dependents, err := r.runPhase(ctx, mr, act, false, &s)
 	if err != nil || !dependents {
 		return s, err
@@ -253,7 +252,7 @@ func (r *Runner) runPhase(ctx context.Context, mr ModelRun, act *activity, depen
 	g.Go(func() error {
 		defer close(reqs)
 		for it := range mr.Items.Items() {
-			if (len(it.DependsOn()) > 0) != dependent {
+			if (len(r.Tasks.needs(it)) > 0) != dependent {
 				others = true
 				continue
 			}
@@ -326,28 +325,21 @@ func (r *Runner) runPhase(ctx context.Context, mr ModelRun, act *activity, depen
 	return others, err
 }
 
-// prepare builds the request of one (item, repeat), with the care question's
-// prior findings; a problem says why it cannot be sent.
+// prepare builds the request of one (item, repeat), with the prior lines
+// its task writes (about the answers it needs, and what the item supplies);
+// a problem says why it cannot be sent.
 func (r *Runner) prepare(mr ModelRun, it Item, rep int) (*Request, *ItemProblem) {
 	var prior []string
-	if it.Care != nil {
-		var recs [2]*Record
-		for _, dep := range it.DependsOn() {
-			id := dep + "/" + it.Patient
+	if task := r.Tasks.lookup(it.Task); task != nil && task.Prior != nil {
+		answers := map[string]*Record{}
+		for _, id := range r.Tasks.needs(it) {
 			rec, ok := r.lookup(mr.Model.Name, id, rep)
 			if !ok {
 				return nil, &ItemProblem{Item: it.ID, Reason: fmt.Sprintf("its prompt needs the model's answer to %s, which has not been answered yet; resume the run", id)}
 			}
-			if dep == configs.TaskCPPathology {
-				recs[0] = &rec
-			} else {
-				recs[1] = &rec
-			}
+			answers[id] = &rec
 		}
-		if r.Findings == nil {
-			return nil, &ItemProblem{Item: it.ID, Reason: "no findings extractor is configured"}
-		}
-		prior = PriorFindings(it.Care, r.Findings(recs[0], recs[1]))
+		prior = task.Prior(it, answers)
 	}
 	req, err := mr.Builder.Build(r.Prompts, it, rep, prior)
 	if err != nil {

@@ -1,4 +1,4 @@
-package tasks
+package tasks_test
 
 import (
 	"context"
@@ -11,13 +11,16 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
 // fakeEngine answers like an OpenAI-compatible engine: it records every
@@ -67,35 +70,20 @@ func writeImage(t *testing.T, root, name string, data []byte) dataset.Image {
 	return dataset.Image{Path: name, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(data))}
 }
 
-func testRunner(t *testing.T, run string) *Runner {
+func testRunner(t *testing.T, run string) *tasks.Runner {
 	t.Helper()
-	st := configs.DefaultStructures()
-	prompts, err := LoadPrompts(configs.Defaults, "prompts", st)
+	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", benchmark())
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := OpenJournal(run)
+	j, err := tasks.OpenJournal(run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { j.Close() })
-	r := &Runner{Client: NewClient(testSettings()), Journal: j, Prompts: prompts, Retries: 3, Backoff: time.Millisecond,
-		Findings: func(path, mri *Record) Findings {
-			var f Findings
-			if path != nil {
-				f.Pathology = path.Answer.Content
-			}
-			if mri != nil {
-				var m struct {
-					T string `json:"T_stage"`
-				}
-				if json.Unmarshal([]byte(mri.Answer.Content), &m) == nil {
-					f.TStage = m.T
-				}
-			}
-			return f
-		}}
-	st2, err := ReadJournal(run)
+	r := &tasks.Runner{Client: tasks.NewClient(testSettings()), Journal: j, Prompts: prompts, Retries: 3, Backoff: time.Millisecond,
+		Tasks: benchmark()}
+	st2, err := tasks.ReadJournal(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,12 +97,12 @@ func TestRunnerL6InjectionRetriesAndResume(t *testing.T) {
 	page := writeImage(t, root, "page.png", []byte("\x89PNG fake page bytes"))
 	q := dataset.CareQuestion{ID: "q1", Checkpoint: "after induction", Question: "Next step?", Answer: "B",
 		Options: []dataset.Option{{Letter: "A", Text: "surveillance"}, {Letter: "B", Text: "concurrent chemoradiotherapy"}},
-		Inject:  []string{InjectPathology, InjectTStage}, Supplied: []dataset.Supplied{{Field: "N stage", Value: "N2"}}}
-	items := []Item{
-		{ID: "cp_care/C01/q1", Task: configs.TaskCPCare, Patient: "C01", Gold: Gold{Label: "B"}, Care: &q,
+		Inject:  []string{dataset.InjectPathology, dataset.InjectTStage}, Supplied: []dataset.Supplied{{Field: "N stage", Value: "N2"}}}
+	items := []tasks.Item{
+		{ID: "cp_care/C01/q1", Task: npcbench.CPCare, Patient: "C01", Gold: tasks.Gold{Label: "B"}, Care: &q,
 			Context: []dataset.ContextEntry{{When: "Day 0", Text: "biopsy"}}},
-		{ID: "cp_pathology/C01", Task: configs.TaskCPPathology, Patient: "C01", Images: []dataset.Image{overview}, Gold: Gold{Label: "1"}},
-		{ID: "cp_mri/C01", Task: configs.TaskCPMRI, Patient: "C01", Images: []dataset.Image{page}, Gold: Gold{Label: "T3"}},
+		{ID: "cp_pathology/C01", Task: npcbench.CPPathology, Patient: "C01", Images: []dataset.Image{overview}, Gold: tasks.Gold{Label: "1"}},
+		{ID: "cp_mri/C01", Task: npcbench.CPMRI, Patient: "C01", Images: []dataset.Image{page}, Gold: tasks.Gold{Label: "T3"}},
 	}
 	eng := &fakeEngine{failN: 2, answer: careEpisodeAnswer}
 	ep := serve(t, eng.handler)
@@ -123,13 +111,13 @@ func TestRunnerL6InjectionRetriesAndResume(t *testing.T) {
 	model.Name = "M"
 	run := t.TempDir()
 	r := testRunner(t, run)
-	mr := ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
-		Pool: NewPool([]Endpoint{ep}, 2), Items: ItemList(items), Repeats: 1}
+	mr := tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
+		Pool: tasks.NewPool([]tasks.Endpoint{ep}, 2), Items: tasks.ItemList(items), Repeats: 1}
 	s, err := r.Run(context.Background(), mr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Answered != 3 || s.NotRun != 0 || s.Failures[FailServer] != 2 {
+	if s.Answered != 3 || s.NotRun != 0 || s.Failures[tasks.FailServer] != 2 {
 		t.Fatalf("summary = %+v, want 3 answered after 2 retried 503s", s)
 	}
 	// The care question was asked last, with the model's own findings.
@@ -154,9 +142,40 @@ func TestRunnerL6InjectionRetriesAndResume(t *testing.T) {
 	if s2.Skipped != 3 || len(eng.prompts) != before {
 		t.Fatalf("resume sent %d requests, summary %+v; want nothing sent", len(eng.prompts)-before, s2)
 	}
-	st, _ := ReadJournal(run)
+	st, _ := tasks.ReadJournal(run)
 	if len(st.Records) != 3 || st.Duplicates != 0 {
 		t.Fatalf("journal has %d records, %d duplicates", len(st.Records), st.Duplicates)
+	}
+}
+
+// TestRunnerWritesSuppliedFindingsWithoutInjection: a care question that
+// injects none of the model's findings still has its supplied reference
+// fields under "Prior diagnostic findings", in the journal too, and is
+// sent in the first phase (it needs no answer).
+func TestRunnerWritesSuppliedFindingsWithoutInjection(t *testing.T) {
+	q := dataset.CareQuestion{ID: "q3", Checkpoint: "recurrence", Question: "Next step?", Answer: "A",
+		Options:  []dataset.Option{{Letter: "A", Text: "salvage surgery"}, {Letter: "B", Text: "observation"}},
+		Supplied: []dataset.Supplied{{Field: "Recurrent stage", Value: "rT4N0M0"}}}
+	items := []tasks.Item{{ID: "cp_care/C04/q3", Task: npcbench.CPCare, Patient: "C04", Gold: tasks.Gold{Label: "A"}, Care: &q}}
+	eng := &fakeEngine{answer: func(string) string { return "A" }}
+	ep := serve(t, eng.handler)
+	reg, _ := configs.DefaultRegistry()
+	model, _ := reg.Get("Lingshu-7B")
+	run := t.TempDir()
+	r := testRunner(t, run)
+	mr := tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
+		Pool: tasks.NewPool([]tasks.Endpoint{ep}, 1), Items: tasks.ItemList(items), Repeats: 1}
+	if s, err := r.Run(context.Background(), mr); err != nil || s.Answered != 1 {
+		t.Fatalf("summary %+v, %v; want the question answered", s, err)
+	}
+	if len(eng.prompts) != 1 || !strings.Contains(eng.prompts[0], "Prior diagnostic findings\n- Recurrent stage: rT4N0M0") {
+		t.Errorf("the prompt lacks the supplied finding:\n%s", eng.prompts)
+	}
+	st, _ := tasks.ReadJournal(run)
+	for _, rec := range st.Records {
+		if !slices.Equal(rec.Prior, []string{"Recurrent stage: rT4N0M0"}) {
+			t.Errorf("journaled prior %q, want the supplied finding", rec.Prior)
+		}
 	}
 }
 
@@ -169,18 +188,18 @@ func TestRunnerMarksNotRunAfterRetriesAndNeverStoresAPrediction(t *testing.T) {
 	model, _ := reg.Get("Lingshu-7B")
 	run := t.TempDir()
 	r := testRunner(t, run)
-	items := []Item{{ID: "pathology/P01", Task: configs.TaskPathology, Patient: "P01", Images: []dataset.Image{img}, Gold: Gold{Label: "1"}}}
-	s, err := r.Run(context.Background(), ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
-		Pool: NewPool([]Endpoint{ep}, 1), Items: ItemList(items)})
+	items := []tasks.Item{{ID: "pathology/P01", Task: npcbench.Pathology, Patient: "P01", Images: []dataset.Image{img}, Gold: tasks.Gold{Label: "1"}}}
+	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
+		Pool: tasks.NewPool([]tasks.Endpoint{ep}, 1), Items: tasks.ItemList(items)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.NotRun != 1 || s.Answered != 0 {
 		t.Fatalf("summary %+v", s)
 	}
-	st, _ := ReadJournal(run)
+	st, _ := tasks.ReadJournal(run)
 	for _, rec := range st.Records {
-		if rec.Status != StatusNotRun || rec.Answer != nil || rec.Attempts != 4 || len(rec.Failures) != 4 {
+		if rec.Status != tasks.StatusNotRun || rec.Answer != nil || rec.Attempts != 4 || len(rec.Failures) != 4 {
 			t.Fatalf("record %+v: want not_run with no answer after 4 attempts", rec)
 		}
 	}
@@ -198,41 +217,41 @@ func TestRunnerEndsRequestsNotRunWhenThePoolCloses(t *testing.T) {
 	model, _ := reg.Get("Lingshu-7B")
 	run := t.TempDir()
 	r := testRunner(t, run)
-	var items []Item
+	var items []tasks.Item
 	for _, p := range []string{"P01", "P02", "P03"} {
-		items = append(items, Item{ID: "pathology/" + p, Task: configs.TaskPathology, Patient: p, Images: []dataset.Image{img}, Gold: Gold{Label: "1"}})
+		items = append(items, tasks.Item{ID: "pathology/" + p, Task: npcbench.Pathology, Patient: p, Images: []dataset.Image{img}, Gold: tasks.Gold{Label: "1"}})
 	}
-	pool := NewPool(nil, 1) // no replica yet: every request waits
+	pool := tasks.NewPool(nil, 1) // no replica yet: every request waits
 	time.AfterFunc(50*time.Millisecond, func() { pool.Close("its engine gave up after 5 restarts") })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := r.Run(ctx, ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
-		Pool: pool, Items: ItemList(items)})
+	s, err := r.Run(ctx, tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
+		Pool: pool, Items: tasks.ItemList(items)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const why = "no replica will serve this model: its engine gave up after 5 restarts"
-	if s.NotRun != 3 || s.Answered != 0 || s.Reasons[why] != 3 || s.Failures[FailNoReplica] != 3 {
+	if s.NotRun != 3 || s.Answered != 0 || s.Reasons[why] != 3 || s.Failures[tasks.FailNoReplica] != 3 {
 		t.Fatalf("summary %+v; want 3 not run for %q", s, why)
 	}
-	st, _ := ReadJournal(run)
+	st, _ := tasks.ReadJournal(run)
 	if len(st.Records) != 3 {
 		t.Fatalf("%d records journaled, want 3", len(st.Records))
 	}
 	for _, rec := range st.Records {
-		if rec.Status != StatusNotRun || rec.Answer != nil || len(rec.Failures) != 1 || rec.Failures[0] != why {
+		if rec.Status != tasks.StatusNotRun || rec.Answer != nil || len(rec.Failures) != 1 || rec.Failures[0] != why {
 			t.Errorf("record %+v; want not run with the reason", rec)
 		}
 	}
 }
 
 func TestNotRunReasonGroupsAcrossReplicaPorts(t *testing.T) {
-	a := NotRunReason(Record{Failures: []string{"x", `connect: Post "http://127.0.0.1:20001/v1/chat/completions": dial tcp 127.0.0.1:20001: connect: connection refused`}})
-	b := NotRunReason(Record{Failures: []string{`connect: Post "http://127.0.0.1:20007/v1/chat/completions": dial tcp 127.0.0.1:20007: connect: connection refused`}})
+	a := tasks.NotRunReason(tasks.Record{Failures: []string{"x", `connect: Post "http://127.0.0.1:20001/v1/chat/completions": dial tcp 127.0.0.1:20001: connect: connection refused`}})
+	b := tasks.NotRunReason(tasks.Record{Failures: []string{`connect: Post "http://127.0.0.1:20007/v1/chat/completions": dial tcp 127.0.0.1:20007: connect: connection refused`}})
 	if a != b || !strings.Contains(a, "HOST:PORT") {
 		t.Errorf("reasons %q and %q should group as one", a, b)
 	}
-	if NotRunReason(Record{}) != "no attempt was made" {
+	if tasks.NotRunReason(tasks.Record{}) != "no attempt was made" {
 		t.Error("a record without failures needs a reason too")
 	}
 }
@@ -241,12 +260,11 @@ func TestRequestRefusesImagesChangedAfterPrepAndPathEscapes(t *testing.T) {
 	root := t.TempDir()
 	img := writeImage(t, root, "a.png", []byte("original"))
 	os.WriteFile(filepath.Join(root, "a.png"), []byte("modified"), 0o644)
-	st := configs.DefaultStructures()
-	prompts, _ := LoadPrompts(configs.Defaults, "prompts", st)
+	prompts, _ := tasks.LoadPrompts(configs.Defaults, "prompts", benchmark())
 	reg, _ := configs.DefaultRegistry()
 	model, _ := reg.Get("Lingshu-7B")
-	b := RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root}
-	it := Item{ID: "pathology/P01", Task: configs.TaskPathology, Images: []dataset.Image{img}}
+	b := tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root}
+	it := tasks.Item{ID: "pathology/P01", Task: npcbench.Pathology, Images: []dataset.Image{img}}
 	// Base64 images are checked as they are streamed: the request fails,
 	// is not retried, and the engine never receives a whole body.
 	req, err := b.Build(prompts, it, 0, nil)
@@ -260,13 +278,13 @@ func TestRequestRefusesImagesChangedAfterPrepAndPathEscapes(t *testing.T) {
 		}
 		w.WriteHeader(400)
 	})
-	_, err = NewClient(testSettings()).Send(context.Background(), ep, req)
-	var f *Failure
-	if !errors.As(err, &f) || f.Kind != FailRejected || !strings.Contains(err.Error(), "does not match the sha256") || whole {
+	_, err = tasks.NewClient(testSettings()).Send(context.Background(), ep, req)
+	var f *tasks.Failure
+	if !errors.As(err, &f) || f.Kind != tasks.FailRejected || !strings.Contains(err.Error(), "does not match the sha256") || whole {
 		t.Errorf("changed image: err = %v, engine received a whole body: %v", err, whole)
 	}
 	b.Media = configs.MediaFile
-	if _, err := b.Build(prompts, Item{ID: "pathology/P01", Task: configs.TaskPathology,
+	if _, err := b.Build(prompts, tasks.Item{ID: "pathology/P01", Task: npcbench.Pathology,
 		Images: []dataset.Image{{Path: "a.png", Bytes: 9}}}, 0, nil); err == nil || !strings.Contains(err.Error(), "changed after `npcorch prep`") {
 		t.Errorf("image of another size: err = %v", err)
 	}

@@ -1,4 +1,4 @@
-package tasks
+package tasks_test
 
 import (
 	"bytes"
@@ -27,7 +27,10 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/proctest"
+	"github.com/npcorch/npcorch/launcher/simkey"
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
 // simModel is the served name of every simulated engine in these tests.
@@ -59,7 +62,7 @@ func spawnEngine(t testing.TB, args ...string) *simEngine {
 	full := append([]string{"sim-engine", "serve", simModel, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--sim-workers", "0", "--disable-uvicorn-access-log"}, args...)
 	cmd := exec.Command(exe, full...)
-	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.Env = append(os.Environ(), tasks.ChildEnv+"=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	e := &simEngine{t: t, cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), out: &proctest.Buffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = e.out, e.out
@@ -106,8 +109,8 @@ func (e *simEngine) kill() {
 }
 
 // endpoint is the engine as the client sees it.
-func (e *simEngine) endpoint(name string, maxNumSeqs int) Endpoint {
-	return Endpoint{Name: name, BaseURL: e.base + "/v1", MaxNumSeqs: maxNumSeqs, MetricsURL: e.base + "/metrics", Local: true}
+func (e *simEngine) endpoint(name string, maxNumSeqs int) tasks.Endpoint {
+	return tasks.Endpoint{Name: name, BaseURL: e.base + "/v1", MaxNumSeqs: maxNumSeqs, MetricsURL: e.base + "/metrics", Local: true}
 }
 
 // eventually polls cond until it holds, failing the test after waitLimit.
@@ -204,8 +207,8 @@ func (rec *recorder) requests() []sent {
 }
 
 // endpoint is the proxied engine as the client sees it.
-func (rec *recorder) endpoint(name string, maxNumSeqs int) Endpoint {
-	return Endpoint{Name: name, BaseURL: rec.URL, MaxNumSeqs: maxNumSeqs, Local: true}
+func (rec *recorder) endpoint(name string, maxNumSeqs int) tasks.Endpoint {
+	return tasks.Endpoint{Name: name, BaseURL: rec.URL, MaxNumSeqs: maxNumSeqs, Local: true}
 }
 
 // pngBytes is a small, valid, distinct PNG for each seed.
@@ -237,13 +240,13 @@ func imageFile(t testing.TB, root string, seed int, write bool) dataset.Image {
 }
 
 // pathologyItems are n single-image pathology items, golds alternating.
-func pathologyItems(t testing.TB, root string, n int, write bool) []Item {
+func pathologyItems(t testing.TB, root string, n int, write bool) []tasks.Item {
 	t.Helper()
-	items := make([]Item, n)
+	items := make([]tasks.Item, n)
 	for i := range items {
 		p := fmt.Sprintf("P%04d", i)
-		items[i] = Item{ID: "pathology/" + p, Task: configs.TaskPathology, Patient: p,
-			Images: []dataset.Image{imageFile(t, root, i, write)}, Gold: Gold{Label: strconv.Itoa(i % 2)}}
+		items[i] = tasks.Item{ID: "pathology/" + p, Task: npcbench.Pathology, Patient: p,
+			Images: []dataset.Image{imageFile(t, root, i, write)}, Gold: tasks.Gold{Label: strconv.Itoa(i % 2)}}
 	}
 	return items
 }
@@ -263,9 +266,9 @@ func simModelConfig(t testing.TB) configs.Model {
 	return m
 }
 
-func defaultPrompts(t testing.TB) *Prompts {
+func defaultPrompts(t testing.TB) *tasks.Prompts {
 	t.Helper()
-	p, err := LoadPrompts(configs.Defaults, "prompts", configs.DefaultStructures())
+	p, err := tasks.LoadPrompts(configs.Defaults, "prompts", benchmark())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,19 +277,19 @@ func defaultPrompts(t testing.TB) *Prompts {
 
 // writeSimKey writes the answer key of items (as BuildSimKey derives it)
 // into dir and returns the --sim-key flag pair.
-func writeSimKey(t testing.TB, dir string, b RequestBuilder, items []Item) []string {
+func writeSimKey(t testing.TB, dir string, b tasks.RequestBuilder, items []tasks.Item) []string {
 	t.Helper()
-	key, err := BuildSimKey(b, defaultPrompts(t), configs.DefaultStructures(), ItemList(items).Items())
+	key, err := tasks.BuildSimKey(benchmark(), b, defaultPrompts(t), tasks.ItemList(items).Items())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return writeKey(t, dir, key)
 }
 
-func writeKey(t testing.TB, dir string, key *SimKey) []string {
+func writeKey(t testing.TB, dir string, key *simkey.Key) []string {
 	t.Helper()
 	path := filepath.Join(dir, "simkey.json")
-	if err := key.WriteFile(path); err != nil {
+	if err := key.Write(path); err != nil {
 		t.Fatal(err)
 	}
 	return []string{"--sim-key", path}
@@ -301,20 +304,20 @@ func engineSettings() configs.ClientSettings {
 
 // newEngineRunner is a Runner over a journal in run, with the real findings
 // extractor.
-func newEngineRunner(t testing.TB, run string, s configs.ClientSettings) *Runner {
+func newEngineRunner(t testing.TB, run string, s configs.ClientSettings) *tasks.Runner {
 	t.Helper()
-	j, err := OpenJournal(run)
+	j, err := tasks.OpenJournal(run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { j.Close() })
-	st, err := ReadJournal(run)
+	st, err := tasks.ReadJournal(run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewClient(s)
+	c := tasks.NewClient(s)
 	t.Cleanup(c.Close)
-	r := &Runner{Client: c, Journal: j, Prompts: defaultPrompts(t), Findings: FindingsExtractor(configs.DefaultStructures()),
+	r := &tasks.Runner{Client: c, Journal: j, Prompts: defaultPrompts(t), Tasks: benchmark(),
 		Retries: 2, Backoff: time.Millisecond}
 	r.SetState(st)
 	return r
@@ -354,9 +357,9 @@ func runRunnerChild(ctx context.Context, specPath string) (err error) {
 	r := newEngineRunner(t, spec.Run, engineSettings())
 	m := simModelConfig(t)
 	items := pathologyItems(t, spec.Root, spec.Items, false)
-	ep := Endpoint{Name: simModel + "#0", BaseURL: spec.BaseURL, MaxNumSeqs: spec.Workers, Local: true}
-	_, err = r.Run(ctx, ModelRun{Model: m, Builder: RequestBuilder{Model: m, Media: configs.MediaFile, Root: spec.Root},
-		Pool: NewPool([]Endpoint{ep}, spec.Workers), Items: ItemList(items), Workers: spec.Workers})
+	ep := tasks.Endpoint{Name: simModel + "#0", BaseURL: spec.BaseURL, MaxNumSeqs: spec.Workers, Local: true}
+	_, err = r.Run(ctx, tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: spec.Root},
+		Pool: tasks.NewPool([]tasks.Endpoint{ep}, spec.Workers), Items: tasks.ItemList(items), Workers: spec.Workers})
 	return err
 }
 

@@ -10,67 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks/score"
 )
-
-// Column is one column of the paper's Table 1 layout.
-type Column struct {
-	Name  string
-	Level string
-	// Pick returns the column's score of a model (nil when not run).
-	Pick func(m ModelResults) (s *score.Score, complete bool)
-}
-
-// Table1 lists the columns of the paper's Table 1: L3 Path., T-Stg.,
-// N-Stg., Seq., Struct.; L6 Care, Strict.
-var Table1 = []Column{
-	{"Path.", "L3", func(m ModelResults) (*score.Score, bool) { return taskAccuracy(m, configs.TaskPathology) }},
-	{"T-Stg.", "L3", func(m ModelResults) (*score.Score, bool) {
-		if m.TStage == nil {
-			return nil, true
-		}
-		return m.TStage.Accuracy, m.TStage.Complete
-	}},
-	{"N-Stg.", "L3", func(m ModelResults) (*score.Score, bool) { return taskAccuracy(m, configs.TaskNGroups) }},
-	{"Seq.", "L3", func(m ModelResults) (*score.Score, bool) { return taskAccuracy(m, configs.TaskSequence) }},
-	{"Struct.", "L3", func(m ModelResults) (*score.Score, bool) {
-		if m.Evidence == nil {
-			return nil, true
-		}
-		return m.Evidence.Structure, m.Evidence.Complete
-	}},
-	{"Care", "L6", func(m ModelResults) (*score.Score, bool) {
-		if m.CarePath == nil {
-			return nil, true
-		}
-		return m.CarePath.Care, m.CarePath.Complete
-	}},
-	{"Strict", "L6", func(m ModelResults) (*score.Score, bool) {
-		if m.CarePath == nil {
-			return nil, true
-		}
-		return m.CarePath.Strict, m.CarePath.Complete
-	}},
-}
-
-func taskAccuracy(m ModelResults, task string) (*score.Score, bool) {
-	if ts := m.Task(task); ts != nil {
-		return ts.Accuracy, ts.Complete
-	}
-	return nil, true
-}
-
-// Task returns the model's score of a closed-answer L3 task, nil when the
-// task did not run.
-func (m ModelResults) Task(task string) *score.TaskScore {
-	for i := range m.Tasks {
-		if m.Tasks[i].Task == task {
-			return &m.Tasks[i].Score
-		}
-	}
-	return nil
-}
 
 // ShownInterval returns the interval reports show: exact when the score has
 // one (patient counts), else the patient-cluster bootstrap.
@@ -95,70 +36,77 @@ func cell(s *score.Score, complete bool) string {
 	return out
 }
 
+// table is the score table's columns; an error for results that ScoreRun
+// did not make (read back from scores.json, say).
+func (r *Results) table() ([]Column, error) {
+	if r.reg == nil {
+		return nil, fmt.Errorf("scores of %s have no table layout; score them with ScoreRun", r.Campaign)
+	}
+	return r.reg.Table(), nil
+}
+
 // WriteMarkdown writes the Table 1 layout with intervals, the cohort's
-// majority baselines and the paper's, and per-model counts.
+// majority baselines and the benchmark's notes (the paper's baselines),
+// and per-model counts.
 func (r *Results) WriteMarkdown(w io.Writer) error {
+	table, err := r.table()
+	if err != nil {
+		return err
+	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Scores: %s\n\n", r.Campaign)
 	b.WriteString("| Model |")
-	for _, c := range Table1 {
+	for _, c := range table {
 		fmt.Fprintf(&b, " %s %s |", c.Level, c.Name)
 	}
 	b.WriteString(" answered | not run | missing |\n|---|")
-	for range Table1 {
+	for range table {
 		b.WriteString("---|")
 	}
 	b.WriteString("---|---|---|\n")
 	for _, m := range r.Models {
 		fmt.Fprintf(&b, "| %s |", m.Model)
-		for _, c := range Table1 {
+		for _, c := range table {
 			s, complete := c.Pick(m)
 			fmt.Fprintf(&b, " %s |", cell(s, complete))
 		}
 		fmt.Fprintf(&b, " %d | %d | %d |\n", m.Answered, m.NotRun, m.Missing)
 	}
 	b.WriteString("| majority baseline (this cohort) |")
-	for _, c := range Table1 {
-		fmt.Fprintf(&b, " %s |", r.majority(c.Name))
+	for _, c := range table {
+		fmt.Fprintf(&b, " %s |", majority(r, c))
 	}
 	b.WriteString(" | | |\n\n")
 	fmt.Fprintf(&b, "Percent accuracy with %.0f %% intervals: exact Clopper–Pearson for patient-level counts, otherwise a patient-cluster bootstrap (%d draws, seed %d). ",
 		100*level(r.Options), draws(r.Options), r.Options.Seed)
 	b.WriteString("`*` marks a provisional score: some of its items are not run (infrastructure failures), so the run is incomplete.\n")
-	fmt.Fprintf(&b, "Paper baselines: L3 pathology majority %.1f %%, T majority %.1f %%, N majority %.1f %%, CarePath pathology %.0f %%, CarePath constant T3 %.0f %%.\n",
-		score.PaperL3PathologyMajority, score.PaperTMajority, score.PaperNMajority, score.PaperCarePathPathologyMajority, score.PaperCarePathT3Constant)
+	for _, note := range r.reg.Notes() {
+		b.WriteString(note + "\n")
+	}
 	if jr := r.JournalProblems; jr != nil {
 		fmt.Fprintf(&b, "\n**Journal problems: %s.** The scores above leave those lines out as described; each is listed in scores.json and by `npcorch score`.\n", jr.Summary())
 	}
-	_, err := w.Write(b.Bytes())
+	_, err = w.Write(b.Bytes())
 	return err
 }
 
-func (r *Results) majority(column string) string {
-	if b := r.Baseline(column); b != nil {
+func majority(r *Results, c Column) string {
+	if b := Majority(r, c); b != nil {
 		return fmt.Sprintf("%.1f (%s)", b.Percent, b.Class)
 	}
 	return ""
 }
 
-// Baseline is the cohort's majority-class baseline beside a Table 1 column
-// (nil for columns without one). Every model of a run shares the cohort, so
-// the first model that ran the column's task carries it.
-func (r *Results) Baseline(column string) *score.Baseline {
+// Majority is the cohort's majority-class baseline beside a score table
+// column (nil for columns without one). Every model of a run shares the
+// cohort, so the first model that ran the column's task carries it.
+func Majority(r *Results, c Column) *score.Baseline {
+	if c.Majority == nil {
+		return nil
+	}
 	for _, m := range r.Models {
-		var ts *score.TaskScore
-		switch column {
-		case "Path.":
-			ts = m.Task(configs.TaskPathology)
-		case "T-Stg.":
-			ts = m.TStage
-		case "N-Stg.":
-			ts = m.Task(configs.TaskNGroups)
-		case "Seq.":
-			ts = m.Task(configs.TaskSequence)
-		}
-		if ts != nil && ts.Majority != nil {
-			return ts.Majority
+		if b := c.Majority(m); b != nil {
+			return b
 		}
 	}
 	return nil
@@ -182,10 +130,14 @@ func draws(o score.Options) int {
 // journal with problems, one row per kind of problem (level "journal", the
 // count as numerator).
 func (r *Results) WriteCSV(w io.Writer) error {
+	table, err := r.table()
+	if err != nil {
+		return err
+	}
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"model", "level", "column", "percent", "numerator", "denominator", "lower", "upper", "interval", "complete"})
 	for _, m := range r.Models {
-		for _, c := range Table1 {
+		for _, c := range table {
 			s, complete := c.Pick(m)
 			if s == nil {
 				continue

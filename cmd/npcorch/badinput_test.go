@@ -20,6 +20,7 @@ import (
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/imaging"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/campaign"
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
@@ -133,6 +134,11 @@ func feed(t *testing.T, kind, input string) (string, error) {
 		}
 		reg, err := configs.ParseRegistry(filepath.Base(input), data)
 		if err != nil {
+			return "", err
+		}
+		// The tasks' registry checks the task keys, as a campaign naming
+		// this registry has them checked.
+		if err := campaign.Benchmark().CheckTaskRefs(reg.TaskRefs); err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("%d models", len(reg.Names())), nil

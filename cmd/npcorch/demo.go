@@ -111,7 +111,7 @@ func runDemo(ctx context.Context, out string, seed int64, resume bool, stdout, s
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	if err := report.Write(o.RunDir, nil, ""); err != nil {
+	if err := report.Write(campaign.Benchmark(), o.RunDir, nil, ""); err != nil {
 		return fmt.Errorf("demo: report: %w", err)
 	}
 	fmt.Fprintf(stdout, "\nrun directory: %s (scores.md/.csv/.json, report/report.html, journal/, engines/) — %.1fs in all\n",

@@ -144,7 +144,10 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 		if err != nil {
 			return schedule.Config{}, err
 		}
-		models, tasks = c.Resolved, c.TaskList()
+		if tasks, err = campaign.CheckTasks(campaign.Benchmark(), c); err != nil {
+			return schedule.Config{}, err
+		}
+		models = c.Resolved
 		if nodeName == "" {
 			nodeName = c.Node
 		}
@@ -154,6 +157,9 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 		}
 		reg, err := configs.DefaultRegistry()
 		if err != nil {
+			return schedule.Config{}, err
+		}
+		if err := campaign.Benchmark().CheckTaskRefs(reg.TaskRefs); err != nil {
 			return schedule.Config{}, err
 		}
 		for _, name := range reg.Names() {
@@ -179,7 +185,7 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 	}
 	var wls []schedule.Workload
 	if paperScale {
-		wls, err = schedule.PaperScaleAll(models, tasks)
+		wls, err = campaign.Benchmark().PaperScale(models, tasks)
 	} else {
 		var problems campaign.Problems
 		wls, problems, err = campaign.DatasetWorkloads(c)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/npcorch/npcorch/tasks/campaign"
 	"github.com/npcorch/npcorch/tasks/report"
 )
 
@@ -34,7 +35,7 @@ with their differences marked. Run 'npcorch score --run DIR' first.`,
 			if outDir == "" {
 				outDir = filepath.Join(runDir, "report")
 			}
-			if err := report.Write(runDir, compare, outDir); err != nil {
+			if err := report.Write(campaign.Benchmark(), runDir, compare, outDir); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report written to %s (open %s)\n", outDir, filepath.Join(outDir, report.HTMLFile))

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher"
-	"github.com/spf13/cobra"
+	"github.com/npcorch/npcorch/tasks/campaign"
 )
 
 func newServeCmd() *cobra.Command {
@@ -85,8 +87,8 @@ func selfEngines(exe string) launcher.Engines {
 // serveModel resolves the model from a campaign or the embedded registry,
 // with the media root, host, output folder and launch settings that go
 // with it.
-func serveModel(campaign, name string) (m configs.Model, mediaRoot, host, out string, launch configs.LaunchSettings, err error) {
-	if campaign == "" {
+func serveModel(campaignFile, name string) (m configs.Model, mediaRoot, host, out string, launch configs.LaunchSettings, err error) {
+	if campaignFile == "" {
 		reg, err := configs.DefaultRegistry()
 		if err != nil {
 			return m, "", "", "", launch, err
@@ -97,8 +99,11 @@ func serveModel(campaign, name string) (m configs.Model, mediaRoot, host, out st
 		}
 		return m, "", "", "npcorch-serve", launch, nil
 	}
-	c, err := configs.LoadCampaign(campaign, nil)
+	c, err := configs.LoadCampaign(campaignFile, nil)
 	if err != nil {
+		return m, "", "", "", launch, err
+	}
+	if _, err := campaign.CheckTasks(campaign.Benchmark(), c); err != nil {
 		return m, "", "", "", launch, err
 	}
 	m, ok := c.Model(name)
@@ -107,7 +112,7 @@ func serveModel(campaign, name string) (m configs.Model, mediaRoot, host, out st
 		for _, r := range c.Resolved {
 			names = append(names, r.Name)
 		}
-		return m, "", "", "", launch, fmt.Errorf("serve: campaign %s has no model %q; it lists: %s", campaign, name, strings.Join(names, ", "))
+		return m, "", "", "", launch, fmt.Errorf("serve: campaign %s has no model %q; it lists: %s", campaignFile, name, strings.Join(names, ", "))
 	}
 	return m, c.Path(c.Dataset.Prepared), c.Host, c.Path(c.Output), c.Launch, nil
 }

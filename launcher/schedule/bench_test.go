@@ -58,7 +58,7 @@ func BenchmarkPaperCampaign(b *testing.B) {
 // BenchmarkPaperCampaignSensitivity shows how the ≥ 2× goal depends on the
 // two inputs the preprocessing ceiling is most sensitive to: the images one
 // API server preprocesses per second (5 … 40; the default is 20) and the
-// output tokens (the full budget, as PaperScale counts them, or a quarter of
+// output tokens (the full budget, as MixWorkload counts them, or a quarter of
 // it, as tasks/campaign estimates a dataset's). For each it plans with
 // npcorch's API-server choice and reports the plan against the naive
 // baseline with the same engines (naive/makespan) and against one engine

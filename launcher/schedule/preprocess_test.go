@@ -59,8 +59,8 @@ func imageModel(name string) configs.Model {
 func TestPreprocessingCeilingSlowsAnEngine(t *testing.T) {
 	// 1,000 images with 500 token equivalents each: 500 s of GPU, 1,000 s
 	// of preprocessing on one API server.
-	imageTask := Workload{Model: "M", Task: configs.TaskTGroups, Requests: 10, PromptTokens: 500_000, Images: 1000}
-	textTask := Workload{Model: "M", Task: configs.TaskCPCare, Requests: 10, PromptTokens: 500_000}
+	imageTask := Workload{Model: "M", Task: "t_groups", Requests: 10, PromptTokens: 500_000, Images: 1000}
+	textTask := Workload{Model: "M", Task: "cp_care", Requests: 10, PromptTokens: 500_000}
 	run := func(node int, cpus int, est Estimator, pol Policy, wls ...Workload) (*Plan, Replica) {
 		t.Helper()
 		n := testNode(node)

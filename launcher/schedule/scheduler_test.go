@@ -441,9 +441,11 @@ func registryCampaign(t testing.TB) ([]configs.Model, []Workload) {
 		m, _ := reg.Get(name)
 		models = append(models, m)
 	}
-	wls, err := PaperScaleAll(models, nil)
-	if err != nil {
-		t.Fatal(err)
+	var wls []Workload
+	for _, m := range models {
+		for _, mix := range paperMixes(t) {
+			wls = append(wls, MixWorkload(m, mix))
+		}
 	}
 	return models, wls
 }

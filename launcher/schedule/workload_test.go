@@ -1,82 +1,86 @@
 package schedule
 
 import (
+	"encoding/json"
 	"math"
+	"os"
 	"testing"
 
 	"github.com/npcorch/npcorch/configs"
 )
 
-func TestPaperScale(t *testing.T) {
+// paperMixes is a realistic workload for the scheduler's tests: the
+// request mix of the NPCBench paper's L3 and L6 tasks, as package
+// tasks/npcbench's descriptors give it (its tests check that this copy
+// matches them; the launcher itself knows no task).
+func paperMixes(t testing.TB) []RequestMix {
+	t.Helper()
+	data, err := os.ReadFile("testdata/paper_mixes.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mixes []RequestMix
+	if err := json.Unmarshal(data, &mixes); err != nil {
+		t.Fatal(err)
+	}
+	return mixes
+}
+
+func TestMixWorkload(t *testing.T) {
 	m := configs.Model{Name: "M"}
-	all, err := PaperScale(m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if all.Requests != 69+200+2700+400+400+100+100+217 {
-		t.Errorf("requests %d, want 4186", all.Requests)
-	}
-	path, err := PaperScale(m, []string{configs.TaskPathology})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Workload{Model: "M", Task: configs.TaskPathology, Requests: 69, PromptTokens: 69 * 1300, OutputTokens: 69 * 1024,
+	one := RequestMix{Task: "overview", Requests: 69, MinImages: 1, MaxImages: 1, ImageTokens: ImageTokens(512, 1644),
+		ImagePixels: 512 * 1644, TextTokens: 300, MaxTokens: 1024}
+	want := Workload{Model: "M", Task: "overview", Requests: 69, PromptTokens: 69 * 1300, OutputTokens: 69 * 1024,
 		Images: 69, ImagePixels: 69 * 512 * 1644}
-	if path != want {
-		t.Errorf("pathology %+v, want %+v", path, want)
+	if got := MixWorkload(m, one); got != want {
+		t.Errorf("one image a request: %+v, want %+v", got, want)
 	}
 	// 300 plane-group requests of 44..79 images: the counts spread evenly,
 	// so their mean is 61.5 images.
-	groups, _ := PaperScale(m, []string{configs.TaskTGroups})
-	if want := int64(300*800 + 300*61.5*1000); groups.PromptTokens != want {
-		t.Errorf("t_groups prompt %d, want %d", groups.PromptTokens, want)
+	groups := RequestMix{Task: "groups", Requests: 300, MinImages: 44, MaxImages: 79, ImageTokens: 1000,
+		ImagePixels: 512 * 1644, TextTokens: 800, MaxTokens: 8192}
+	g := MixWorkload(m, groups)
+	if want := int64(300*800 + 300*61.5*1000); g.PromptTokens != want {
+		t.Errorf("groups prompt %d, want %d", g.PromptTokens, want)
 	}
-	if groups.Images != 300*61.5 || groups.PlaneGroups() != 300*61.5 {
-		t.Errorf("t_groups images %d (%v plane groups), want 18450", groups.Images, groups.PlaneGroups())
+	if g.Images != 300*61.5 || g.PlaneGroups() != 300*61.5 {
+		t.Errorf("groups images %d (%v plane groups), want 18450", g.Images, g.PlaneGroups())
 	}
 	// A structure card is 1536×2048: 3.74 plane groups to preprocess.
-	cards, _ := PaperScale(m, []string{configs.TaskTCards})
+	cards := MixWorkload(m, RequestMix{Task: "cards", Requests: 100, MinImages: 27, MaxImages: 27,
+		ImageTokens: ImageTokens(1536, 2048), ImagePixels: 1536 * 2048})
 	if cards.Images != 2700 || math.Abs(cards.PlaneGroups()-2700*1536*2048/(512*1644.0)) > 1e-6 {
-		t.Errorf("t_cards: %d images, %v plane groups", cards.Images, cards.PlaneGroups())
+		t.Errorf("cards: %d images, %v plane groups", cards.Images, cards.PlaneGroups())
 	}
 	// max_images 35 caps every request (44 or more groups each).
-	m.Tasks = map[string]configs.TaskSettings{configs.TaskTGroups: {MaxTokens: 4096, MaxImages: 35}}
-	capped, _ := PaperScale(m, []string{configs.TaskTGroups})
-	if want := (Workload{Model: "M", Task: configs.TaskTGroups, Requests: 300, PromptTokens: 300 * (800 + 35*1000), OutputTokens: 300 * 4096,
-		Images: 300 * 35, ImagePixels: 300 * 35 * 512 * 1644}); capped != want {
-		t.Errorf("capped %+v, want %+v", capped, want)
+	m.Tasks = map[string]configs.TaskSettings{"groups": {MaxTokens: 4096, MaxImages: 35}}
+	if want := (Workload{Model: "M", Task: "groups", Requests: 300, PromptTokens: 300 * (800 + 35*1000), OutputTokens: 300 * 4096,
+		Images: 300 * 35, ImagePixels: 300 * 35 * 512 * 1644}); MixWorkload(m, groups) != want {
+		t.Errorf("capped %+v, want %+v", MixWorkload(m, groups), want)
 	}
 	// A 32,768-token context minus the 8,192 output budget bounds the prompt.
-	m = configs.Model{Name: "Short", ContextLength: 32768}
-	short, _ := PaperScale(m, []string{configs.TaskNGroups})
-	if want := int64(400 * (32768 - 8192)); short.PromptTokens != want {
+	short := MixWorkload(configs.Model{Name: "Short", ContextLength: 32768}, groups)
+	if want := int64(300 * (32768 - 8192)); short.PromptTokens != want {
 		t.Errorf("short-context prompt %d, want %d", short.PromptTokens, want)
 	}
 	// ... but every image is still sent and preprocessed.
-	if short.Images != 400*61.5 {
-		t.Errorf("short-context images %d, want 24600", short.Images)
+	if short.Images != 300*61.5 {
+		t.Errorf("short-context images %d, want 18450", short.Images)
 	}
-	cp, _ := PaperScale(configs.Model{Name: "M"}, []string{configs.TaskCarePath})
-	if cp.Requests != 417 || cp.Task != "" || cp.Images != 100+100*10 {
-		t.Errorf("carepath: %d requests, task %q, %d images; want 417, none, 1100", cp.Requests, cp.Task, cp.Images)
+	text := MixWorkload(m, RequestMix{Task: "text", Requests: 217, TextTokens: 1500, MaxTokens: 1024})
+	if text.Images != 0 || text.PromptTokens != 217*1500 {
+		t.Errorf("text only: %+v", text)
 	}
-	parts, err := PaperScaleTasks(configs.Model{Name: "M"}, []string{configs.TaskCarePath})
-	if err != nil || len(parts) != 3 || parts[0].Task != configs.TaskCPPathology || parts[2].Task != configs.TaskCPCare || parts[2].Images != 0 {
-		t.Errorf("carepath by task: %+v, %v", parts, err)
+	if sum := g.Add(text); sum.Task != "" || sum.Requests != 517 || sum.Images != g.Images {
+		t.Errorf("a mix of two tasks sums to %+v", sum)
 	}
-	all2, err := PaperScaleAll([]configs.Model{{Name: "A"}, {Name: "B"}}, nil)
-	if err != nil || len(all2) != 2*len(PaperTasks()) || all2[0].Model != "A" || all2[len(all2)-1].Model != "B" {
-		t.Errorf("PaperScaleAll: %d workloads, %v", len(all2), err)
-	}
-	var sum Workload
-	for _, w := range all2[:len(PaperTasks())] {
-		sum = sum.Add(w)
-	}
-	if sum.Task != "" || sum.Requests != all.Requests || sum.Images != all.Images || sum.PromptTokens != all.PromptTokens {
-		t.Errorf("the tasks of A sum to %+v, PaperScale says %+v", sum, all)
-	}
-	if _, err := PaperScale(m, []string{"t_stage"}); err == nil {
-		t.Error("unknown task accepted")
+}
+
+func TestImageTokens(t *testing.T) {
+	for _, c := range []struct{ w, h, want int }{{512, 1644, 1000}, {1536, 1536, 2803}, {1536, 2048, 3737}} {
+		if got := ImageTokens(c.w, c.h); got != c.want {
+			t.Errorf("ImageTokens(%d, %d) = %d, want %d", c.w, c.h, got, c.want)
+		}
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/npcorch/npcorch/launcher/simkey"
 )
 
 // maxBodyBytes bounds one request body (80 base64 images fit many times).
@@ -47,7 +49,7 @@ type contentPart struct {
 type prompt struct {
 	text        string // every text part, joined by "\n"
 	images      int
-	fingerprint string // ImageFingerprint of the images
+	fingerprint string // simkey.Fingerprint of the images
 	tokens      int
 	// prefixes are the cumulative prompt hashes and token counts at each
 	// message boundary (for prefix caching).
@@ -159,7 +161,7 @@ func (e *engine) readPrompt(msgs []chatMessage) (*prompt, error) {
 	}
 	p.text = strings.Join(texts, "\n")
 	p.images = len(hashes)
-	p.fingerprint = fingerprintOfHashes(hashes)
+	p.fingerprint = simkey.Fingerprint(hashes)
 	p.tokens = p.prefixes[len(p.prefixes)-1].tokens
 	return p, nil
 }
@@ -212,7 +214,7 @@ func (e *engine) outputBudget(req *chatRequest, promptTokens int) (int, error) {
 
 // answer picks the reply for a prompt from the sim key and the policy.
 func (e *engine) answer(p *prompt) string {
-	it := e.key.match(p.fingerprint, p.text)
+	it := e.key.Match(p.fingerprint, p.text)
 	if it == nil {
 		fp := p.fingerprint
 		if fp == "" {

@@ -11,7 +11,7 @@
 // only, and worker children in the engine's
 // process group (like EngineCore/Worker_TP*). Its latency follows token
 // counts and configured speeds, with at most --max-num-seqs requests running.
-// Its answers come from a sim key file (Key, ImageFingerprint) and a
+// Its answers come from a sim key file (package launcher/simkey) and a
 // policy (right=P with Decide, oracle, constant, garbage), and faults
 // (--sim-fault, POST /sim/fault) make it crash, hang, answer 503 or put
 // errors inside a stream.

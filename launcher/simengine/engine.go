@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/npcorch/npcorch/launcher/simkey"
 )
 
 // simVersion is the vLLM version the simulated server reports.
@@ -33,7 +35,7 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 // and the hooks (time, self-kill, worker start) that tests can pin.
 type engine struct {
 	o      *options
-	key    *Key
+	key    *simkey.Key
 	clock  clock
 	log    *logger
 	m      *metrics

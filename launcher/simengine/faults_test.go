@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/npcorch/npcorch/launcher/simengine"
+	"github.com/npcorch/npcorch/launcher/simkey"
 )
 
 func TestArgumentErrorsExit2(t *testing.T) {
@@ -118,7 +118,7 @@ func TestCrashAfter(t *testing.T) {
 // faultKey answers "\boxed{1}": three one-token chunks with
 // --sim-chunk-tokens 1, so a faulty stream stops after the first.
 func faultKey(t *testing.T) string {
-	return writeKey(t, t.TempDir(), []simengine.KeyItem{{ID: "F", Right: "\\boxed{1}"}})
+	return writeKey(t, t.TempDir(), []simkey.Item{{ID: "F", Right: "\\boxed{1}"}})
 }
 
 // openStream starts a streaming chat and returns a channel of its events;

@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
+
+	"github.com/npcorch/npcorch/launcher/simkey"
 )
 
 // Main runs the simulated engine, as `npcorch sim-engine` does:
@@ -37,9 +39,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "%s\nvllm serve: error: %v\n", usageLine, err)
 		return &ExitError{Code: 2, Err: fmt.Errorf("sim-engine: %w", err)}
 	}
-	var key *Key
+	var key *simkey.Key
 	if o.KeyFile != "" {
-		if key, err = LoadKey(o.KeyFile); err != nil {
+		if key, err = simkey.Load(o.KeyFile); err != nil {
 			fmt.Fprintf(stderr, "ERROR: %v\n", err)
 			return &ExitError{Code: 1, Err: err}
 		}

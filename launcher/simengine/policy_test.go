@@ -8,18 +8,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/npcorch/npcorch/launcher/simengine"
+	"github.com/npcorch/npcorch/launcher/simkey"
 )
 
 // policyItems are 40 single-image items with two wrong answers each.
-func policyItems() ([]simengine.KeyItem, [][]byte) {
-	var items []simengine.KeyItem
+func policyItems() ([]simkey.Item, [][]byte) {
+	var items []simkey.Item
 	var images [][]byte
 	for i := range 40 {
 		img := fakePNG(1000 + i)
 		images = append(images, img)
-		items = append(items, simengine.KeyItem{
-			ID: fmt.Sprintf("P%02d/pathology", i), Images: simengine.ImageFingerprint(img),
+		items = append(items, simkey.Item{
+			ID: fmt.Sprintf("P%02d/pathology", i), Images: imageFingerprint(img),
 			Right: "\\boxed{1}", Wrong: []string{"\\boxed{0}", "\\boxed{2}"}, Constant: "\\boxed{0}",
 		})
 	}
@@ -29,7 +29,7 @@ func policyItems() ([]simengine.KeyItem, [][]byte) {
 // expectedAnswer applies the documented right=P rule on its own: with
 // h = sha256("<seed>|<model>|<id>"), right iff (h[0:8] >> 11) / 2^53 < p,
 // else wrong[h[8:16] mod len(wrong)].
-func expectedAnswer(seed int64, model string, it simengine.KeyItem, p float64) string {
+func expectedAnswer(seed int64, model string, it simkey.Item, p float64) string {
 	h := sha256.Sum256([]byte(fmt.Sprintf("%d|%s|%s", seed, model, it.ID)))
 	if float64(binary.BigEndian.Uint64(h[:8])>>11)/(1<<53) < p {
 		return it.Right
@@ -116,7 +116,7 @@ func TestUnmatchedRequestGetsGarbage(t *testing.T) {
 	if status != http.StatusOK || strings.Contains(content(t, m), "boxed") {
 		t.Errorf("unmatched request = %d %q, want a garbage answer", status, content(t, m))
 	}
-	p.waitLog("no sim-key item matches the request (images fingerprint " + simengine.ImageFingerprint(fakePNG(-1)))
+	p.waitLog("no sim-key item matches the request (images fingerprint " + imageFingerprint(fakePNG(-1)))
 }
 
 func TestBadKeyFileExits1(t *testing.T) {

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/npcorch/npcorch/launcher/proctest"
 	"github.com/npcorch/npcorch/launcher/simengine"
+	"github.com/npcorch/npcorch/launcher/simkey"
 )
 
 // childEnv makes the test binary run simengine.Main instead of the tests.
@@ -280,10 +283,20 @@ func imageMessage(text string, images [][]byte, extra map[string]any) map[string
 	return m
 }
 
+// imageFingerprint is simkey.Fingerprint over the images' bytes.
+func imageFingerprint(images ...[]byte) string {
+	hashes := make([]string, len(images))
+	for i, img := range images {
+		sum := sha256.Sum256(img)
+		hashes[i] = hex.EncodeToString(sum[:])
+	}
+	return simkey.Fingerprint(hashes)
+}
+
 // writeKey writes a sim key file into dir and returns its path.
-func writeKey(t testing.TB, dir string, items []simengine.KeyItem) string {
+func writeKey(t testing.TB, dir string, items []simkey.Item) string {
 	t.Helper()
-	b, err := json.Marshal(simengine.Key{Format: simengine.KeyFormat, Items: items})
+	b, err := json.Marshal(simkey.Key{Format: simkey.Format, Items: items})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,32 +3,14 @@ package simengine
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/spf13/pflag"
 )
-
-func TestImageFingerprint(t *testing.T) {
-	if got := ImageFingerprint(); got != "" {
-		t.Errorf("no images: %q, want empty", got)
-	}
-	a, b := []byte("first image"), []byte("second image")
-	ha, hb := sha256.Sum256(a), sha256.Sum256(b)
-	outer := sha256.Sum256([]byte(hex.EncodeToString(ha[:]) + "\n" + hex.EncodeToString(hb[:]) + "\n"))
-	if got, want := ImageFingerprint(a, b), hex.EncodeToString(outer[:]); got != want {
-		t.Errorf("fingerprint %s, want %s", got, want)
-	}
-	if ImageFingerprint(a, b) == ImageFingerprint(b, a) {
-		t.Error("fingerprint ignores image order")
-	}
-}
 
 func TestDecide(t *testing.T) {
 	const n = 20000
@@ -66,56 +48,6 @@ func TestDecide(t *testing.T) {
 	}
 	if same == 200 {
 		t.Error("the served model name does not change any decision")
-	}
-}
-
-func TestKeyMatch(t *testing.T) {
-	fp := ImageFingerprint([]byte("img"))
-	k := &Key{Items: []KeyItem{
-		{ID: "q1", Images: fp, Contains: "Question 1", Right: "1"},
-		{ID: "q2", Images: fp, Contains: "Question 2", Right: "2"},
-		{ID: "any", Images: fp, Right: "any"},
-		{ID: "text", Right: "text"},
-	}}
-	for _, c := range []struct{ images, text, want string }{
-		{fp, "Question 2: ...", "q2"},
-		{fp, "Question 1: ...", "q1"},
-		{fp, "Question 3", "any"},
-		{"", "no images", "text"},
-	} {
-		if got := k.match(c.images, c.text); got == nil || got.ID != c.want {
-			t.Errorf("match(%q) = %v, want %s", c.text, got, c.want)
-		}
-	}
-	if got := (&Key{Items: k.Items[:3]}).match("", "x"); got != nil {
-		t.Errorf("text-only request matched image item %s", got.ID)
-	}
-	var none *Key
-	if none.match("", "x") != nil {
-		t.Error("nil key matched")
-	}
-}
-
-func TestLoadKeyErrors(t *testing.T) {
-	dir := t.TempDir()
-	for name, c := range map[string]struct{ body, want string }{
-		"format":  {`{"format":"npcorch-simkey/0","items":[]}`, `format is "npcorch-simkey/0"`},
-		"json":    {`{"format":`, "not a valid npcorch-simkey/1 file"},
-		"unknown": {`{"format":"npcorch-simkey/1","items":[{"id":"a","rigth":"x"}]}`, `unknown field "rigth"`},
-		"fp":      {`{"format":"npcorch-simkey/1","items":[{"id":"a","images":"ABC"}]}`, "item a: images"},
-		"id":      {`{"format":"npcorch-simkey/1","items":[{"right":"x"}]}`, "item 0 has no id"},
-	} {
-		path := filepath.Join(dir, name+".json")
-		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_, err := LoadKey(path)
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
-			t.Errorf("%s: error %v, want one naming %s and saying %q", name, err, path, c.want)
-		}
-	}
-	if _, err := LoadKey(filepath.Join(dir, "absent.json")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("absent key: %v", err)
 	}
 }
 

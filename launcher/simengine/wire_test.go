@@ -16,7 +16,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/npcorch/npcorch/launcher/simengine"
+	"github.com/npcorch/npcorch/launcher/simkey"
 )
 
 // promptTokens is the documented prompt size: ceil(text runes / 4) plus
@@ -97,7 +97,7 @@ func TestHealthModelsVersion(t *testing.T) {
 func TestStreamThroughGoOpenAI(t *testing.T) {
 	t.Parallel()
 	const question = "Question 7: is there perineural invasion? Answer in \\boxed{}."
-	key := writeKey(t, t.TempDir(), []simengine.KeyItem{
+	key := writeKey(t, t.TempDir(), []simkey.Item{
 		{ID: "other", Contains: "Question 8", Right: "\\boxed{0}"},
 		{ID: "P07/pni", Contains: "Question 7", Right: "\\boxed{1}", Wrong: []string{"\\boxed{0}"}},
 	})
@@ -160,7 +160,7 @@ func TestStreamThroughGoOpenAI(t *testing.T) {
 func TestStreamChunkSequence(t *testing.T) {
 	t.Parallel()
 	answer := "\\boxed{T3}"
-	key := writeKey(t, t.TempDir(), []simengine.KeyItem{{ID: "T", Right: answer}})
+	key := writeKey(t, t.TempDir(), []simkey.Item{{ID: "T", Right: answer}})
 	p := start(t, "--sim-key", key, "--sim-chunk-tokens", "1")
 
 	read := func(includeUsage bool) (http.Header, []string) {
@@ -284,7 +284,7 @@ func cachedTokens(t *testing.T, u map[string]any) (n int, ok bool) {
 // cached tokens are reported, and, as in vLLM, only when there are some.
 func TestNonStreamingAndPrefixCache(t *testing.T) {
 	t.Parallel()
-	key := writeKey(t, t.TempDir(), []simengine.KeyItem{{ID: "A", Right: "A, C"}})
+	key := writeKey(t, t.TempDir(), []simkey.Item{{ID: "A", Right: "A, C"}})
 	p := start(t, "--sim-key", key, "--enable-prompt-tokens-details")
 	system := strings.Repeat("You are a radiologist reading nasopharyngeal MRI. ", 8)
 	req := map[string]any{"model": "sim-model", "messages": []any{
@@ -339,7 +339,7 @@ func TestCachedTokensOnlyWithTheFlag(t *testing.T) {
 func TestMaxTokensTruncates(t *testing.T) {
 	t.Parallel()
 	answer := "The primary tumour invades the skull base: \\boxed{T3}"
-	key := writeKey(t, t.TempDir(), []simengine.KeyItem{{ID: "A", Right: answer}})
+	key := writeKey(t, t.TempDir(), []simkey.Item{{ID: "A", Right: answer}})
 	p := start(t, "--sim-key", key)
 	status, m := p.chat(textMessage("stage", map[string]any{"max_tokens": 3}))
 	if status != http.StatusOK {
@@ -437,7 +437,7 @@ func TestLocalMedia(t *testing.T) {
 	if err := os.Symlink(secret, link); err != nil {
 		t.Fatal(err)
 	}
-	key := writeKey(t, root, []simengine.KeyItem{{ID: "P01", Images: simengine.ImageFingerprint(fakePNG(0)), Right: "\\boxed{1}"}})
+	key := writeKey(t, root, []simkey.Item{{ID: "P01", Images: imageFingerprint(fakePNG(0)), Right: "\\boxed{1}"}})
 	p := start(t, "--allowed-local-media-path", allowed, "--sim-key", key)
 	fileMsg := func(path string) map[string]any {
 		return map[string]any{"model": "sim-model", "messages": []any{map[string]any{"role": "user", "content": []any{
@@ -487,7 +487,7 @@ func TestContextLength(t *testing.T) {
 
 func TestReasoning(t *testing.T) {
 	t.Parallel()
-	key := writeKey(t, t.TempDir(), []simengine.KeyItem{{ID: "A", Right: "\\boxed{N1}"}})
+	key := writeKey(t, t.TempDir(), []simkey.Item{{ID: "A", Right: "\\boxed{N1}"}})
 	withParser := start(t, "--sim-key", key, "--sim-reasoning", "--reasoning-parser", "qwen3")
 	b, _ := json.Marshal(textMessage("N stage?", map[string]any{"stream": true}))
 	resp, err := http.Post(withParser.base+"/v1/chat/completions", "application/json", strings.NewReader(string(b)))

@@ -17,6 +17,7 @@ import (
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
 // soakOptions size the soak.
@@ -46,8 +47,7 @@ func runSoak(ctx context.Context, o soakOptions, w io.Writer) error {
 	m.Engine = configs.Engine{Kind: configs.EngineSim, MaxNumSeqs: o.Concurrency,
 		Sim: []string{"--sim-policy", "garbage", "--sim-workers", "0", "--sim-decode-tps", "1000000",
 			"--sim-prefill-tps", "1000000000", "--sim-chunk-tokens", "8", "--disable-uvicorn-access-log"}}
-	st := configs.DefaultStructures()
-	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", st)
+	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", npcbench.Registry(configs.DefaultStructures()))
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func runSoak(ctx context.Context, o soakOptions, w io.Writer) error {
 	items := make([]tasks.Item, o.Requests)
 	for i := range items {
 		id := fmt.Sprintf("P%05d", i)
-		items[i] = tasks.Item{ID: configs.TaskPathology + "/" + id, Task: configs.TaskPathology, Patient: id, Gold: tasks.Gold{Label: "1"}}
+		items[i] = tasks.Item{ID: npcbench.Pathology + "/" + id, Task: npcbench.Pathology, Patient: id, Gold: tasks.Gold{Label: "1"}}
 	}
 	runDir := filepath.Join(o.Dir, "run")
 	j, err := tasks.OpenJournal(runDir)

@@ -16,7 +16,25 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 )
+
+// Benchmark is the benchmark campaigns run: NPCBench's tasks over the
+// embedded base structures. Run, score, plan and report all take it from
+// here.
+func Benchmark() *tasks.Registry {
+	return npcbench.Registry(configs.DefaultStructures())
+}
+
+// CheckTasks checks every task key the campaign file and its model
+// registry write against reg (each unknown one an error naming its file,
+// line and field) and returns the campaign's tasks in run order.
+func CheckTasks(reg *tasks.Registry, c *configs.Campaign) ([]string, error) {
+	if err := reg.CheckTaskRefs(c.TaskRefs); err != nil {
+		return nil, err
+	}
+	return reg.Select(c.Tasks)
+}
 
 // Options set up one campaign run.
 type Options struct {
@@ -84,6 +102,11 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 	if err := checkFakeNode(c); err != nil {
 		return nil, err
 	}
+	reg := Benchmark()
+	src, err := CampaignSource(reg, c)
+	if err != nil {
+		return nil, err
+	}
 	runDir := c.Path(c.Output)
 	if opt.Resume && !begun(runDir) {
 		return nil, fmt.Errorf("--resume: %s holds no run to continue (no run.json, no journal/); give the --out of the interrupted run, or drop --resume to start the campaign there", runDir)
@@ -107,12 +130,11 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 			return nil, fmt.Errorf("%s already holds a journal of %d requests; pass --resume to continue it, or choose another output directory", runDir, len(st.Records))
 		}
 	}
-	src := CampaignSource(c)
-	b, err := LoadBench(src)
+	b, err := LoadBench(reg, src)
 	if err != nil {
 		return nil, err
 	}
-	prompts, err := loadPrompts(c, b.Structures)
+	prompts, err := loadPrompts(c, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +148,7 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 		return nil, err
 	}
 
-	d, err := newDriver(ctx, opt, runDir, src.Prepared, b.Structures, prompts, b.Items)
+	d, err := newDriver(ctx, opt, runDir, src.Prepared, reg, prompts, b.Items)
 	if err != nil {
 		return nil, err
 	}
@@ -180,11 +202,11 @@ func begun(runDir string) bool {
 
 // loadPrompts reads the campaign's own prompt templates, or the embedded
 // ones.
-func loadPrompts(c *configs.Campaign, st *configs.Structures) (*tasks.Prompts, error) {
+func loadPrompts(c *configs.Campaign, reg *tasks.Registry) (*tasks.Prompts, error) {
 	if c.Prompts == "" {
-		return tasks.LoadPrompts(configs.Defaults, "prompts", st)
+		return tasks.LoadPrompts(configs.Defaults, "prompts", reg)
 	}
-	p, err := tasks.LoadPrompts(os.DirFS(c.Path(c.Prompts)), ".", st)
+	p, err := tasks.LoadPrompts(os.DirFS(c.Path(c.Prompts)), ".", reg)
 	if err != nil {
 		return nil, fmt.Errorf("campaign %s: prompts folder %s: %w", c.Name, c.Path(c.Prompts), err)
 	}

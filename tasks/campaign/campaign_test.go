@@ -206,7 +206,7 @@ func TestCampaignEndToEndScoresFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 	for _, m := range o.Results.Models {
 		want := expect(raw, 11, m.Model, policies[m.Model])
 		got := map[string]float64{}
-		for _, col := range tasks.Table1 {
+		for _, col := range Benchmark().Table() {
 			s, complete := col.Pick(m)
 			if s == nil || !complete {
 				t.Fatalf("%s %s: no complete score", m.Model, col.Name)

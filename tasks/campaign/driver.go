@@ -30,7 +30,7 @@ type driver struct {
 	opt      Options
 	runDir   string
 	prepDir  string
-	st       *configs.Structures
+	reg      *tasks.Registry
 	items    []tasks.Item
 	models   map[string]configs.Model
 	node     placement.Node
@@ -74,9 +74,9 @@ type driver struct {
 	endSent map[schedule.ReplicaID]bool
 }
 
-func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *configs.Structures, prompts *tasks.Prompts, items []tasks.Item) (*driver, error) {
+func newDriver(ctx context.Context, opt Options, runDir, prepDir string, reg *tasks.Registry, prompts *tasks.Prompts, items []tasks.Item) (*driver, error) {
 	c := opt.Campaign
-	d := &driver{opt: opt, runDir: runDir, prepDir: prepDir, st: st, items: items, models: map[string]configs.Model{},
+	d := &driver{opt: opt, runDir: runDir, prepDir: prepDir, reg: reg, items: items, models: map[string]configs.Model{},
 		events: make(chan schedule.Event, 64), loopDone: make(chan struct{}), start: time.Now(), pools: map[string]*tasks.Pool{}, started: map[string]bool{},
 		sums: map[string]tasks.Summary{}, spans: map[schedule.ReplicaID]*gpu.Span{}, reps: map[schedule.ReplicaID]*launcher.Replica{},
 		stopAsked: map[schedule.ReplicaID]bool{}, ended: map[string]chan error{}, abandoned: map[string]bool{},
@@ -103,12 +103,12 @@ func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *con
 	for _, m := range c.Resolved {
 		m.Engine.Sim = slices.Clone(m.Engine.Sim)
 		if m.Engine.Kind == configs.EngineSim {
-			key, err := tasks.BuildSimKey(d.builder(m), prompts, st, itemsFor(items, m).Items())
+			key, err := tasks.BuildSimKey(reg, d.builder(m), prompts, itemsFor(items, m).Items())
 			if err != nil {
 				return nil, err
 			}
 			path := filepath.Join(runDir, "simkeys", tasks.SafeName(m.Name)+".json")
-			if err := key.WriteFile(path); err != nil {
+			if err := key.Write(path); err != nil {
 				return nil, err
 			}
 			m.Engine.Sim = append(m.Engine.Sim, "--sim-key", path, "--sim-seed", fmt.Sprint(c.Seed))
@@ -144,7 +144,7 @@ func newDriver(ctx context.Context, opt Options, runDir, prepDir string, st *con
 	if progress == nil {
 		progress = io.Discard
 	}
-	d.runner = &tasks.Runner{Client: d.client, Journal: d.journal, Prompts: prompts, Findings: tasks.FindingsExtractor(st),
+	d.runner = &tasks.Runner{Client: d.client, Journal: d.journal, Prompts: prompts, Tasks: reg,
 		Progress: tasks.NewProgress(progress), Retries: c.Client.Retries, Backoff: c.Client.Backoff, MaxBackoff: 30 * time.Second}
 	d.runner.SetState(state)
 	return d, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
 // TestModelItemsFilterTheCampaignsItemsWithoutCopying checks a model's
@@ -20,14 +21,14 @@ import (
 func TestModelItemsFilterTheCampaignsItemsWithoutCopying(t *testing.T) {
 	var all []tasks.Item
 	for i := range 300 {
-		task := []string{configs.TaskPathology, configs.TaskSequence, configs.TaskCPCare}[i%3]
+		task := []string{npcbench.Pathology, npcbench.Sequence, npcbench.CPCare}[i%3]
 		all = append(all, tasks.Item{ID: fmt.Sprintf("%s/P%03d", task, i), Task: task})
 	}
-	m := configs.Model{Name: "M", Tasks: map[string]configs.TaskSettings{configs.TaskPathology: {}, configs.TaskCPCare: {}}}
+	m := configs.Model{Name: "M", Tasks: map[string]configs.TaskSettings{npcbench.Pathology: {}, npcbench.CPCare: {}}}
 	src := itemsFor(all, m)
 	var want []string
 	for _, it := range all {
-		if it.Task != configs.TaskSequence {
+		if it.Task != npcbench.Sequence {
 			want = append(want, it.ID)
 		}
 	}
@@ -90,7 +91,10 @@ func BenchmarkCampaignItemMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 		h1 := heap()
-		items, _ := tasks.BuildItems(raw, prep, st, configs.TaskKeys)
+		items, _, err := tasks.BuildItems(Benchmark(), raw, prep, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
 		h2 := heap()
 		runtime.KeepAlive(raw)
 		runtime.KeepAlive(prep)
@@ -114,19 +118,19 @@ func BenchmarkCampaignItemMemory(b *testing.B) {
 func TestMaxImagesCountsOnlyTheModelsTasks(t *testing.T) {
 	img := func(n int) []dataset.Image { return make([]dataset.Image, n) }
 	items := []tasks.Item{
-		{ID: "pathology/P1", Task: configs.TaskPathology, Images: img(1)},
-		{ID: "sequence/P1", Task: configs.TaskSequence, Images: img(9)},
-		{ID: "t_groups/P1", Task: configs.TaskTGroups, Images: img(80)},
+		{ID: "pathology/P1", Task: npcbench.Pathology, Images: img(1)},
+		{ID: "sequence/P1", Task: npcbench.Sequence, Images: img(9)},
+		{ID: "t_groups/P1", Task: npcbench.TGroups, Images: img(80)},
 	}
-	m := configs.Model{Name: "m", Tasks: map[string]configs.TaskSettings{configs.TaskPathology: {}, configs.TaskSequence: {}}}
+	m := configs.Model{Name: "m", Tasks: map[string]configs.TaskSettings{npcbench.Pathology: {}, npcbench.Sequence: {}}}
 	if got := maxImages(m, items); got != 9 {
 		t.Errorf("model without t_groups: max images %d, want 9 (its sequence panels)", got)
 	}
-	m.Tasks[configs.TaskTGroups] = configs.TaskSettings{MaxImages: 35}
+	m.Tasks[npcbench.TGroups] = configs.TaskSettings{MaxImages: 35}
 	if got := maxImages(m, items); got != 35 {
 		t.Errorf("model with t_groups capped at 35: max images %d, want 35", got)
 	}
-	m.Tasks[configs.TaskTGroups] = configs.TaskSettings{}
+	m.Tasks[npcbench.TGroups] = configs.TaskSettings{}
 	if got := maxImages(m, items); got != 80 {
 		t.Errorf("model with t_groups uncapped: max images %d, want 80", got)
 	}

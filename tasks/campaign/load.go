@@ -17,14 +17,21 @@ type Source struct {
 	Tasks         []string
 }
 
-// CampaignSource is the campaign's dataset and tasks.
-func CampaignSource(c *configs.Campaign) Source {
-	return Source{Raw: c.Path(c.Dataset.Raw), Prepared: c.Path(c.Dataset.Prepared), Tasks: c.TaskList()}
+// CampaignSource is the campaign's dataset and its tasks in run order,
+// every task key the campaign names checked against reg.
+func CampaignSource(reg *tasks.Registry, c *configs.Campaign) (Source, error) {
+	keys, err := CheckTasks(reg, c)
+	if err != nil {
+		return Source{}, err
+	}
+	return Source{Raw: c.Path(c.Dataset.Raw), Prepared: c.Path(c.Dataset.Prepared), Tasks: keys}, nil
 }
 
 // Bench is a benchmark's dataset as run, score and plan use it: the raw
 // dataset, its prepared images, and the items of the chosen tasks.
 type Bench struct {
+	// Registry holds the tasks the items were built by and are scored by.
+	Registry   *tasks.Registry
 	Raw        *dataset.Raw
 	Prepared   *dataset.Prepared
 	Structures *configs.Structures
@@ -58,15 +65,15 @@ func (p Problems) Report(w io.Writer) {
 }
 
 // LoadBench loads the raw dataset, its prepared manifest and the items of
-// src.Tasks: the one loader of run, score and plan, with one policy. What
+// src.Tasks from reg: the one loader of run, score and plan, with one policy. What
 // cannot be read as a whole is an error: a dataset.json that is missing,
 // not JSON, with an unknown field or of another format, or a prepared
 // manifest that is missing, unreadable or names images that are not there
 // (run `npcorch prep` again). Everything else is returned in
 // Bench.Problems, by name, for the caller to report; it never drops them.
-func LoadBench(src Source) (*Bench, error) {
-	st := configs.DefaultStructures()
-	b := &Bench{Structures: st}
+func LoadBench(reg *tasks.Registry, src Source) (*Bench, error) {
+	st := reg.Structures()
+	b := &Bench{Registry: reg, Structures: st}
 	raw, err := dataset.LoadRaw(src.Raw, st.IDs())
 	if !errors.As(err, &b.Problems.Dataset) && err != nil {
 		return nil, err
@@ -76,6 +83,10 @@ func LoadBench(src Source) (*Bench, error) {
 		return nil, fmt.Errorf("%w (run `npcorch prep --data %s --out %s` first)", err, src.Raw, src.Prepared)
 	}
 	b.Raw, b.Prepared = raw, prep
-	b.Items, b.Problems.Items = tasks.BuildItems(raw, prep, st, src.Tasks)
+	items, problems, err := tasks.BuildItems(reg, raw, prep, src.Tasks)
+	if err != nil {
+		return nil, err
+	}
+	b.Items, b.Problems.Items = items, problems
 	return b, nil
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
 // writeBench writes a raw dataset of two pathology patients and a prepared
@@ -31,7 +31,7 @@ func writeBench(t *testing.T, rawJSON string) Source {
 			t.Fatal(err)
 		}
 	}
-	return Source{Raw: raw, Prepared: prep, Tasks: []string{configs.TaskPathology}}
+	return Source{Raw: raw, Prepared: prep, Tasks: []string{npcbench.Pathology}}
 }
 
 const twoPatients = `{"format":"npcorch-dataset/1","name":"two","patients":[
@@ -44,7 +44,7 @@ const twoPatients = `{"format":"npcorch-dataset/1","name":"two","patients":[
 // the rest is loaded; before, score and plan dropped both in silence.
 func TestLoadBenchReportsEveryProblemByName(t *testing.T) {
 	src := writeBench(t, twoPatients)
-	b, err := LoadBench(src)
+	b, err := LoadBench(Benchmark(), src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestLoadBenchFatalErrors(t *testing.T) {
 			if c.edit != nil {
 				c.edit(src)
 			}
-			b, err := LoadBench(src)
+			b, err := LoadBench(Benchmark(), src)
 			if err == nil || b != nil {
 				t.Fatalf("loaded %v, err %v; want an error", b, err)
 			}

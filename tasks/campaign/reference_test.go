@@ -16,6 +16,7 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/placement"
 	"github.com/npcorch/npcorch/launcher/schedule"
+	"github.com/npcorch/npcorch/tasks"
 )
 
 // referenceDoc is the campaign file reference this test keeps honest.
@@ -153,7 +154,7 @@ func TestCampaignReferenceMatchesTheLoader(t *testing.T) {
 	checkLaunchDefaults(t, rows)
 	// Lists of values the code owns, which the reference spells out.
 	for path, want := range map[string][]string{
-		"tasks":                   append(slices.Clone(configs.TaskKeys), configs.TaskCarePath),
+		"tasks":                   taskNames(Benchmark()),
 		"node":                    placement.ShapeNames(),
 		"media":                   {configs.MediaAuto, configs.MediaFile, configs.MediaBase64},
 		"backend":                 {configs.BackendLocal, configs.BackendSlurm},
@@ -317,4 +318,14 @@ func TestCampaignReferenceExamplesLoad(t *testing.T) {
 			t.Errorf("%s: example %d does not load: %v", referenceDoc, i+1, err)
 		}
 	}
+}
+
+// taskNames are the names a campaign's task list may use: every task key
+// and every family.
+func taskNames(reg *tasks.Registry) []string {
+	names := reg.Keys()
+	for _, f := range reg.Families() {
+		names = append(names, f.Name)
+	}
+	return names
 }

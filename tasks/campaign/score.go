@@ -25,7 +25,8 @@ func ScoreDir(runDir string) (*tasks.Results, Problems, error) {
 	if err := json.Unmarshal(data, &meta); err != nil {
 		return nil, Problems{}, fmt.Errorf("%s/run.json: %w", runDir, err)
 	}
-	b, err := LoadBench(Source{Raw: meta.Raw, Prepared: meta.Prepared, Tasks: meta.Tasks})
+	reg := Benchmark()
+	b, err := LoadBench(reg, Source{Raw: meta.Raw, Prepared: meta.Prepared, Tasks: meta.Tasks})
 	if err != nil {
 		return nil, Problems{}, err
 	}
@@ -40,7 +41,7 @@ func scoreBench(runDir string, meta Meta, b *Bench) (*tasks.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := tasks.ScoreRun(meta.Campaign, b.Raw, b.Items, b.Structures, j, meta.Models, meta.Repeats, score.Options{Seed: uint64(meta.Seed)})
+	res, err := tasks.ScoreRun(b.Registry, meta.Campaign, b.Raw, b.Items, j, meta.Models, meta.Repeats, score.Options{Seed: uint64(meta.Seed)})
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
 const securityCampaign = `
@@ -392,8 +393,7 @@ func TestRequestsNeverPointOutsideThePreparedRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := reg.Get("Lingshu-7B")
-	st := configs.DefaultStructures()
-	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", st)
+	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", Benchmark())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +407,7 @@ func TestRequestsNeverPointOutsideThePreparedRoot(t *testing.T) {
 			"dir/x.png":                     "links outside the prepared folder",
 			"a/../../secret/x.png":          "leaves the prepared folder",
 		} {
-			it := tasks.Item{ID: "pathology/P01", Task: configs.TaskPathology, Patient: "P01", Images: []dataset.Image{{Path: path}}}
+			it := tasks.Item{ID: "pathology/P01", Task: npcbench.Pathology, Patient: "P01", Images: []dataset.Image{{Path: path}}}
 			req, err := b.Build(prompts, it, 0, nil)
 			if err == nil {
 				t.Errorf("%s: image %q built into a request (%d bytes); want a refusal", media, path, req.Bytes)

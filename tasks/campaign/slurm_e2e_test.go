@@ -208,7 +208,7 @@ func TestSlurmCampaignEndToEnd(t *testing.T) {
 		if m.Model != "Qwen3-VL-8B-Instruct" {
 			continue
 		}
-		for _, col := range tasks.Table1 {
+		for _, col := range campaign.Benchmark().Table() {
 			if s, _ := col.Pick(m); s != nil && s.Percent != 100 {
 				t.Errorf("oracle %s %s = %.1f%%, want 100", m.Model, col.Name, s.Percent)
 			}

@@ -12,7 +12,12 @@ import (
 // prepared dataset, for `npcorch plan` without a run. The dataset's
 // problems come back for the caller to report (LoadBench).
 func DatasetWorkloads(c *configs.Campaign) ([]schedule.Workload, Problems, error) {
-	b, err := LoadBench(CampaignSource(c))
+	reg := Benchmark()
+	src, err := CampaignSource(reg, c)
+	if err != nil {
+		return nil, Problems{}, err
+	}
+	b, err := LoadBench(reg, src)
 	if err != nil {
 		return nil, Problems{}, err
 	}

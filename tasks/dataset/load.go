@@ -221,6 +221,11 @@ func (r *Raw) Validate(root string, structures []string) Problems {
 				if !letters[q.Answer] {
 					add(where, "care question %s: answer %q is not one of its options", q.ID, q.Answer)
 				}
+				for _, inj := range q.Inject {
+					if !oneOf(inj, InjectPathology, InjectTStage, InjectStructures) {
+						add(where, "care question %s: inject %q is not %s, %s or %s", q.ID, inj, InjectPathology, InjectTStage, InjectStructures)
+					}
+				}
 			}
 		}
 	}

@@ -27,7 +27,7 @@ func TestLoadRawReportsEveryProblemWithItsPlace(t *testing.T) {
  {"id":"P1","cohorts":[],"pathology":{"file":"../secret.png","label":1}},
  {"id":"P3","cohorts":[],"series":[{"sequence":"T1_Ax","dir":"escape"}],
   "structures":[{"structure":"hippocampus","invasion":0,"boxes":[]}],
-  "episode":{"context":[],"questions":[{"id":"q","checkpoint":"c","question":"?","options":[{"letter":"A","text":"a"}],"answer":"C"}]}}
+  "episode":{"context":[],"questions":[{"id":"q","checkpoint":"c","question":"?","options":[{"letter":"A","text":"a"}],"answer":"C","inject":["pathology","n_stage"]}]}}
 ]}`)
 	_, err := LoadRaw(dir, []string{"clivus"})
 	var ps Problems
@@ -44,6 +44,7 @@ func TestLoadRawReportsEveryProblemWithItsPlace(t *testing.T) {
 		`patients[2] (P3): series T1_Ax: path "escape" links outside the dataset folder`,
 		`patients[2] (P3): unknown structure "hippocampus"`,
 		`patients[2] (P3): care question q: answer "C" is not one of its options`,
+		`patients[2] (P3): care question q: inject "n_stage" is not pathology, t_stage or structures`,
 	}
 	for _, w := range want {
 		if !strings.Contains(err.Error(), w) {

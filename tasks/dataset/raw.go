@@ -132,7 +132,7 @@ type CareQuestion struct {
 	// Answer is the reference option letter.
 	Answer string `json:"answer"`
 	// Inject names the model's own findings written into "Prior diagnostic
-	// findings": any of "pathology", "t_stage", "structures".
+	// findings": any of InjectPathology, InjectTStage, InjectStructures.
 	Inject []string `json:"inject,omitempty"`
 	// Supplied are reference findings given to the model as they are, e.g.
 	// {"N stage": "N2", "M stage": "M0", "Overall stage": "IVA"}.
@@ -140,6 +140,13 @@ type CareQuestion struct {
 	// Excluded items are carried through the run but never scored.
 	Excluded bool `json:"excluded,omitempty"`
 }
+
+// The model's own findings a care question can inject.
+const (
+	InjectPathology  = "pathology"
+	InjectTStage     = "t_stage"
+	InjectStructures = "structures"
+)
 
 // Option is one answer option of a care question.
 type Option struct {

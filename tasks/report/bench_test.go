@@ -14,7 +14,7 @@ func BenchmarkWrite(b *testing.B) {
 	out := b.TempDir()
 	b.ResetTimer()
 	for i := range b.N {
-		if err := Write(run, nil, filepath.Join(out, fmt.Sprint(i))); err != nil {
+		if err := Write(testRegistry(), run, nil, filepath.Join(out, fmt.Sprint(i))); err != nil {
 			b.Fatal(err)
 		}
 	}

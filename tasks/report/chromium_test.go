@@ -29,7 +29,7 @@ func TestHTMLInChromium(t *testing.T) {
 	base := scoredRun(t, "base", runOptions{gpu: true})
 	other := scoredRun(t, "fixed", runOptions{alpha: map[string]string{"pathology/P3": "1"}})
 	out := filepath.Join(t.TempDir(), "out")
-	if err := Write(base, []string{other}, out); err != nil {
+	if err := Write(testRegistry(), base, []string{other}, out); err != nil {
 		t.Fatal(err)
 	}
 	shot := filepath.Join(t.TempDir(), "report.png")

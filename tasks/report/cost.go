@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/tasks"
 )
@@ -144,9 +143,10 @@ func (a *costAcc) done() TaskCost {
 	return r
 }
 
-// buildCost computes the cost rows of every run: tasks in configs order
-// as they appear in the journal (sorted by name), models in run order.
-func buildCost(runs []*Run) Cost {
+// buildCost computes the cost rows of every run: tasks in registry order
+// as they appear in the journal (unknown ones by name), models in run
+// order.
+func buildCost(reg *tasks.Registry, runs []*Run) Cost {
 	var c Cost
 	for _, r := range runs {
 		for _, model := range r.models() {
@@ -166,7 +166,7 @@ func buildCost(runs []*Run) Cost {
 				a.add(rec)
 				total.add(rec)
 			}
-			sortTasks(order)
+			sortTasks(reg.Keys(), order)
 			for _, task := range order {
 				c.Tasks = append(c.Tasks, byTask[task].done())
 			}
@@ -179,11 +179,11 @@ func buildCost(runs []*Run) Cost {
 	return c
 }
 
-// sortTasks orders task keys as the campaign runs them, unknown ones last
+// sortTasks orders task keys as the campaign runs them (order), unknown ones last
 // by name.
-func sortTasks(keys []string) {
+func sortTasks(order, keys []string) {
 	rank := func(k string) int {
-		if i := slices.Index(configs.TaskKeys, k); i >= 0 {
+		if i := slices.Index(order, k); i >= 0 {
 			return i
 		}
 		return math.MaxInt

@@ -3,7 +3,6 @@ package report
 import (
 	"sort"
 
-	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/score"
 )
@@ -58,12 +57,12 @@ type NotRunItem struct {
 }
 
 // buildDetail collects the per-model detail of one run.
-func buildDetail(r *Run) []ModelDetail {
+func buildDetail(reg *tasks.Registry, r *Run) []ModelDetail {
 	var out []ModelDetail
 	for _, model := range r.models() {
 		d := ModelDetail{Model: model, Scores: r.result(model), Extraction: []ExtractionFailures{}, Slowest: []SlowItem{}, NotRun: []NotRunItem{}}
 		if d.Scores != nil {
-			d.Extraction = extractionFailures(*d.Scores)
+			d.Extraction = extractionFailures(reg, d.Scores)
 		}
 		var answered []tasks.Record
 		for _, rec := range r.Records {
@@ -98,10 +97,10 @@ func buildDetail(r *Run) []ModelDetail {
 	return out
 }
 
-// extractionFailures lists the failed extractions of every scored task;
-// the combined T stage and the panel's direct T repeat t_cards/t_groups
-// and are left out.
-func extractionFailures(m tasks.ModelResults) []ExtractionFailures {
+// extractionFailures lists the failed extractions of every task scored
+// alone, then of each composite by answer field (the combined T stage and
+// the panel's direct T repeat t_cards and t_groups and are left out).
+func extractionFailures(reg *tasks.Registry, m *tasks.ModelResults) []ExtractionFailures {
 	out := []ExtractionFailures{}
 	add := func(task string, f []score.FailureCount) {
 		if len(f) > 0 {
@@ -111,14 +110,13 @@ func extractionFailures(m tasks.ModelResults) []ExtractionFailures {
 	for _, t := range m.Tasks {
 		add(t.Task, t.Score.Failures)
 	}
-	if ev := m.Evidence; ev != nil {
-		add(configs.TaskCard+" structure", ev.StructureFailures)
-		add(configs.TaskCard+" invasion", ev.InvasionFailures)
-	}
-	if cp := m.CarePath; cp != nil {
-		add(configs.TaskCPPathology, cp.Pathology.Failures)
-		add(configs.TaskCPMRI, cp.TStage.Failures)
-		add(configs.TaskCPCare, cp.CareFailures)
+	for _, c := range reg.Composites() {
+		if c.Failures == nil {
+			continue
+		}
+		for _, f := range c.Failures(m) {
+			add(f.Name, f.Failures)
+		}
 	}
 	return out
 }
@@ -131,44 +129,32 @@ type taskScore struct {
 	Score *score.TaskScore
 }
 
-// taskTitles name the tasks as the paper does.
-var taskTitles = map[string]string{
-	configs.TaskPathology:   "Pathology (L3, A5)",
-	configs.TaskSequence:    "MRI sequence (L3, A6)",
-	configs.TaskTCards:      "T stage from cards (L3, A8)",
-	configs.TaskTGroups:     "T stage from plane groups (L3, A9)",
-	configs.TaskNGroups:     "N stage (L3, A10)",
-	configs.TaskCPPathology: "CarePath pathology (L6, A11)",
-	configs.TaskCPMRI:       "CarePath MRI T stage (L6, A12)",
-	configs.TaskCPCare:      "CarePath care decisions (L6, A13)",
-	configs.TaskCard:        "Structure cards (L3, A7)",
-}
-
-func taskTitle(key string) string {
-	if t, ok := taskTitles[key]; ok {
-		return t
+// taskTitle is a task's title, or its key when the registry does not know
+// it.
+func taskTitle(reg *tasks.Registry, key string) string {
+	if t, err := reg.Task(key); err == nil && t.Title != "" {
+		return t.Title
 	}
 	return key
 }
 
-// taskScores lists a model's closed-answer task scores in report order.
-func taskScores(m *tasks.ModelResults) []taskScore {
+// taskScores lists a model's closed-answer task scores in report order:
+// the tasks scored alone, then the composites' class tables.
+func taskScores(reg *tasks.Registry, m *tasks.ModelResults) []taskScore {
 	if m == nil {
 		return nil
 	}
 	var out []taskScore
 	for i := range m.Tasks {
-		out = append(out, taskScore{m.Tasks[i].Task, taskTitle(m.Tasks[i].Task), &m.Tasks[i].Score})
+		out = append(out, taskScore{m.Tasks[i].Task, taskTitle(reg, m.Tasks[i].Task), &m.Tasks[i].Score})
 	}
-	if m.TStage != nil {
-		out = append(out, taskScore{"t_stage", "T stage, both presentations (T-Stg.)", m.TStage})
-	}
-	if m.Evidence != nil && m.Evidence.DirectTClasses != nil {
-		out = append(out, taskScore{"direct_t", "Direct T on the anatomical panel", m.Evidence.DirectTClasses})
-	}
-	if m.CarePath != nil {
-		out = append(out, taskScore{configs.TaskCPPathology, taskTitle(configs.TaskCPPathology), &m.CarePath.Pathology},
-			taskScore{configs.TaskCPMRI, taskTitle(configs.TaskCPMRI), &m.CarePath.TStage})
+	for _, c := range reg.Composites() {
+		if c.Tables == nil {
+			continue
+		}
+		for _, t := range c.Tables(m) {
+			out = append(out, taskScore{t.Key, t.Title, t.Score})
+		}
 	}
 	return out
 }

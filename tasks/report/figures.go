@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/score"
@@ -18,8 +17,9 @@ const (
 )
 
 // plots draws every figure of the report, in page order: one score chart
-// per Table 1 column, Care/All-care/Strict per model (Fig. 6a), per-class
-// recall for T stage, N stage and sequence, and the GPU timeline.
+// per Table 1 column, each composite's chart (Care/All-care/Strict per
+// model, Fig. 6a), the registry's per-class recall figures (T stage, N
+// stage and sequence), and the GPU timeline.
 func (r *Report) plots() ([]figure, error) {
 	var figs []figure
 	for i, col := range r.Table.Columns {
@@ -31,17 +31,18 @@ func (r *Report) plots() ([]figure, error) {
 			figs = append(figs, f)
 		}
 	}
-	if f, ok, err := r.carePathPlot(); err != nil {
-		return nil, err
-	} else if ok {
-		figs = append(figs, f)
+	for _, c := range r.reg.Composites() {
+		if c.Figure == nil {
+			continue
+		}
+		if f, ok, err := r.compositePlot(c.Figure); err != nil {
+			return nil, err
+		} else if ok {
+			figs = append(figs, f)
+		}
 	}
-	for _, rc := range []struct{ file, title, task string }{
-		{"recall_t_stage.png", "T stage (T-Stg.)", "t_stage"},
-		{"recall_n_stage.png", "N stage", configs.TaskNGroups},
-		{"recall_sequence.png", "MRI sequence", configs.TaskSequence},
-	} {
-		f, ok, err := r.recallPlot(rc.file, rc.title, rc.task)
+	for _, rc := range r.reg.RecallPlots() {
+		f, ok, err := r.recallPlot(rc.File, rc.Title, rc.Table)
 		if err != nil {
 			return nil, err
 		}
@@ -105,15 +106,18 @@ func (r *Report) columnPlot(i int, col TableColumn) (figure, bool, error) {
 	return figure{File: fmt.Sprintf("%s/scores_%s.png", PlotsDir, slug(col.Name)), PNG: png, Caption: caption + "."}, true, nil
 }
 
-// carePathPlot draws Care, All-care and Strict per model and run, as in
-// the paper's Fig. 6a.
-func (r *Report) carePathPlot() (figure, bool, error) {
-	names := []string{"Care", "All-care", "Strict"}
+// compositePlot draws a composite's scores per model and run (Care,
+// All-care and Strict, as in the paper's Fig. 6a).
+func (r *Report) compositePlot(fig *tasks.Figure) (figure, bool, error) {
 	var groups []string
-	var scores [][3]*score.Score
+	var scores [][]*score.Score
 	for _, row := range r.Table.Rows {
 		m := r.run(row.Run).result(row.Model)
-		if m == nil || m.CarePath == nil {
+		if m == nil {
+			continue
+		}
+		sc := fig.Scores(m)
+		if sc == nil {
 			continue
 		}
 		label := row.Model
@@ -121,13 +125,13 @@ func (r *Report) carePathPlot() (figure, bool, error) {
 			label += " · " + row.Run
 		}
 		groups = append(groups, label)
-		scores = append(scores, [3]*score.Score{m.CarePath.Care, m.CarePath.AllCare, m.CarePath.Strict})
+		scores = append(scores, sc)
 	}
 	if len(groups) == 0 {
 		return figure{}, false, nil
 	}
 	var series []barSeries
-	for k, name := range names {
+	for k, name := range fig.Series {
 		s := barSeries{Name: name, Values: make([]*float64, len(groups)), Lower: make([]*float64, len(groups)), Upper: make([]*float64, len(groups))}
 		for g, sc := range scores {
 			if v := sc[k]; v != nil {
@@ -139,7 +143,7 @@ func (r *Report) carePathPlot() (figure, bool, error) {
 		}
 		series = append(series, s)
 	}
-	ch := barChart{Title: "L6 CarePath: Care, All-care and Strict", YLabel: "percent", Groups: groups, Series: series,
+	ch := barChart{Title: fig.Title, YLabel: "percent", Groups: groups, Series: series,
 		Width: plotWidth, Height: plotHeight}
 	wide := len(groups) > 8
 	if wide {
@@ -149,8 +153,7 @@ func (r *Report) carePathPlot() (figure, bool, error) {
 	if err != nil {
 		return figure{}, false, fmt.Errorf("report: %w", err)
 	}
-	return figure{File: PlotsDir + "/carepath_care_strict.png", PNG: png, Wide: wide,
-		Caption: "Care (decision-weighted), All-care (every care answer of a patient right) and Strict (pathology, T stage and all care right) per model, as in the paper's Fig. 6a."}, true, nil
+	return figure{File: PlotsDir + "/" + fig.File, PNG: png, Wide: wide, Caption: fig.Caption}, true, nil
 }
 
 // recallPlot draws the per-class recall of one task for every model of
@@ -160,7 +163,7 @@ func (r *Report) recallPlot(file, title, task string) (figure, bool, error) {
 	var recalls [][]*float64 // per model, per class
 	for _, d := range r.Detail {
 		var ts *score.TaskScore
-		for _, t := range taskScores(d.Scores) {
+		for _, t := range taskScores(r.reg, d.Scores) {
 			if t.Key == task {
 				ts = t.Score
 			}

@@ -13,8 +13,12 @@ import (
 	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 	"github.com/npcorch/npcorch/tasks/score"
 )
+
+// testRegistry is NPCBench's tasks, the benchmark the fixture runs.
+func testRegistry() *tasks.Registry { return npcbench.Registry(configs.DefaultStructures()) }
 
 // campaign is a small but complete NPCBench campaign: every Table 1 column
 // has items, and two models answer them.
@@ -42,18 +46,18 @@ func newCampaign() *campaign {
 		id := fmt.Sprintf("P%d", i+1)
 		c.raw.Patients = append(c.raw.Patients, dataset.Patient{ID: id, TStage: ts[i], NStage: ns[i],
 			Cohorts: []string{dataset.CohortPathology, dataset.CohortTGroups, dataset.CohortNGroups}})
-		add(tasks.Item{ID: "pathology/" + id, Task: configs.TaskPathology, Patient: id, Gold: tasks.Gold{Label: fmt.Sprint(path[i])}})
+		add(tasks.Item{ID: "pathology/" + id, Task: npcbench.Pathology, Patient: id, Gold: tasks.Gold{Label: fmt.Sprint(path[i])}})
 	}
 	for _, seq := range []string{"T1_Ax", "T2_Ax", "T1+C_Ax"} {
-		add(tasks.Item{ID: "sequence/P1/" + seq, Task: configs.TaskSequence, Patient: "P1", Gold: tasks.Gold{Label: seq}})
+		add(tasks.Item{ID: "sequence/P1/" + seq, Task: npcbench.Sequence, Patient: "P1", Gold: tasks.Gold{Label: seq}})
 	}
 	for i := range 4 {
 		id := fmt.Sprintf("P%d", i+1)
-		add(tasks.Item{ID: "t_groups/" + id, Task: configs.TaskTGroups, Patient: id, Gold: tasks.Gold{Label: ts[i]}})
+		add(tasks.Item{ID: "t_groups/" + id, Task: npcbench.TGroups, Patient: id, Gold: tasks.Gold{Label: ts[i]}})
 	}
 	for i := range 4 {
 		id := fmt.Sprintf("P%d", i+1)
-		add(tasks.Item{ID: "n_groups/" + id, Task: configs.TaskNGroups, Patient: id, Gold: tasks.Gold{Label: ns[i]}})
+		add(tasks.Item{ID: "n_groups/" + id, Task: npcbench.NGroups, Patient: id, Gold: tasks.Gold{Label: ns[i]}})
 	}
 	for _, pt := range []struct {
 		id, t   string
@@ -66,13 +70,13 @@ func newCampaign() *campaign {
 				inv = 1
 			}
 			p.Structures = append(p.Structures, dataset.Finding{Structure: s, Invasion: inv})
-			add(tasks.Item{ID: "card/" + pt.id + "/" + s, Task: configs.TaskCard, Patient: pt.id,
+			add(tasks.Item{ID: "card/" + pt.id + "/" + s, Task: npcbench.Card, Patient: pt.id,
 				Gold: tasks.Gold{Structure: s, Invasion: inv}})
 		}
 		c.raw.Patients = append(c.raw.Patients, p)
 	}
-	add(tasks.Item{ID: "t_cards/P5", Task: configs.TaskTCards, Patient: "P5", Gold: tasks.Gold{Label: "T3"}})
-	add(tasks.Item{ID: "t_cards/P6", Task: configs.TaskTCards, Patient: "P6", Gold: tasks.Gold{Label: "T1"}})
+	add(tasks.Item{ID: "t_cards/P5", Task: npcbench.TCards, Patient: "P5", Gold: tasks.Gold{Label: "T3"}})
+	add(tasks.Item{ID: "t_cards/P6", Task: npcbench.TCards, Patient: "P6", Gold: tasks.Gold{Label: "T1"}})
 	options := []dataset.Option{{Letter: "A", Text: "CCRT"}, {Letter: "B", Text: "IC + CCRT"}, {Letter: "C", Text: "RT alone"}, {Letter: "D", Text: "Observation"}}
 	for _, ep := range []struct {
 		id, t    string
@@ -80,11 +84,11 @@ func newCampaign() *campaign {
 		excluded []bool
 	}{{"P7", "T3", []string{"A", "B"}, []bool{false, false}}, {"P8", "T2", []string{"A", "C"}, []bool{false, true}}, {"P9", "T4", []string{"A"}, []bool{false}}} {
 		c.raw.Patients = append(c.raw.Patients, dataset.Patient{ID: ep.id, TStage: ep.t, Cohorts: []string{dataset.CohortCarePath}})
-		add(tasks.Item{ID: "cp_pathology/" + ep.id, Task: configs.TaskCPPathology, Patient: ep.id, Gold: tasks.Gold{Label: "1"}})
-		add(tasks.Item{ID: "cp_mri/" + ep.id, Task: configs.TaskCPMRI, Patient: ep.id, Gold: tasks.Gold{Label: ep.t}})
+		add(tasks.Item{ID: "cp_pathology/" + ep.id, Task: npcbench.CPPathology, Patient: ep.id, Gold: tasks.Gold{Label: "1"}})
+		add(tasks.Item{ID: "cp_mri/" + ep.id, Task: npcbench.CPMRI, Patient: ep.id, Gold: tasks.Gold{Label: ep.t}})
 		for q, gold := range ep.care {
 			qid := fmt.Sprintf("q%d", q+1)
-			add(tasks.Item{ID: "cp_care/" + ep.id + "/" + qid, Task: configs.TaskCPCare, Patient: ep.id, Gold: tasks.Gold{Label: gold},
+			add(tasks.Item{ID: "cp_care/" + ep.id + "/" + qid, Task: npcbench.CPCare, Patient: ep.id, Gold: tasks.Gold{Label: gold},
 				Care:     &dataset.CareQuestion{ID: qid, Question: "Next step?", Options: options, Answer: gold, Excluded: ep.excluded[q]},
 				Excluded: ep.excluded[q]})
 		}
@@ -181,15 +185,15 @@ func (c *campaign) beta() answers {
 	a := answers{content: map[string]string{}, notRun: map[string][]string{}}
 	for _, it := range c.items {
 		switch it.Task {
-		case configs.TaskPathology, configs.TaskCPPathology:
+		case npcbench.Pathology, npcbench.CPPathology:
 			a.content[it.ID] = "1"
-		case configs.TaskTGroups, configs.TaskTCards, configs.TaskCPMRI:
+		case npcbench.TGroups, npcbench.TCards, npcbench.CPMRI:
 			a.content[it.ID] = c.staging("T3")
-		case configs.TaskNGroups:
+		case npcbench.NGroups:
 			a.content[it.ID] = `{"n_stage":"N1"}`
-		case configs.TaskCard:
+		case npcbench.Card:
 			a.content[it.ID] = card(it.Gold.Structure, 0)
-		case configs.TaskCPCare:
+		case npcbench.CPCare:
 			a.content[it.ID] = "A"
 		}
 	}
@@ -282,7 +286,7 @@ func writeRun(t testing.TB, dir string, o runOptions) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := tasks.ScoreRun("fixture", &c.raw, c.items, c.st, state, models, 1, score.Options{Seed: 7, Draws: 200})
+	res, err := tasks.ScoreRun(testRegistry(), "fixture", &c.raw, c.items, state, models, 1, score.Options{Seed: 7, Draws: 200})
 	if err != nil {
 		t.Fatal(err)
 	}

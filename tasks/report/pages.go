@@ -219,11 +219,12 @@ func (r *Report) detailSection(p *page) {
 			p.note("scores.json has no scores for this model; only its journal records are shown.")
 		} else {
 			p.para("%d answered, %d not run (infrastructure failures), %d missing (never attempted), counting (item, repeat) pairs.", m.Answered, m.NotRun, m.Missing)
-			taskTable(p, m)
-			classTables(p, m)
+			ts := taskScores(r.reg, m)
+			taskTable(p, ts)
+			classTables(p, ts)
 			evidenceTable(p, m.Evidence)
 			carePathTables(p, m.CarePath)
-			reliabilityTable(p, m.Reliability)
+			reliabilityTable(p, r.reg, m.Reliability)
 		}
 		extractionTable(p, d.Extraction)
 		slowTable(p, d.Slowest)
@@ -238,8 +239,7 @@ func scoreOf(s *score.Score, provisional bool) gridCell {
 	return scoreCell(s, tasks.ShownInterval(s), provisional)
 }
 
-func taskTable(p *page, m *tasks.ModelResults) {
-	ts := taskScores(m)
+func taskTable(p *page, ts []taskScore) {
 	if len(ts) == 0 {
 		return
 	}
@@ -265,9 +265,9 @@ func taskTable(p *page, m *tasks.ModelResults) {
 	p.note("Majority: what always answering the cohort's most frequent class scores (its balanced accuracy is 100/K). Patient-macro and AllCorrect apply where a patient has several items.")
 }
 
-func classTables(p *page, m *tasks.ModelResults) {
+func classTables(p *page, ts []taskScore) {
 	first := true
-	for _, t := range taskScores(m) {
+	for _, t := range ts {
 		s := t.Score
 		if len(s.Classes) == 0 || s.Confusion == nil {
 			continue
@@ -371,7 +371,7 @@ func carePathTables(p *page, cp *score.CarePathScore) {
 		cp.Patients, cp.Scored, cp.Decisions, cp.Excluded, cp.NotRun))
 }
 
-func reliabilityTable(p *page, rel []tasks.TaskReliability) {
+func reliabilityTable(p *page, reg *tasks.Registry, rel []tasks.TaskReliability) {
 	if len(rel) == 0 {
 		return
 	}
@@ -379,7 +379,7 @@ func reliabilityTable(p *page, rel []tasks.TaskReliability) {
 	g := &grid{RowHead: true, Head: []string{"task", "k", "items", "dropped", "avg@k", "SD", "pass^k", "pass@k", "agreement"}}
 	for _, t := range rel {
 		r := t.Reliability
-		g.row("", txt(taskTitle(t.Task)), num(strconv.Itoa(r.K)), num(strconv.Itoa(r.Items)), num(strconv.Itoa(r.Dropped)),
+		g.row("", txt(taskTitle(reg, t.Task)), num(strconv.Itoa(r.K)), num(strconv.Itoa(r.Items)), num(strconv.Itoa(r.Dropped)),
 			scoreOf(r.AvgAtK, !r.Complete), num(pct(r.SD)), scoreOf(r.PassHatK, !r.Complete), scoreOf(r.PassAtK, !r.Complete),
 			scoreOf(r.Agreement, !r.Complete))
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/npcorch/npcorch/gpu"
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -49,12 +50,15 @@ type Report struct {
 	Detail []ModelDetail
 	// figures are the plots in page order.
 	figures []figure
+	// reg names the tasks and lays out the table, detail and figures.
+	reg *tasks.Registry
 }
 
 // Write reports the run in runDir, with the runs in compare side by side,
-// into outDir (runDir/report when empty), creating it. The same inputs give
-// the same bytes in every file.
-func Write(runDir string, compare []string, outDir string) error {
+// into outDir (runDir/report when empty), creating it; reg is the
+// benchmark the runs ran. The same inputs give the same bytes in every
+// file.
+func Write(reg *tasks.Registry, runDir string, compare []string, outDir string) error {
 	runs := make([]*Run, 0, 1+len(compare))
 	for _, dir := range append([]string{runDir}, compare...) {
 		r, err := LoadRun(dir)
@@ -63,7 +67,7 @@ func Write(runDir string, compare []string, outDir string) error {
 		}
 		runs = append(runs, r)
 	}
-	rep, err := Build(runs)
+	rep, err := Build(reg, runs)
 	if err != nil {
 		return err
 	}
@@ -73,9 +77,10 @@ func Write(runDir string, compare []string, outDir string) error {
 	return rep.WriteFiles(outDir)
 }
 
-// Build assembles the report of runs (the first is the base) and draws its
-// plots. Runs sharing a name are told apart by a "#2", "#3" suffix.
-func Build(runs []*Run) (*Report, error) {
+// Build assembles the report of runs (the first is the base) of the
+// benchmark reg and draws its plots. Runs sharing a name are told apart by
+// a "#2", "#3" suffix.
+func Build(reg *tasks.Registry, runs []*Run) (*Report, error) {
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("report: no run to report; give a run directory")
 	}
@@ -86,7 +91,7 @@ func Build(runs []*Run) (*Report, error) {
 			r.Name = fmt.Sprintf("%s#%d", r.Name, n)
 		}
 	}
-	rep := &Report{Runs: runs, Table: buildTable(runs), Cost: buildCost(runs), Detail: buildDetail(runs[0])}
+	rep := &Report{Runs: runs, Table: buildTable(reg, runs), Cost: buildCost(reg, runs), Detail: buildDetail(reg, runs[0]), reg: reg}
 	figs, err := rep.plots()
 	if err != nil {
 		return nil, err

@@ -76,7 +76,7 @@ func readFile(t *testing.T, path string) string {
 func TestTable1HandWorked(t *testing.T) {
 	run := scoredRun(t, "run1", runOptions{gpu: true})
 	out := filepath.Join(t.TempDir(), "out")
-	if err := Write(run, nil, out); err != nil {
+	if err := Write(testRegistry(), run, nil, out); err != nil {
 		t.Fatal(err)
 	}
 	rows := readCSV(t, filepath.Join(out, Table1CSV))
@@ -156,7 +156,7 @@ func TestTable1HandWorked(t *testing.T) {
 func TestDetailHandWorked(t *testing.T) {
 	run := scoredRun(t, "run1", runOptions{gpu: true})
 	out := filepath.Join(t.TempDir(), "out")
-	if err := Write(run, nil, out); err != nil {
+	if err := Write(testRegistry(), run, nil, out); err != nil {
 		t.Fatal(err)
 	}
 	var dj struct {
@@ -221,7 +221,7 @@ func TestDetailHandWorked(t *testing.T) {
 func TestCostHandWorked(t *testing.T) {
 	run := scoredRun(t, "run1", runOptions{gpu: true})
 	out := filepath.Join(t.TempDir(), "out")
-	if err := Write(run, nil, out); err != nil {
+	if err := Write(testRegistry(), run, nil, out); err != nil {
 		t.Fatal(err)
 	}
 	rows := readCSV(t, filepath.Join(out, CostCSV))
@@ -268,7 +268,7 @@ func TestCostHandWorked(t *testing.T) {
 func TestCostWithoutCachedTokens(t *testing.T) {
 	run := scoredRun(t, "run1", runOptions{noCachedTokens: true})
 	out := filepath.Join(t.TempDir(), "out")
-	if err := Write(run, nil, out); err != nil {
+	if err := Write(testRegistry(), run, nil, out); err != nil {
 		t.Fatal(err)
 	}
 	r := find(readCSV(t, filepath.Join(out, CostCSV)), "model", "alpha", "task", "pathology")
@@ -295,7 +295,7 @@ func TestCostWithoutCachedTokens(t *testing.T) {
 func TestMissingGPU(t *testing.T) {
 	run := scoredRun(t, "run1", runOptions{})
 	out := filepath.Join(t.TempDir(), "out")
-	if err := Write(run, nil, out); err != nil {
+	if err := Write(testRegistry(), run, nil, out); err != nil {
 		t.Fatal(err)
 	}
 	var cj struct {
@@ -327,10 +327,10 @@ func TestMissingGPU(t *testing.T) {
 	// Reporting a run with samples and then one without into the same
 	// directory leaves no GPU timeline behind.
 	withGPU := scoredRun(t, "run2", runOptions{gpu: true})
-	if err := Write(withGPU, nil, out); err != nil {
+	if err := Write(testRegistry(), withGPU, nil, out); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(run, nil, out); err != nil {
+	if err := Write(testRegistry(), run, nil, out); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{filepath.Join(out, PlotsDir, "gpu_timeline.png"), filepath.Join(out, GPUDir, "gpu_utilization.json")} {
@@ -346,7 +346,7 @@ func TestCompare(t *testing.T) {
 	base := scoredRun(t, "base", runOptions{gpu: true})
 	other := scoredRun(t, "fixed", runOptions{alpha: map[string]string{"pathology/P3": "1"}})
 	out := filepath.Join(t.TempDir(), "out")
-	if err := Write(base, []string{other}, out); err != nil {
+	if err := Write(testRegistry(), base, []string{other}, out); err != nil {
 		t.Fatal(err)
 	}
 	rows := readCSV(t, filepath.Join(out, Table1CSV))
@@ -385,7 +385,7 @@ func TestSameRunTwiceDistinctNames(t *testing.T) {
 	a := scoredRun(t, "run", runOptions{})
 	b := scoredRun(t, "run", runOptions{})
 	out := filepath.Join(t.TempDir(), "out")
-	if err := Write(a, []string{b}, out); err != nil {
+	if err := Write(testRegistry(), a, []string{b}, out); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range readCSV(t, filepath.Join(out, Table1CSV)) {
@@ -404,7 +404,7 @@ func TestDeterministic(t *testing.T) {
 	other := scoredRun(t, "other", runOptions{alpha: map[string]string{"n_groups/P3": `{"n_stage":"N1"}`}})
 	outs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
 	for _, out := range outs {
-		if err := Write(base, []string{other}, out); err != nil {
+		if err := Write(testRegistry(), base, []string{other}, out); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -439,7 +439,7 @@ func TestDeterministic(t *testing.T) {
 func TestHTMLSelfContained(t *testing.T) {
 	run := scoredRun(t, "run1", runOptions{gpu: true})
 	out := filepath.Join(t.TempDir(), "out")
-	if err := Write(run, nil, out); err != nil {
+	if err := Write(testRegistry(), run, nil, out); err != nil {
 		t.Fatal(err)
 	}
 	html := readFile(t, filepath.Join(out, HTMLFile))
@@ -470,7 +470,7 @@ func TestHTMLSelfContained(t *testing.T) {
 // sample log keeps the samples before the damage.
 func TestLoadRunErrors(t *testing.T) {
 	empty := t.TempDir()
-	if err := Write(empty, nil, ""); err == nil || !strings.Contains(err.Error(), "npcorch score --run") {
+	if err := Write(testRegistry(), empty, nil, ""); err == nil || !strings.Contains(err.Error(), "npcorch score --run") {
 		t.Errorf("run without scores.json: err = %v, want a hint to run npcorch score", err)
 	}
 	run := scoredRun(t, "run1", runOptions{gpu: true})
@@ -501,7 +501,7 @@ func TestLoadRunErrors(t *testing.T) {
 	}
 	// The default output directory is RUN/report.
 	run2 := scoredRun(t, "run2", runOptions{})
-	if err := Write(run2, nil, ""); err != nil {
+	if err := Write(testRegistry(), run2, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(run2, "report", HTMLFile)); err != nil {

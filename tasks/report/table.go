@@ -10,7 +10,7 @@ import (
 
 // Table is the cross-model table in the layout of the paper's Table 1: one
 // row per model and run (the base run first within each model), one cell
-// per column of tasks.Table1.
+// per column of the registry's score table.
 type Table struct {
 	Columns []TableColumn `json:"columns"`
 	// Runs names the runs; Runs[0] is the base the others are compared to.
@@ -63,9 +63,10 @@ type TableCell struct {
 
 // buildTable lays the runs side by side: models in the base run's order,
 // then models only later runs have, each followed by its rows in run order.
-func buildTable(runs []*Run) Table {
+func buildTable(reg *tasks.Registry, runs []*Run) Table {
 	t := Table{}
-	for _, c := range tasks.Table1 {
+	cols := reg.Table()
+	for _, c := range cols {
 		t.Columns = append(t.Columns, TableColumn{Name: c.Name, Level: c.Level})
 	}
 	for _, r := range runs {
@@ -89,7 +90,7 @@ func buildTable(runs []*Run) Table {
 				continue
 			}
 			row := TableRow{Model: model, Run: r.Name, Base: i == 0, Answered: m.Answered, NotRun: m.NotRun, Missing: m.Missing}
-			for _, c := range tasks.Table1 {
+			for _, c := range cols {
 				cell := newCell(c, *m)
 				if i > 0 && base != nil {
 					compareCell(&cell, newCell(c, *base))
@@ -99,8 +100,8 @@ func buildTable(runs []*Run) Table {
 			t.Rows = append(t.Rows, row)
 		}
 	}
-	for _, c := range tasks.Table1 {
-		t.Baselines = append(t.Baselines, runs[0].Results.Baseline(c.Name))
+	for _, c := range cols {
+		t.Baselines = append(t.Baselines, tasks.Majority(runs[0].Results, c))
 	}
 	return t
 }

@@ -9,13 +9,6 @@ import (
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
-// Findings a care question may inject (dataset.CareQuestion.Inject).
-const (
-	injectPathology  = "pathology"
-	injectTStage     = "t_stage"
-	injectStructures = "structures"
-)
-
 // careFacts is what a care question's reference answer depends on.
 type careFacts struct {
 	t, n      int
@@ -153,7 +146,7 @@ func initialTreatmentQuestion(f careFacts) question {
 			"Palliative platinum-gemcitabine chemotherapy with a PD-1 inhibitor",
 			"Endoscopic nasopharyngectomy with bilateral neck dissection",
 		},
-		inject:   []string{injectPathology, injectTStage},
+		inject:   []string{dataset.InjectPathology, dataset.InjectTStage},
 		supplied: []dataset.Supplied{{Field: "N stage", Value: fmt.Sprintf("N%d", f.n)}, {Field: "M stage", Value: "M0"}},
 	}
 	switch f.stage {
@@ -242,7 +235,7 @@ func targetVolumeQuestion(f careFacts, r *rand.Rand) question {
 		question:   "Besides the involved nodes, which anatomy must the high-dose clinical target volume of the primary encompass?",
 		options:    options,
 		answer:     0,
-		inject:     []string{injectStructures},
+		inject:     []string{dataset.InjectStructures},
 	}
 }
 
@@ -258,7 +251,7 @@ func concurrentQuestion(f careFacts, r *rand.Rand) question {
 			"Weekly cetuximab",
 			"Weekly docetaxel 20 mg/m²",
 		},
-		inject:   []string{injectTStage},
+		inject:   []string{dataset.InjectTStage},
 		supplied: []dataset.Supplied{{Field: "N stage", Value: fmt.Sprintf("N%d", f.n)}},
 	}
 	if f.stage == "I" {
@@ -283,7 +276,7 @@ func responseQuestion(f careFacts, r *rand.Rand) question {
 			"Elective bilateral neck dissection",
 			"Palliative systemic therapy",
 		},
-		inject: []string{injectPathology},
+		inject: []string{dataset.InjectPathology},
 	}
 	if r.IntN(2) == 0 {
 		q.checkpoint = "Week 20: twelve weeks after chemoradiotherapy, MRI and nasopharyngoscopy show complete response; plasma EBV DNA undetectable."

@@ -435,7 +435,7 @@ func TestDefaultDataset(t *testing.T) {
 		if excluded != 1 {
 			t.Errorf("%d excluded care questions, want 1", excluded)
 		}
-		for _, in := range []string{injectPathology, injectTStage, injectStructures} {
+		for _, in := range []string{dataset.InjectPathology, dataset.InjectTStage, dataset.InjectStructures} {
 			if !injects[in] {
 				t.Errorf("no question injects %s", in)
 			}
@@ -508,7 +508,7 @@ func checkEpisode(t *testing.T, p dataset.Patient, st *configs.Structures) {
 			t.Errorf("%s: answer %q is no option", q.ID, q.Answer)
 		}
 		for _, in := range q.Inject {
-			if in != injectPathology && in != injectTStage && in != injectStructures {
+			if in != dataset.InjectPathology && in != dataset.InjectTStage && in != dataset.InjectStructures {
 				t.Errorf("%s: unknown injected finding %q", q.ID, in)
 			}
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
 // benchModel is the served model name of the benchmark engine.
@@ -28,7 +29,7 @@ const benchModel = "bench-model"
 
 // benchTask is the task of the 80-image requests: T staging from plane
 // groups (prompt A9), one request per patient.
-const benchTask = configs.TaskTGroups
+const benchTask = npcbench.TGroups
 
 // clientResult is what a client child reports on stdout, Go or Python.
 type clientResult struct {
@@ -75,7 +76,7 @@ func clientInputs(imagesJSON string) ([]dataset.Image, configs.Model, *tasks.Pro
 	if err != nil {
 		return nil, configs.Model{}, nil, err
 	}
-	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", configs.DefaultStructures())
+	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", npcbench.Registry(configs.DefaultStructures()))
 	return images, m, prompts, err
 }
 
@@ -222,7 +223,7 @@ func (s benchItems) Items() iter.Seq[tasks.Item] {
 	return func(yield func(tasks.Item) bool) {
 		for i := range s.n {
 			p := fmt.Sprintf("P%05d", i)
-			it := tasks.Item{ID: "pathology/" + p, Task: configs.TaskPathology, Patient: p,
+			it := tasks.Item{ID: npcbench.Pathology + "/" + p, Task: npcbench.Pathology, Patient: p,
 				Images: []dataset.Image{s.images[i%len(s.images)]}, Gold: tasks.Gold{Label: "1"}}
 			if !yield(it) {
 				return
@@ -303,7 +304,7 @@ func goRunner(ctx context.Context, args []string, stdout io.Writer) error {
 	client := tasks.NewClient(clientSettings())
 	defer client.Close()
 	r := &tasks.Runner{Client: client, Journal: j, Prompts: prompts, Retries: 2, Backoff: 10 * time.Millisecond,
-		Findings: tasks.FindingsExtractor(configs.DefaultStructures())}
+		Tasks: npcbench.Registry(configs.DefaultStructures())}
 	ep := tasks.Endpoint{Name: benchModel + "#0", BaseURL: *base + "/v1", Local: true, MaxNumSeqs: *workers}
 
 	var peak, live atomic.Uint64

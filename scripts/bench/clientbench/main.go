@@ -23,8 +23,10 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/simengine"
+	"github.com/npcorch/npcorch/launcher/simkey"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
 // roleEnv marks a child process: its first argument is then its role.
@@ -137,7 +139,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", configs.DefaultStructures())
+	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", npcbench.Registry(configs.DefaultStructures()))
 	if err != nil {
 		return err
 	}
@@ -260,16 +262,16 @@ func stagingAnswer(st *configs.Structures) string {
 // whole image set, and "1" for each image alone (the memory check's
 // pathology requests).
 func writeKey(path string, images []dataset.Image, answer string) error {
-	key := &tasks.SimKey{Format: tasks.SimKeyFormat}
+	key := &simkey.Key{Format: simkey.Format}
 	all := make([]string, len(images))
 	for i, img := range images {
 		all[i] = img.SHA256
 	}
-	key.Items = append(key.Items, tasks.SimKeyEntry{ID: benchTask + "/BENCH", Images: tasks.ImageFingerprint(all), Right: answer})
+	key.Items = append(key.Items, simkey.Item{ID: benchTask + "/BENCH", Images: simkey.Fingerprint(all), Right: answer})
 	for i, img := range images {
-		key.Items = append(key.Items, tasks.SimKeyEntry{ID: fmt.Sprintf("pathology/%d", i), Images: tasks.ImageFingerprint([]string{img.SHA256}), Right: "1"})
+		key.Items = append(key.Items, simkey.Item{ID: fmt.Sprintf("pathology/%d", i), Images: simkey.Fingerprint([]string{img.SHA256}), Right: "1"})
 	}
-	return key.WriteFile(path)
+	return key.Write(path)
 }
 
 // startEngine starts the simulated engine as a child in its own process

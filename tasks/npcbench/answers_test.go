@@ -1,4 +1,4 @@
-package tasks
+package npcbench
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/imaging"
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/extract"
 	"github.com/npcorch/npcorch/tasks/score"
@@ -86,8 +87,8 @@ func tJSON(key, stage string, invaded ...string) string {
 
 func answerTable() []answerRow {
 	const (
-		path, seq, card, tc, tg, ng = configs.TaskPathology, configs.TaskSequence, configs.TaskCard, configs.TaskTCards, configs.TaskTGroups, configs.TaskNGroups
-		cpPath, cpMRI, care         = configs.TaskCPPathology, configs.TaskCPMRI, configs.TaskCPCare
+		path, seq, card, tc, tg, ng = Pathology, Sequence, Card, TCards, TGroups, NGroups
+		cpPath, cpMRI, care         = CPPathology, CPMRI, CPCare
 		none                        = extract.FailureKind("")
 	)
 	t3 := tJSON("t_stage", "T3", "clivus", "parapharyngeal_space")
@@ -225,6 +226,7 @@ func answerTable() []answerRow {
 // follows.
 func TestAnswerTableFollowsThePaper(t *testing.T) {
 	st := configs.DefaultStructures()
+	reg := Registry(st)
 	rows := answerTable()
 	if len(rows) < 80 {
 		t.Fatalf("%d rows, want at least 80", len(rows))
@@ -235,8 +237,9 @@ func TestAnswerTableFollowsThePaper(t *testing.T) {
 		if !contains(paperSentences, r.rule) {
 			t.Errorf("row %d: %q is not one of the paper's sentences", i, r.rule)
 		}
-		rec := Record{Task: r.task, Status: StatusAnswered, Answer: &Answer{Content: r.content, Reasoning: r.reasoning}}
-		right, failure := scoreAnswer(r, outcome{rec: &rec}.content(), st)
+		// A run scores the journaled content, never the reasoning.
+		rec := tasks.Record{Task: r.task, Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: r.content, Reasoning: r.reasoning}}
+		right, failure := scoreAnswer(reg, r, rec.Answer.Content, st)
 		var kind extract.FailureKind
 		if failure != nil {
 			kind = failure.Kind
@@ -246,7 +249,7 @@ func TestAnswerTableFollowsThePaper(t *testing.T) {
 				i, r.task, r.gold, r.content, right, failure, r.right, r.kind, r.rule)
 		}
 	}
-	for _, task := range configs.TaskKeys {
+	for _, task := range reg.Keys() {
 		if !tasksSeen[task] {
 			t.Errorf("no row for task %s", task)
 		}
@@ -255,10 +258,10 @@ func TestAnswerTableFollowsThePaper(t *testing.T) {
 }
 
 // scoreAnswer scores one answer as ScoreRun does: a structure card on the
-// joint structure and invasion target (scoreEvidence), every other task on
-// its predicted label (predictItem).
-func scoreAnswer(r answerRow, content string, st *configs.Structures) (bool, *extract.Failure) {
-	if r.task == configs.TaskCard {
+// joint structure and invasion target (the Evidence composite), every
+// other task on the label its descriptor extracts (Task.Answer).
+func scoreAnswer(reg *tasks.Registry, r answerRow, content string, st *configs.Structures) (bool, *extract.Failure) {
+	if r.task == Card {
 		structure, invasion, _ := strings.Cut(r.gold, "/")
 		c := extract.StructureCard(content, st)
 		for _, l := range []extract.Label{c.Structure, c.Invasion} {
@@ -268,12 +271,16 @@ func scoreAnswer(r answerRow, content string, st *configs.Structures) (bool, *ex
 		}
 		return c.Structure.Is(structure) && c.Invasion.Is(invasion), nil
 	}
-	it := Item{ID: r.task + "/P1", Task: r.task, Patient: "P1", Gold: Gold{Label: r.gold}}
-	if r.task == configs.TaskCPCare {
+	it := tasks.Item{ID: r.task + "/P1", Task: r.task, Patient: "P1", Gold: tasks.Gold{Label: r.gold}}
+	if r.task == CPCare {
 		it.Care = &dataset.CareQuestion{Options: []dataset.Option{{Letter: "A"}, {Letter: "B"}, {Letter: "C"}, {Letter: "D"}}}
 	}
-	pred := predictItem(it, content, st)
-	if r.task == configs.TaskSequence && pred.OK() && !contains(imaging.Sequences, pred.Value) {
+	task, err := reg.Task(r.task)
+	if err != nil {
+		return false, &extract.Failure{Kind: "unknown task", Detail: err.Error()}
+	}
+	pred := task.Answer(it, content)
+	if r.task == Sequence && pred.OK() && !contains(imaging.Sequences, pred.Value) {
 		return false, &extract.Failure{Kind: "not a class"}
 	}
 	return score.Unit{Patient: it.Patient, Item: it.ID, Gold: r.gold, Pred: pred}.Correct(), pred.Failure

@@ -1,4 +1,4 @@
-package tasks
+package npcbench
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
@@ -35,7 +36,10 @@ func TestItemsLackingPreparedImagesAreNamed(t *testing.T) {
 			{Path: "P1/t_002.png", Kind: dataset.KindTGroups, Reason: "slice P1/mri/T2/3.png: corrupt"},
 		},
 	}}}
-	items, problems := BuildItems(raw, prep, st, []string{configs.TaskSequence, configs.TaskCard, configs.TaskTCards, configs.TaskTGroups, configs.TaskNGroups})
+	items, problems, err := tasks.BuildItems(Registry(st), raw, prep, []string{Sequence, Card, TCards, TGroups, NGroups})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var built []string
 	for _, it := range items {
 		built = append(built, it.ID)
@@ -51,7 +55,7 @@ func TestItemsLackingPreparedImagesAreNamed(t *testing.T) {
 		{"t_cards/P1", "P1/card_01.png"},
 		{"t_groups/P1", "P1/t_002.png"},
 	} {
-		i := slices.IndexFunc(problems, func(p ItemProblem) bool { return p.Item == w.item })
+		i := slices.IndexFunc(problems, func(p tasks.ItemProblem) bool { return p.Item == w.item })
 		if i < 0 {
 			t.Errorf("no problem names %s: %v", w.item, problems)
 			continue
@@ -59,5 +63,16 @@ func TestItemsLackingPreparedImagesAreNamed(t *testing.T) {
 		if r := problems[i].Reason; !strings.Contains(r, w.image) || !strings.Contains(r, "corrupt") || !strings.Contains(r, "npcorch prep") {
 			t.Errorf("%s: reason %q does not name %s, prep's reason and what to do", w.item, r, w.image)
 		}
+	}
+}
+
+// TestUnknownTaskIsAnError: a task the registry does not know is an error
+// listing the known ones, never a silent fall into some cohort.
+func TestUnknownTaskIsAnError(t *testing.T) {
+	st := configs.DefaultStructures()
+	raw := &dataset.Raw{Patients: []dataset.Patient{{ID: "C01", Cohorts: []string{dataset.CohortCarePath}}}}
+	items, _, err := tasks.BuildItems(Registry(st), raw, &dataset.Prepared{}, []string{"cp_carre"})
+	if err == nil || !strings.Contains(err.Error(), `unknown task "cp_carre"; known tasks: pathology, sequence`) || len(items) != 0 {
+		t.Errorf("items %v, error %v; want an error listing the known tasks", items, err)
 	}
 }

@@ -1,0 +1,141 @@
+package npcbench
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher/schedule"
+)
+
+func TestRegistryOrderFamiliesAndUnknownTasks(t *testing.T) {
+	reg := Registry(configs.DefaultStructures())
+	// The paper's order (items are built, sent and reported in it).
+	want := []string{Pathology, Sequence, Card, TCards, TGroups, NGroups, CPPathology, CPMRI, CPCare}
+	if got := slices.DeleteFunc(reg.Keys(), func(k string) bool { return !slices.Contains(want, k) }); !slices.Equal(got, want) {
+		t.Errorf("tasks %v, want %v in this order", reg.Keys(), want)
+	}
+	got, err := reg.Select([]string{CarePath, NGroups, Pathology})
+	if err != nil || !slices.Equal(got, []string{Pathology, NGroups, CPPathology, CPMRI, CPCare}) {
+		t.Errorf("select: %v, %v; want the tasks in registry order, carepath expanded", got, err)
+	}
+	for _, bad := range []string{"t_stage", "Pathology", ""} {
+		_, err := reg.Select([]string{bad})
+		if err == nil || !strings.Contains(err.Error(), "unknown task") || !strings.Contains(err.Error(), strings.Join(reg.Keys(), ", ")) ||
+			!strings.Contains(err.Error(), CarePath) {
+			t.Errorf("select %q: %v; want an error listing every task and the family", bad, err)
+		}
+	}
+}
+
+// TestPaperScaleCountsThePapersRequests: the descriptors' paper-scale
+// counts are the paper's L3 and L6 request mix (69 + 200 + 2,700 + 100 +
+// 300 + 400 L3 requests, 100 + 100 + 217 L6), and the scheduler's test
+// fixture is a copy of them.
+func TestPaperScaleCountsThePapersRequests(t *testing.T) {
+	reg := Registry(configs.DefaultStructures())
+	paper := []string{Pathology, Sequence, Card, TCards, TGroups, NGroups, CPPathology, CPMRI, CPCare}
+	all, err := reg.PaperScale([]configs.Model{{Name: "M"}}, paper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum schedule.Workload
+	for _, w := range all {
+		sum = sum.Add(w)
+	}
+	if sum.Requests != 69+200+2700+100+300+400+100+100+217 {
+		t.Errorf("%d requests, want 4186", sum.Requests)
+	}
+	cp, err := reg.PaperScale([]configs.Model{{Name: "M"}}, []string{CarePath})
+	if err != nil || len(cp) != 3 || cp[0].Task != CPPathology || cp[2].Task != CPCare || cp[2].Images != 0 ||
+		cp[0].Images+cp[1].Images != 100+100*10 {
+		t.Errorf("carepath: %+v, %v; want 3 workloads, 1,100 images, care text-only", cp, err)
+	}
+	two, _ := reg.PaperScale([]configs.Model{{Name: "A"}, {Name: "B"}}, paper)
+	if len(two) != 2*len(all) || two[0].Model != "A" || two[len(two)-1].Model != "B" {
+		t.Errorf("two models: %d workloads", len(two))
+	}
+	if _, err := reg.PaperScale([]configs.Model{{Name: "M"}}, []string{"t_stage"}); err == nil || !strings.Contains(err.Error(), "unknown task") {
+		t.Errorf("unknown task accepted: %v", err)
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", "launcher", "schedule", "testdata", "paper_mixes.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fixture []schedule.RequestMix
+	if err := json.Unmarshal(data, &fixture); err != nil {
+		t.Fatal(err)
+	}
+	if len(fixture) != len(paper) {
+		t.Errorf("launcher/schedule/testdata/paper_mixes.json has %d tasks, want the paper's %d", len(fixture), len(paper))
+	}
+	for _, mix := range fixture {
+		if want := reg.PaperMix(mix.Task); !reflect.DeepEqual(mix, want) {
+			t.Errorf("launcher/schedule/testdata/paper_mixes.json: %+v is not the descriptor's %+v", mix, want)
+		}
+	}
+}
+
+// TestConfigTaskKeysAreCheckedAgainstTheRegistry: configs owns no task
+// list; every task key a campaign or a model registry writes is checked
+// against this registry, and an unknown one names its file, line and field
+// and lists the known tasks (a family only where a task list may use one).
+func TestConfigTaskKeysAreCheckedAgainstTheRegistry(t *testing.T) {
+	reg := Registry(configs.DefaultStructures())
+	known := strings.Join(reg.Keys(), ", ")
+	base := "output: o\ndataset: {raw: r, prepared: p}\n"
+	for in, want := range map[string]string{
+		base + "tasks: [pathology, staging]\nmodels: [Lingshu-7B]\n":                     `c.yaml: line 3: field tasks[1]: unknown task "staging"; known tasks: ` + known + "; or a family of them: carepath",
+		base + "models:\n  - name: Lingshu-7B\n    tasks: {stageing: {max_tokens: 9}}\n": `c.yaml: line 5: field models[0].tasks.stageing: unknown task "stageing"; known tasks: ` + known,
+		base + "models:\n  - name: Lingshu-7B\n    tasks: {carepath: {max_tokens: 9}}\n": `c.yaml: line 5: field models[0].tasks.carepath: unknown task "carepath"; known tasks: ` + known,
+	} {
+		c, err := configs.ParseCampaign("c.yaml", ".", []byte(in), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = reg.CheckTaskRefs(c.TaskRefs)
+		if err == nil || err.Error() != want {
+			t.Errorf("%q:\n got %v\nwant %s", in, err, want)
+		}
+	}
+	r, err := configs.ParseRegistry("reg.yaml", []byte("models:\n  - name: A\n    engine: {kind: sim}\n    tasks: {stageing: {}, t_groups: {}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.CheckTaskRefs(r.TaskRefs); err == nil || err.Error() != `reg.yaml: line 4: field models[0].tasks.stageing: unknown task "stageing"; known tasks: `+known {
+		t.Errorf("registry: %v", err)
+	}
+	c, err := configs.ParseCampaign("c.yaml", ".", []byte(base+"tasks: [carepath, n_groups]\nmodels: [Lingshu-7B]\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.CheckTaskRefs(c.TaskRefs); err != nil {
+		t.Errorf("a valid campaign and the embedded models.yaml: %v", err)
+	}
+}
+
+// TestEmbeddedModelsHaveEveryTasksBudget: after the registry's defaults,
+// every model of models.yaml has an output budget for every task.
+func TestEmbeddedModelsHaveEveryTasksBudget(t *testing.T) {
+	reg := Registry(configs.DefaultStructures())
+	models, err := configs.DefaultRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.CheckTaskRefs(models.TaskRefs); err != nil {
+		t.Error(err)
+	}
+	for _, name := range models.Names() {
+		m, _ := models.Get(name)
+		for _, task := range reg.Keys() {
+			if m.Tasks[task].MaxTokens <= 0 {
+				t.Errorf("%s: task %s has no output budget after defaults", name, task)
+			}
+		}
+	}
+}

@@ -1,0 +1,284 @@
+package tasks
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/npcorch/npcorch/configs"
+)
+
+// Benchmark is what a Registry is made of: a benchmark's tasks, the names
+// that stand for several of them, the scores computed across tasks, and
+// how its score table and report lay them out.
+type Benchmark struct {
+	// Structures are the base structures the tasks' prompts, answers and
+	// scores name.
+	Structures *configs.Structures
+	// Tasks in the order items are built, sent and reported.
+	Tasks []*Task
+	// Families are names a campaign's task list may use for several tasks.
+	Families []Family
+	// Composites are the endpoints computed over several tasks' answers.
+	Composites []*Composite
+	// Table lists the columns of the score table (the paper's Table 1).
+	Table []Column
+	// Notes are lines printed under the score table.
+	Notes []string
+	// Recall lists the report's per-class recall figures.
+	Recall []RecallPlot
+}
+
+// Family is a name that stands for several tasks in a campaign's task list
+// ("carepath" for the L6 episode's three tasks).
+type Family struct {
+	Name  string
+	Tasks []string
+}
+
+// RecallPlot is a report figure of per-class recall for every model: of
+// the class table keyed Table (a task key, or a key a composite's Tables
+// gives).
+type RecallPlot struct {
+	File, Title, Table string
+}
+
+// Registry is a benchmark's tasks, checked and indexed. It is a value the
+// caller builds (npcbench.Registry for NPCBench) and hands to whatever
+// needs the tasks: nothing in npcorch holds one globally.
+type Registry struct {
+	b        Benchmark
+	byKey    map[string]*Task
+	families map[string]Family
+	// upstream holds the tasks whose answers other tasks' prompts include.
+	upstream map[string]bool
+}
+
+// NewRegistry checks a benchmark's tasks (unique keys, a builder and
+// simulated answers for each, known tasks wherever one is named) and
+// indexes them.
+func NewRegistry(b Benchmark) (*Registry, error) {
+	r := &Registry{b: b, byKey: map[string]*Task{}, families: map[string]Family{}, upstream: map[string]bool{}}
+	if b.Structures == nil {
+		return nil, fmt.Errorf("task registry: no base structures")
+	}
+	for _, check := range []func() error{r.addTasks, r.addFamilies, r.checkComposites, r.checkTable} {
+		if err := check(); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func (r *Registry) addTasks() error {
+	for _, t := range r.b.Tasks {
+		if err := r.addTask(t); err != nil {
+			return err
+		}
+	}
+	for _, t := range r.b.Tasks {
+		if err := r.known("task "+t.Key+" after", t.After...); err != nil {
+			return err
+		}
+		for _, up := range t.After {
+			r.upstream[up] = true
+		}
+	}
+	return nil
+}
+
+func (r *Registry) addFamilies() error {
+	for _, f := range r.b.Families {
+		if _, dup := r.byKey[f.Name]; dup || r.families[f.Name].Name != "" {
+			return fmt.Errorf("task registry: family %q is named twice", f.Name)
+		}
+		if err := r.known("family "+f.Name, f.Tasks...); err != nil {
+			return err
+		}
+		r.families[f.Name] = f
+	}
+	return nil
+}
+
+func (r *Registry) checkComposites() error {
+	for _, c := range r.b.Composites {
+		if c.Name == "" || c.Score == nil {
+			return fmt.Errorf("task registry: composite %q needs a name and a Score function", c.Name)
+		}
+		if err := r.known("composite "+c.Name, c.Tasks...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Registry) checkTable() error {
+	for _, c := range r.b.Table {
+		if c.Pick == nil {
+			return fmt.Errorf("task registry: table column %s has no Pick function", c.Name)
+		}
+	}
+	return nil
+}
+
+// MustRegistry is NewRegistry for a benchmark fixed in code, whose tests
+// prove it valid: it panics on an error.
+func MustRegistry(b Benchmark) *Registry {
+	r, err := NewRegistry(b)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func (r *Registry) addTask(t *Task) error {
+	switch {
+	case t == nil || t.Key == "":
+		return fmt.Errorf("task registry: a task has no key")
+	case r.byKey[t.Key] != nil:
+		return fmt.Errorf("task registry: task %q is registered twice", t.Key)
+	case t.Build == nil:
+		return fmt.Errorf("task registry: task %s has no item builder", t.Key)
+	case t.Cohort == "":
+		return fmt.Errorf("task registry: task %s names no dataset cohort to build its items from", t.Key)
+	case t.Sim.Answers == nil:
+		return fmt.Errorf("task registry: task %s has no simulated answers", t.Key)
+	case t.ScoredAlone && t.Answer == nil:
+		return fmt.Errorf("task registry: task %s is scored alone but extracts no answer", t.Key)
+	case (t.Needs != nil) != (len(t.After) > 0) || t.Needs != nil && t.Prior == nil:
+		return fmt.Errorf("task registry: task %s needs other tasks' answers: give After, Needs and Prior together", t.Key)
+	}
+	r.byKey[t.Key] = t
+	return nil
+}
+
+// known checks that every key names a registered task.
+func (r *Registry) known(where string, keys ...string) error {
+	for _, k := range keys {
+		if r.byKey[k] == nil {
+			return fmt.Errorf("task registry: %s: %w", where, r.unknownTask(k, false))
+		}
+	}
+	return nil
+}
+
+// Structures are the base structures the tasks name.
+func (r *Registry) Structures() *configs.Structures { return r.b.Structures }
+
+// Tasks lists the tasks in registry order.
+func (r *Registry) Tasks() []*Task { return slices.Clone(r.b.Tasks) }
+
+// Keys lists the task keys in registry order.
+func (r *Registry) Keys() []string {
+	keys := make([]string, len(r.b.Tasks))
+	for i, t := range r.b.Tasks {
+		keys[i] = t.Key
+	}
+	return keys
+}
+
+// Task returns the task of a key, or an error listing the known ones.
+func (r *Registry) Task(key string) (*Task, error) {
+	if t := r.byKey[key]; t != nil {
+		return t, nil
+	}
+	return nil, r.unknownTask(key, false)
+}
+
+// unknown is the error for a key that names no task, in a task list
+// (where a family may stand for its tasks).
+func (r *Registry) unknown(key string) error { return r.unknownTask(key, true) }
+
+// unknownTask is the error for a key that names no task; families says
+// whether the names of families are known there too.
+func (r *Registry) unknownTask(key string, families bool) error {
+	msg := fmt.Sprintf("unknown task %q; known tasks: %s", key, strings.Join(r.Keys(), ", "))
+	if families && len(r.b.Families) > 0 {
+		names := make([]string, len(r.b.Families))
+		for i, f := range r.b.Families {
+			names[i] = f.Name
+		}
+		msg += "; or a family of them: " + strings.Join(names, ", ")
+	}
+	return errors.New(msg)
+}
+
+// Select expands a task list (task keys and family names) into task keys
+// in registry order; an empty list selects every task.
+func (r *Registry) Select(names []string) ([]string, error) {
+	if len(names) == 0 {
+		return r.Keys(), nil
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		if f, ok := r.families[n]; ok {
+			for _, k := range f.Tasks {
+				want[k] = true
+			}
+			continue
+		}
+		if r.byKey[n] == nil {
+			return nil, r.unknown(n)
+		}
+		want[n] = true
+	}
+	var out []string
+	for _, t := range r.b.Tasks {
+		if want[t.Key] {
+			out = append(out, t.Key)
+		}
+	}
+	return out, nil
+}
+
+// Families are the names a task list may use for several tasks.
+func (r *Registry) Families() []Family { return slices.Clone(r.b.Families) }
+
+// Composites lists the cross-task endpoints in scoring order.
+func (r *Registry) Composites() []*Composite { return slices.Clone(r.b.Composites) }
+
+// Table lists the score table's columns.
+func (r *Registry) Table() []Column { return slices.Clone(r.b.Table) }
+
+// Notes are the lines under the score table.
+func (r *Registry) Notes() []string { return slices.Clone(r.b.Notes) }
+
+// RecallPlots lists the report's per-class recall figures.
+func (r *Registry) RecallPlots() []RecallPlot { return slices.Clone(r.b.Recall) }
+
+// Upstream reports whether other tasks' prompts include a task's answers.
+func (r *Registry) Upstream(key string) bool { return r.upstream[key] }
+
+// lookup returns the task of a key; nil for an unknown key or a nil
+// registry.
+func (r *Registry) lookup(key string) *Task {
+	if r == nil {
+		return nil
+	}
+	return r.byKey[key]
+}
+
+// needs returns the items whose answers an item's prompt includes.
+func (r *Registry) needs(it Item) []string {
+	if t := r.lookup(it.Task); t != nil && t.Needs != nil {
+		return t.Needs(it)
+	}
+	return nil
+}
+
+// CheckTaskRefs checks every task key a config file writes (a campaign's
+// task list and its models' task settings, or a model registry's) against
+// the registry: each unknown one is an error naming its file, line and
+// field, and the known tasks. A family name stands for its tasks in a task
+// list only.
+func (r *Registry) CheckTaskRefs(refs []configs.TaskRef) error {
+	var errs []error
+	for _, ref := range refs {
+		if r.byKey[ref.Key] != nil || ref.InList && r.families[ref.Key].Name != "" {
+			continue
+		}
+		errs = append(errs, ref.Errorf("%v", r.unknownTask(ref.Key, ref.InList)))
+	}
+	return errors.Join(errs...)
+}

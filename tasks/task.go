@@ -1,0 +1,106 @@
+package tasks
+
+import (
+	"github.com/npcorch/npcorch/launcher/schedule"
+	"github.com/npcorch/npcorch/tasks/extract"
+)
+
+// Task describes one benchmark task: everything npcorch needs to build its
+// items, render and send its requests, simulate its answers, score them and
+// plan its work. A task is a value; a Registry holds a benchmark's tasks,
+// and nothing outside the task's own descriptor names it.
+type Task struct {
+	// Key names the task everywhere: models.yaml and campaign files, item
+	// ids ("KEY/PATIENT..."), journal files and score files.
+	Key string
+	// Level is the benchmark level the task belongs to ("L3", "L6").
+	Level string
+	// Title names the task in reports, as the paper does.
+	Title string
+	// Cohort is the dataset cohort whose patients the task's items come
+	// from (dataset.Cohort*).
+	Cohort string
+	// Prompt is the name of the task's prompt template, without ".tmpl"
+	// (Key when empty).
+	Prompt string
+	// Edition is the AJCC/UICC staging manual its prompt names
+	// (PromptData.Edition; "eighth" when empty).
+	Edition string
+	// Images are the kinds of prepared image its items show
+	// (dataset.Kind*): what prep must make for it, and which of prep's
+	// failures leave an item without its images.
+	Images []string
+	// PerImage says that every image is an item of its own, so an image
+	// prep could not make drops its item only, not the patient's others.
+	PerImage bool
+	// Build makes the task's items; Builder.Patients yields the patients
+	// of its cohort whose images are there.
+	Build func(b *Builder)
+	// Answer extracts an item's closed answer, the label compared with
+	// Gold.Label; nil when the answer is not one label (a structure card),
+	// which leaves the task out of repeated-run reliability.
+	Answer func(it Item, content string) extract.Label
+	// Classes lists the answer categories in display order, for class
+	// diagnostics and the majority baseline; nil when they differ from item
+	// to item (a care question's options).
+	Classes []string
+	// ScoredAlone says the task is scored on its own (a TaskResult of
+	// ModelResults.Tasks); otherwise only the composites that read it score
+	// its answers.
+	ScoredAlone bool
+	// After lists the tasks whose answers the task's prompts may include;
+	// the runner sends their items first and keeps their answers.
+	After []string
+	// Needs returns the ids of the items (of tasks in After, same patient)
+	// whose answers, from the same model and repeat, an item's prompt
+	// includes; nil when it needs none.
+	Needs func(it Item) []string
+	// Prior writes the prior lines of every item's prompt (PromptData.Prior:
+	// what it says of those answers, and what the item supplies), given
+	// each needed item's record by item id; it is called for items that
+	// need no answer too.
+	Prior func(it Item, answers map[string]*Record) []string
+	// Sim says how the simulated engine recognises and answers the task's
+	// requests.
+	Sim Sim
+	// Paper is the task's request mix at the paper's scale, for `npcorch
+	// plan` without a dataset (its Task is set from Key).
+	Paper schedule.RequestMix
+}
+
+// Sim is how the simulated engine recognises a task's requests and what
+// it answers (the entries of the sim key, package launcher/simkey).
+type Sim struct {
+	// Marker is a phrase of the task's prompt that tells its requests
+	// apart from other tasks' requests showing the same images.
+	Marker string
+	// Recognise, when set, replaces Marker: the text that recognises an
+	// item's requests, given its prompt rendered without prior findings.
+	Recognise func(it Item, prompt string) string
+	// Answers returns an item's right answer, its wrong ones and the
+	// answer of the constant policy.
+	Answers func(it Item) SimAnswers
+}
+
+// SimAnswers are the answers the simulated engine gives to one item.
+type SimAnswers struct {
+	Right    string
+	Wrong    []string
+	Constant string
+}
+
+// promptName is the template the task renders.
+func (t *Task) promptName() string {
+	if t.Prompt != "" {
+		return t.Prompt
+	}
+	return t.Key
+}
+
+// edition is the staging manual the task's prompt names.
+func (t *Task) edition() string {
+	if t.Edition != "" {
+		return t.Edition
+	}
+	return "eighth"
+}

@@ -232,6 +232,21 @@ func (r *Registry) Select(names []string) ([]string, error) {
 	return out, nil
 }
 
+// ImageNeeds lists, per dataset cohort, the kinds of prepared image its
+// tasks show (Task.Images), in task order: what `npcorch prep` makes for a
+// patient of that cohort.
+func (r *Registry) ImageNeeds() map[string][]string {
+	needs := map[string][]string{}
+	for _, t := range r.b.Tasks {
+		for _, k := range t.Images {
+			if !slices.Contains(needs[t.Cohort], k) {
+				needs[t.Cohort] = append(needs[t.Cohort], k)
+			}
+		}
+	}
+	return needs
+}
+
 // Families are the names a task list may use for several tasks.
 func (r *Registry) Families() []Family { return slices.Clone(r.b.Families) }
 

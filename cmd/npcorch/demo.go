@@ -63,7 +63,7 @@ func runDemo(ctx context.Context, out string, seed int64, resume bool, stdout, s
 		fmt.Fprintf(stderr, "demo: dataset generated in %s (%.1fs)\n", data, time.Since(start).Seconds())
 	}
 	t := time.Now()
-	_, rep, err := prepare.Run(ctx, prepare.Options{Dataset: data, Out: prepDir, Progress: stderr})
+	_, rep, err := prepare.Run(ctx, prepare.Options{Tasks: campaign.Benchmark(), Dataset: data, Out: prepDir, Progress: stderr})
 	if err != nil {
 		return fmt.Errorf("demo: prepare the images: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/npcorch/npcorch/imaging"
 	"github.com/npcorch/npcorch/imaging/prep"
+	"github.com/npcorch/npcorch/tasks/campaign"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/prepare"
 )
@@ -29,6 +30,7 @@ and an interrupted run resumes. Exit status: 0 when every image was made,
 when interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opt.Tasks = campaign.Benchmark()
 			opt.Params = imaging.DefaultParams()
 			opt.Params.Overview = overview
 			opt.Progress = cmd.ErrOrStderr()

@@ -46,7 +46,7 @@ func fixture(t testing.TB) (data, prepDir string) {
 			return
 		}
 		var rep *prepare.Report
-		_, rep, fixtureErr = prepare.Run(context.Background(), prepare.Options{Dataset: opt.Out, Out: filepath.Join(fixtureDir, "prep")})
+		_, rep, fixtureErr = prepare.Run(context.Background(), prepare.Options{Tasks: Benchmark(), Dataset: opt.Out, Out: filepath.Join(fixtureDir, "prep")})
 		if fixtureErr == nil && len(rep.Errors) > 0 {
 			fixtureErr = fmt.Errorf("prep: %v", rep.Errors)
 		}

@@ -72,7 +72,7 @@ func fixture(t *testing.T) (data, prepDir string) {
 			fixtureErr = err
 			return
 		}
-		_, rep, err := prepare.Run(context.Background(), prepare.Options{Dataset: fixtureData, Out: fixPrep})
+		_, rep, err := prepare.Run(context.Background(), prepare.Options{Tasks: campaign.Benchmark(), Dataset: fixtureData, Out: fixPrep})
 		if err == nil && len(rep.Errors) > 0 {
 			err = fmt.Errorf("prep: %v", rep.Errors)
 		}

@@ -20,6 +20,8 @@ import (
 type planner struct {
 	ex     *prep.Executor
 	params imaging.Params
+	// needs lists, per cohort, the kinds of image its tasks show.
+	needs map[string][]string
 	// slots has one entry per job, in the order the jobs are yielded.
 	slots    []slot
 	patients []*dataset.PreparedPatient
@@ -73,9 +75,23 @@ func (pl *planner) warn(format string, args ...any) {
 	pl.warnings = append(pl.warnings, fmt.Sprintf(format, args...))
 }
 
+// kinds is the set of image kinds a patient of the given cohorts needs.
+func (pl *planner) kinds(cohorts []string) map[string]bool {
+	need := map[string]bool{}
+	for _, c := range cohorts {
+		for _, k := range pl.needs[c] {
+			need[k] = true
+		}
+	}
+	return need
+}
+
+// seriesKinds are the kinds of image drawn from a patient's MRI series.
+var seriesKinds = []string{dataset.KindPanel, dataset.KindCard, dataset.KindTGroups, dataset.KindNGroups, dataset.KindPage}
+
 // patient lists the images of one patient, in manifest order, and makes
-// the manifest slots they fill. Which images: an overview of its slide,
-// then what its cohorts' tasks show.
+// the manifest slots they fill: what its cohorts' tasks show, an overview
+// of its slide first.
 func (pl *planner) patient(p *dataset.Patient, mp *dataset.PreparedPatient) []prep.Job {
 	mp.ID = p.ID
 	pl.patients = append(pl.patients, mp)
@@ -85,29 +101,28 @@ func (pl *planner) patient(p *dataset.Patient, mp *dataset.PreparedPatient) []pr
 			dataset.Failure{Kind: dataset.KindPatient}, func(dataset.Image) {})
 		return pp.jobs
 	}
-	if p.Pathology != nil {
+	need := pl.kinds(p.Cohorts)
+	if p.Pathology != nil && need[dataset.KindOverview] {
 		pp.add("overview.png", prep.Overview{Slide: p.Pathology.File}, nil, dataset.Failure{Kind: dataset.KindOverview},
 			func(img dataset.Image) { mp.Overview = &img })
 	}
-	in := func(c string) bool { return slices.Contains(p.Cohorts, c) }
-	if !in(dataset.CohortSequence) && !in(dataset.CohortCards) && !in(dataset.CohortTGroups) &&
-		!in(dataset.CohortNGroups) && !in(dataset.CohortCarePath) {
+	if !slices.ContainsFunc(seriesKinds, func(k string) bool { return need[k] }) {
 		return pp.jobs
 	}
 	ps := pl.readSeries(p)
-	if in(dataset.CohortSequence) {
+	if need[dataset.KindPanel] {
 		pp.panels(ps)
 	}
-	if in(dataset.CohortCards) {
+	if need[dataset.KindCard] {
 		pp.cards(ps)
 	}
-	if in(dataset.CohortTGroups) {
+	if need[dataset.KindTGroups] {
 		pp.groups(ps, groupSet{"t", dataset.KindTGroups, p.Coverage.T, &mp.TGroups})
 	}
-	if in(dataset.CohortNGroups) {
+	if need[dataset.KindNGroups] {
 		pp.groups(ps, groupSet{"n", dataset.KindNGroups, p.Coverage.N, &mp.NGroups})
 	}
-	if in(dataset.CohortCarePath) {
+	if need[dataset.KindPage] {
 		pp.pages(ps)
 	}
 	return pp.jobs

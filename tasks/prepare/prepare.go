@@ -13,9 +13,9 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/imaging"
 	"github.com/npcorch/npcorch/imaging/prep"
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
@@ -25,6 +25,10 @@ type Options struct {
 	Dataset string
 	// Out is the output folder (created if missing).
 	Out string
+	// Tasks is the benchmark whose images are made: a patient gets the
+	// kinds of image its cohorts' tasks show (Registry.ImageNeeds), and its
+	// findings are checked against the registry's base structures.
+	Tasks *tasks.Registry
 	// Workers bounds concurrent renders; 0 means all cores.
 	Workers int
 	// Strict stops at the first image that cannot be made instead of
@@ -66,12 +70,15 @@ func Run(ctx context.Context, opt Options) (*dataset.Prepared, *Report, error) {
 	if opt.Dataset == "" || opt.Out == "" {
 		return nil, nil, errors.New("prep: both the dataset folder and the output folder are required")
 	}
+	if opt.Tasks == nil {
+		return nil, nil, errors.New("prep: no benchmark given (Options.Tasks): which images to make comes from its tasks")
+	}
 	rawBytes, err := os.ReadFile(filepath.Join(opt.Dataset, dataset.RawName))
 	if err != nil {
 		return nil, nil, fmt.Errorf("prep: %w (the dataset folder must hold %s; make one with `npcorch synth`)", err, dataset.RawName)
 	}
 	rep := &Report{}
-	raw, err := dataset.ParseRaw(opt.Dataset, rawBytes, configs.DefaultStructures().IDs())
+	raw, err := dataset.ParseRaw(opt.Dataset, rawBytes, opt.Tasks.Structures().IDs())
 	if !errors.As(err, &rep.Problems) && err != nil {
 		return nil, nil, fmt.Errorf("prep: %w", err)
 	}
@@ -87,7 +94,7 @@ func Run(ctx context.Context, opt Options) (*dataset.Prepared, *Report, error) {
 		DatasetSHA256: hex.EncodeToString(dsum[:]), ParamsSHA256: ex.ParamsSHA256(),
 		Patients: make([]dataset.PreparedPatient, len(raw.Patients)),
 	}
-	pl := &planner{ex: ex, params: ex.Params()}
+	pl := &planner{ex: ex, params: ex.Params(), needs: opt.Tasks.ImageNeeds()}
 	results, exRep, err := ex.Run(ctx, pl.batches(raw, man))
 	if exRep != nil {
 		rep.Report = *exRep

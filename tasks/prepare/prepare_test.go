@@ -13,15 +13,22 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/imaging"
 	"github.com/npcorch/npcorch/imaging/imagingtest"
 	"github.com/npcorch/npcorch/imaging/prep"
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/dataset/datasettest"
+	"github.com/npcorch/npcorch/tasks/npcbench"
 )
+
+// bench is the benchmark whose images the tests prepare.
+func bench() *tasks.Registry { return npcbench.Registry(configs.DefaultStructures()) }
 
 func smallDataset(t *testing.T, patients int) string {
 	t.Helper()
@@ -48,7 +55,7 @@ func run(t *testing.T, data, out string, workers int) (*dataset.Prepared, *Repor
 
 func runWith(t *testing.T, data, out string, workers int, p imaging.Params) (*dataset.Prepared, *Report) {
 	t.Helper()
-	man, rep, err := Run(context.Background(), Options{Dataset: data, Out: out, Workers: workers, Params: p, External: noExternal{}})
+	man, rep, err := Run(context.Background(), Options{Tasks: bench(), Dataset: data, Out: out, Workers: workers, Params: p, External: noExternal{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +186,7 @@ func TestCancelledRunWritesNoManifest(t *testing.T) {
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, _, err := Run(ctx, Options{Dataset: data, Out: out, External: noExternal{}})
+	_, _, err := Run(ctx, Options{Tasks: bench(), Dataset: data, Out: out, External: noExternal{}})
 	if !errors.Is(err, prep.ErrInterrupted) {
 		t.Fatalf("cancelled run: %v, want prep.ErrInterrupted", err)
 	}
@@ -223,7 +230,7 @@ func TestBadInputsAreReportedNotFatal(t *testing.T) {
 	os.WriteFile(side, bytes.Replace(b, []byte(datasettest.FrameOfReference), []byte("9.9.9"), 1), 0o644)
 
 	out := t.TempDir()
-	man, rep, err := Run(context.Background(), Options{Dataset: data, Out: out, Workers: 2, Params: smallParams(), External: noExternal{}})
+	man, rep, err := Run(context.Background(), Options{Tasks: bench(), Dataset: data, Out: out, Workers: 2, Params: smallParams(), External: noExternal{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +266,7 @@ func TestBadInputsAreReportedNotFatal(t *testing.T) {
 		t.Errorf("failed outputs left in the manifest: %d t groups, %d panels", len(man.Patients[2].TGroups), len(man.Patients[0].Panels))
 	}
 	// Strict stops at the first error.
-	if _, _, err := Run(context.Background(), Options{Dataset: data, Out: t.TempDir(), Workers: 1, Strict: true, Params: smallParams(), External: noExternal{}}); err == nil {
+	if _, _, err := Run(context.Background(), Options{Tasks: bench(), Dataset: data, Out: t.TempDir(), Workers: 1, Strict: true, Params: smallParams(), External: noExternal{}}); err == nil {
 		t.Error("strict run with bad inputs returned no error")
 	}
 }
@@ -284,12 +291,12 @@ func TestProblemsInTheDatasetAreReported(t *testing.T) {
 	// A file of another format is no dataset: nothing is prepared.
 	editDataset(t, data, func(r *dataset.Raw) { r.Format = "npcorch-dataset/0" })
 	out := t.TempDir()
-	if _, _, err := Run(context.Background(), Options{Dataset: data, Out: out, Params: smallParams(), External: noExternal{}}); err == nil ||
+	if _, _, err := Run(context.Background(), Options{Tasks: bench(), Dataset: data, Out: out, Params: smallParams(), External: noExternal{}}); err == nil ||
 		!strings.Contains(err.Error(), "npcorch-dataset/0") {
 		t.Errorf("another format: %v", err)
 	}
 	os.WriteFile(filepath.Join(data, dataset.RawName), []byte("{\n\"format\": \"npcorch-dataset/1\",\n\"patients\": [,]\n}"), 0o644)
-	if _, _, err := Run(context.Background(), Options{Dataset: data, Out: out, External: noExternal{}}); err == nil || !strings.Contains(err.Error(), "dataset.json: line 3") {
+	if _, _, err := Run(context.Background(), Options{Tasks: bench(), Dataset: data, Out: out, External: noExternal{}}); err == nil || !strings.Contains(err.Error(), "dataset.json: line 3") {
 		t.Errorf("syntax error: %v", err)
 	}
 }
@@ -337,7 +344,7 @@ func BenchmarkPrepPatient(b *testing.B) {
 	}
 	for b.Loop() {
 		out := b.TempDir()
-		if _, _, err := Run(context.Background(), Options{Dataset: dir, Out: out, Workers: 2, External: noExternal{}}); err != nil {
+		if _, _, err := Run(context.Background(), Options{Tasks: bench(), Dataset: dir, Out: out, Workers: 2, External: noExternal{}}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -443,5 +450,31 @@ func TestSkippedFilesInADICOMSeriesAreReported(t *testing.T) {
 	}
 	if w := strings.Join(rep.Warnings, "\n"); !strings.Contains(w, "notes.txt") || !strings.Contains(w, "P001/mri/T2_Ax") {
 		t.Errorf("warnings do not name the skipped file: %q", w)
+	}
+}
+
+// TestImagesFollowTheTasksNeeds (issue 18): which images a patient gets
+// is its cohorts' tasks' knowledge (Task.Images), not prep's: a patient
+// of the sequence cohort alone gets its panels and no overview, although
+// it has a slide, and one of the pathology cohort alone gets its overview
+// and nothing drawn from its series.
+func TestImagesFollowTheTasksNeeds(t *testing.T) {
+	data := smallDataset(t, 2)
+	editDataset(t, data, func(r *dataset.Raw) {
+		r.Patients[0].Cohorts = []string{dataset.CohortSequence}
+		r.Patients[1].Cohorts = []string{dataset.CohortPathology}
+	})
+	man, _ := run(t, data, t.TempDir(), 2)
+	seq, path := man.Patients[0], man.Patients[1]
+	if seq.Overview != nil || len(seq.Panels) != 6 || len(seq.Cards)+len(seq.TGroups)+len(seq.NGroups)+len(seq.Pages) != 0 {
+		t.Errorf("sequence patient: overview %v, %d panels, %d cards, %d+%d groups, %d pages; want 6 panels only",
+			seq.Overview != nil, len(seq.Panels), len(seq.Cards), len(seq.TGroups), len(seq.NGroups), len(seq.Pages))
+	}
+	if path.Overview == nil || len(path.Panels)+len(path.Cards)+len(path.TGroups)+len(path.NGroups)+len(path.Pages) != 0 {
+		t.Errorf("pathology patient: overview %v and images drawn from its series; want the overview only", path.Overview != nil)
+	}
+	needs := bench().ImageNeeds()
+	if !slices.Equal(needs[dataset.CohortCarePath], []string{dataset.KindOverview, dataset.KindPage}) {
+		t.Errorf("CarePath needs %v, want its tasks' overview and pages", needs[dataset.CohortCarePath])
 	}
 }

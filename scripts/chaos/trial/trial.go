@@ -20,6 +20,7 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/proctest"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/campaign"
 	"github.com/npcorch/npcorch/tasks/prepare"
 	"github.com/npcorch/npcorch/tasks/synth"
 )
@@ -139,7 +140,7 @@ func (b *Bench) Prepare(ctx context.Context, d Dataset) error {
 	if _, err := synth.Generate(ctx, opt); err != nil {
 		return fmt.Errorf("chaos bench: generate the dataset in %s: %w", b.data, err)
 	}
-	_, rep, err := prepare.Run(ctx, prepare.Options{Dataset: b.data, Out: b.prep})
+	_, rep, err := prepare.Run(ctx, prepare.Options{Tasks: campaign.Benchmark(), Dataset: b.data, Out: b.prep})
 	if err != nil {
 		return fmt.Errorf("chaos bench: prepare %s: %w", b.data, err)
 	}

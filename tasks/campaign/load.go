@@ -1,9 +1,13 @@
 package campaign
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks"
@@ -83,10 +87,34 @@ func LoadBench(reg *tasks.Registry, src Source) (*Bench, error) {
 		return nil, fmt.Errorf("%w (run `npcorch prep --data %s --out %s` first)", err, src.Raw, src.Prepared)
 	}
 	b.Raw, b.Prepared = raw, prep
+	if p, stale := staleManifest(src, prep); stale {
+		b.Problems.Dataset = append(b.Problems.Dataset, p)
+	}
 	items, problems, err := tasks.BuildItems(reg, raw, prep, src.Tasks)
 	if err != nil {
 		return nil, err
 	}
 	b.Items, b.Problems.Items = items, problems
 	return b, nil
+}
+
+// staleManifest reports a prepared manifest made from another dataset.json
+// than the one loaded (manifest.json's dataset_sha256): images of what was
+// edited since may not match the dataset. A manifest that records no
+// sha256 (written by hand) is taken as it is.
+func staleManifest(src Source, prep *dataset.Prepared) (dataset.Problem, bool) {
+	if prep.DatasetSHA256 == "" {
+		return dataset.Problem{}, false
+	}
+	data, err := os.ReadFile(filepath.Join(src.Raw, dataset.RawName))
+	if err != nil {
+		return dataset.Problem{}, false // LoadRaw has just read it; a race is reported by the next load
+	}
+	sum := sha256.Sum256(data)
+	if now := hex.EncodeToString(sum[:]); now != prep.DatasetSHA256 {
+		return dataset.Problem{File: filepath.Join(src.Prepared, dataset.PreparedName),
+			Reason: fmt.Sprintf("was made from another %s (sha256 %.12s…; it is now %.12s…): images may not match the dataset; run `npcorch prep --data %s --out %s` again (unchanged images come from its cache)",
+				dataset.RawName, prep.DatasetSHA256, now, src.Raw, src.Prepared)}, true
+	}
+	return dataset.Problem{}, false
 }

@@ -2,6 +2,8 @@ package campaign
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,5 +96,38 @@ func TestLoadBenchFatalErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLoadBenchReportsAStaleManifest: a prepared folder made from another
+// dataset.json (edited since, or another dataset's) is reported by name
+// with what to do; before, its dataset_sha256 was written and never read.
+func TestLoadBenchReportsAStaleManifest(t *testing.T) {
+	src := writeBench(t, twoPatients)
+	sum := sha256.Sum256([]byte(twoPatients))
+	man := filepath.Join(src.Prepared, "manifest.json")
+	write := func(sha string) {
+		t.Helper()
+		data := `{"format":"npcorch-prepared/1","dataset_sha256":"` + sha + `","patients":[
+			{"id":"P1","overview":{"path":"P1.png","width":8,"height":8}}]}`
+		if err := os.WriteFile(man, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(hex.EncodeToString(sum[:]))
+	b, err := LoadBench(Benchmark(), src)
+	if err != nil || b.Problems.Len() != 2 {
+		t.Fatalf("matching manifest: %v, %d problems (want the 2 of the dataset)", err, b.Problems.Len())
+	}
+	write(strings.Repeat("ab", 32))
+	b, err = LoadBench(Benchmark(), src)
+	if err != nil || b.Problems.Len() != 3 {
+		t.Fatalf("stale manifest: %v, %d problems, want 3", err, b.Problems.Len())
+	}
+	var w bytes.Buffer
+	b.Problems.Report(&w)
+	if !strings.Contains(w.String(), man+": was made from another dataset.json (sha256 abababababab…") ||
+		!strings.Contains(w.String(), "run `npcorch prep --data "+src.Raw) {
+		t.Errorf("report lacks the stale manifest:\n%s", w.String())
 	}
 }

@@ -25,6 +25,18 @@ type Item struct {
 	// Care is the care question of a cp_care item, with its episode context.
 	Care    *dataset.CareQuestion  `json:"care,omitempty"`
 	Context []dataset.ContextEntry `json:"context,omitempty"`
+	// Question is a closed-choice item's question as its prompt shows it
+	// (L1, L2, L4, L5).
+	Question *Question `json:"question,omitempty"`
+	// Earlier are the items asked before this one in the same serial
+	// conversation, oldest first: its request replays each, followed by
+	// the model's own answer to it (the task's Needs lists their ids).
+	Earlier []Item `json:"earlier,omitempty"`
+	// Group is the item's scoring group: group-macro accuracy averages
+	// over groups, and the scores give a table per group. Tags are free
+	// labels, each with a table row of its own.
+	Group string   `json:"group,omitempty"`
+	Tags  []string `json:"tags,omitempty"`
 	// Excluded items are sent and journaled but never scored.
 	Excluded bool `json:"excluded,omitempty"`
 }

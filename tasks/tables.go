@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/npcorch/npcorch/tasks/score"
 )
@@ -36,13 +37,30 @@ func cell(s *score.Score, complete bool) string {
 	return out
 }
 
-// table is the score table's columns; an error for results that ScoreRun
-// did not make (read back from scores.json, say).
+// table is the score table's columns that some model has a score in; an
+// error for results that ScoreRun did not make (read back from
+// scores.json, say).
 func (r *Results) table() ([]Column, error) {
 	if r.reg == nil {
 		return nil, fmt.Errorf("scores of %s have no table layout; score them with ScoreRun", r.Campaign)
 	}
-	return r.reg.Table(), nil
+	return RunColumns(r.reg.Table(), r.Models), nil
+}
+
+// RunColumns keeps the columns in which some model has a score: a
+// campaign of some tasks shows their columns, not a row of dashes for
+// every task it did not run.
+func RunColumns(cols []Column, models []ModelResults) []Column {
+	var out []Column
+	for _, c := range cols {
+		for _, m := range models {
+			if s, _ := c.Pick(m); s != nil {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // WriteMarkdown writes the Table 1 layout with intervals, the cohort's
@@ -76,7 +94,11 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	for _, c := range table {
 		fmt.Fprintf(&b, " %s |", majority(r, c))
 	}
-	b.WriteString(" | | |\n\n")
+	b.WriteString(" | | |\n")
+	if row, ok := randomRow(r, table); ok {
+		b.WriteString(row)
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "Percent accuracy with %.0f %% intervals: exact Clopper–Pearson for patient-level counts, otherwise a patient-cluster bootstrap (%d draws, seed %d). ",
 		100*level(r.Options), draws(r.Options), r.Options.Seed)
 	b.WriteString("`*` marks a provisional score: some of its items are not run (infrastructure failures), so the run is incomplete.\n")
@@ -100,16 +122,39 @@ func majority(r *Results, c Column) string {
 // Majority is the cohort's majority-class baseline beside a score table
 // column (nil for columns without one). Every model of a run shares the
 // cohort, so the first model that ran the column's task carries it.
-func Majority(r *Results, c Column) *score.Baseline {
-	if c.Majority == nil {
+func Majority(r *Results, c Column) *score.Baseline { return firstBaseline(r, c.Majority) }
+
+// Random is what a uniformly random answer scores on a score table
+// column's endpoint (nil for columns without one).
+func Random(r *Results, c Column) *score.Baseline { return firstBaseline(r, c.Random) }
+
+func firstBaseline(r *Results, pick func(ModelResults) *score.Baseline) *score.Baseline {
+	if pick == nil {
 		return nil
 	}
 	for _, m := range r.Models {
-		if b := c.Majority(m); b != nil {
+		if b := pick(m); b != nil {
 			return b
 		}
 	}
 	return nil
+}
+
+// randomRow is the table's random-baseline row; none when no column has
+// one (an L3 and L6 run's table stays as it was).
+func randomRow(r *Results, table []Column) (string, bool) {
+	var b strings.Builder
+	b.WriteString("| random baseline (this cohort) |")
+	any := false
+	for _, c := range table {
+		cell := ""
+		if bl := Random(r, c); bl != nil {
+			cell, any = fmt.Sprintf("%.1f", bl.Percent), true
+		}
+		fmt.Fprintf(&b, " %s |", cell)
+	}
+	b.WriteString(" | | |\n")
+	return b.String(), any
 }
 
 func level(o score.Options) float64 {

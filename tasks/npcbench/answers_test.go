@@ -36,11 +36,15 @@ const (
 	paperA12          = "T_stage must be T1, T2, T3, or T4."
 	paperNasopharynx  = "The nasopharynx is recorded as the background primary site and excluded from structure-invasion scoring."
 	paperA13          = "Output only one option letter from [valid option letters]."
+	paperA1           = "Answer with the option letter from the given choices directly."
+	paperComplete     = "Multiple-select answers must match the complete reference set."
+	paperPartial      = "The question specifies this requirement, and selecting only part of the set receives no credit."
+	paperMissingExtra = "One L2 item and two L4 items explicitly request multiple selections in the question; these require the complete reference option set, with no credit for missing or extra selections."
 )
 
 var paperSentences = []string{paperFinal, paperConflict, paperOutside, paperIncomplete, paperDenominator, paperFields,
 	paperA5, paperA6, paperA6Options, paperSides, paperInvasion, paperJoint, paperAllStructure, paperTStage, paperNStage,
-	paperA11, paperA12, paperNasopharynx, paperA13}
+	paperA11, paperA12, paperNasopharynx, paperA13, paperA1, paperComplete, paperPartial, paperMissingExtra}
 
 // answerRow is one model answer and how the paper scores it.
 type answerRow struct {
@@ -89,12 +93,46 @@ func answerTable() []answerRow {
 	const (
 		path, seq, card, tc, tg, ng = Pathology, Sequence, Card, TCards, TGroups, NGroups
 		cpPath, cpMRI, care         = CPPathology, CPMRI, CPCare
+		l1, l2                      = GMem, AApp
 		none                        = extract.FailureKind("")
 	)
 	t3 := tJSON("t_stage", "T3", "clivus", "parapharyngeal_space")
 	a12 := strings.TrimSuffix(tJSON("T_stage", "T3", "clivus"), "}") + `,"involved_structures":["clivus"],"evidence":"low T1 signal in the clivus"}`
 	fracs := strings.Repeat(`The area ratio \frac{a}{b} is small. `, 200)
 	return []answerRow{
+		// L1 guideline memory (A1): gold B of A..D.
+		rightAnswer(l1, "B", "B", paperA1),
+		rightAnswer(l1, "B", "Answer: B", paperFinal),
+		rightAnswer(l1, "B", "The guideline recommends induction first.\n\\boxed{B}", paperFinal),
+		rightAnswer(l1, "B", "<think>A is for stage I; B fits stage III.</think>\nB. Induction chemotherapy then chemoradiotherapy", paperFinal),
+		wrongAnswer(l1, "B", "C", none, paperA1),
+		wrongAnswer(l1, "B", "Answer: B or C", extract.Conflicting, paperConflict),
+		wrongAnswer(l1, "B", "Answer: A, B", extract.Conflicting, paperConflict),
+		wrongAnswer(l1, "B", "\\boxed{E}", extract.OutOfCategory, paperOutside),
+		wrongAnswer(l1, "B", "Induction chemotherapy is preferred.", extract.Unparseable, paperA1),
+		wrongAnswer(l1, "B", "", extract.Empty, paperIncomplete),
+
+		// L2 rule application (A2): gold B of A..D, or the set A,C of a
+		// multiple-select item.
+		rightAnswer(l2, "B", "Answer: B", paperA1),
+		rightAnswer(l2, "A,C", "\\boxed{A,C}", paperComplete),
+		rightAnswer(l2, "A,C", "\\boxed{C, A}", paperComplete),
+		rightAnswer(l2, "A,C", "Final answer: C and A", paperFinal),
+		rightAnswer(l2, "A,C", "Answer: AC", paperComplete),
+		rightAnswer(l2, "A,C", "A, C", paperFinal),
+		rightAnswer(l2, "A,C", "Options A and C both apply; B does not.\n**Final answer: A, C**", paperFinal),
+		rightAnswer(l2, "A,C", "\\boxed{A,C}\nFinal answer: C, A", paperFinal),
+		wrongAnswer(l2, "A,C", "\\boxed{A}", none, paperPartial),
+		wrongAnswer(l2, "A,C", "Answer: C", none, paperPartial),
+		wrongAnswer(l2, "A,C", "\\boxed{A,B,C}", none, paperMissingExtra),
+		wrongAnswer(l2, "A,C", "Answer: A or C", extract.Conflicting, paperConflict),
+		wrongAnswer(l2, "A,C", "Answer: A/C", extract.Conflicting, paperConflict),
+		wrongAnswer(l2, "A,C", "\\boxed{A,C}\nFinal answer: A", extract.Conflicting, paperConflict),
+		wrongAnswer(l2, "A,C", "\\boxed{A} \\boxed{C}", extract.Conflicting, paperConflict),
+		wrongAnswer(l2, "A,C", "\\boxed{A,F}", extract.OutOfCategory, paperOutside),
+		wrongAnswer(l2, "A,C", "Both the first and the third options apply.", extract.Unparseable, paperFinal),
+		reasoned(wrongAnswer(l2, "A,C", "", extract.Empty, paperIncomplete), "\\boxed{A,C}"),
+
 		// L3 pathology (A5), gold 1 unless said.
 		rightAnswer(path, "1", "1", paperA5),
 		rightAnswer(path, "0", "0 (normal tissue)", paperFinal),
@@ -271,7 +309,9 @@ func scoreAnswer(reg *tasks.Registry, r answerRow, content string, st *configs.S
 		}
 		return c.Structure.Is(structure) && c.Invasion.Is(invasion), nil
 	}
-	it := tasks.Item{ID: r.task + "/P1", Task: r.task, Patient: "P1", Gold: tasks.Gold{Label: r.gold}}
+	it := tasks.Item{ID: r.task + "/P1", Task: r.task, Patient: "P1", Gold: tasks.Gold{Label: r.gold},
+		Question: &tasks.Question{Options: []dataset.Option{{Letter: "A", Text: "a"}, {Letter: "B", Text: "b"}, {Letter: "C", Text: "c"}, {Letter: "D", Text: "d"}},
+			Multiple: strings.Contains(r.gold, ",")}}
 	if r.task == CPCare {
 		it.Care = &dataset.CareQuestion{Options: []dataset.Option{{Letter: "A"}, {Letter: "B"}, {Letter: "C"}, {Letter: "D"}}}
 	}

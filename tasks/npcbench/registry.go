@@ -11,20 +11,22 @@ import (
 // CarePath names the L6 episode's three tasks in a campaign's task list.
 const CarePath = "carepath"
 
-// Registry returns NPCBench's tasks over the base structures st: the L3
-// tasks, the L6 CarePath episode, the composites scored across them, and
-// the paper's Table 1.
+// Registry returns NPCBench's tasks over the base structures st: the L1
+// and L2 text tasks, the L3 tasks, the L6 CarePath episode, the composites
+// scored across them, and the paper's Table 1.
 // Tasks are built, sent and reported in the order listed here.
 func Registry(st *configs.Structures) *tasks.Registry {
 	return tasks.MustRegistry(tasks.Benchmark{
 		Structures: st,
 		Tasks: []*tasks.Task{
+			gMem(), aApp(),
 			pathology(), sequence(), card(st), tCards(st), tGroups(st), nGroups(),
 			cpPathology(), cpMRI(st), cpCare(st),
 		},
 		Families:   []tasks.Family{{Name: CarePath, Tasks: []string{CPPathology, CPMRI, CPCare}}},
 		Composites: []*tasks.Composite{tStage(), evidence(st), carePath()},
 		Table: []tasks.Column{
+			gMemColumn(), aAppColumn(),
 			tasks.TaskColumn("Path.", "L3", Pathology), tStageColumn(), tasks.TaskColumn("N-Stg.", "L3", NGroups),
 			tasks.TaskColumn("Seq.", "L3", Sequence), structureColumn(), careColumn(), strictColumn(),
 		},

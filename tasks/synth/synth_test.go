@@ -658,7 +658,8 @@ func TestOptionsErrors(t *testing.T) {
 		{func(o *Options) { o.ImageSize = 10 }, "image size is 10"},
 		{func(o *Options) { o.SlideWidth = 9000 }, "slide width is 9000"},
 		{func(o *Options) { o.Workers = -1 }, "workers is -1"},
-		{func(o *Options) { o.Patients, o.CarePath = 0, 0 }, "no patients"},
+		{func(o *Options) { o.Patients, o.CarePath = 0, 0 }, "nothing asked for"},
+		{func(o *Options) { o.Guideline = 201 }, "guideline questions is 201"},
 	} {
 		opt := smallOptions(out, 1)
 		tc.mod(&opt)

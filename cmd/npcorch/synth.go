@@ -51,6 +51,7 @@ No real patient data is involved.`,
 	f.IntVar(&opt.CarePath, "carepath", opt.CarePath, "number of CarePath patients (C01..)")
 	f.IntVar(&opt.Guideline, "guideline", opt.Guideline, "number of L1 guideline questions (G001..)")
 	f.IntVar(&opt.Application, "application", opt.Application, "number of L2 vignettes (A001..)")
+	f.IntVar(&opt.Planning, "planning", opt.Planning, "number of L4 patient groups (CP01..), one to three questions each")
 	f.IntVar(&opt.ImageSize, "image-size", opt.ImageSize, "MRI slice width and height in pixels")
 	f.IntVar(&opt.SlideWidth, "slide-width", opt.SlideWidth, "pathology slide width in pixels")
 	f.IntVar(&opt.SlideHeight, "slide-height", opt.SlideHeight, "pathology slide height in pixels")

@@ -90,7 +90,7 @@ func decide(seed int64, model, item string, p float64, nWrong int) (bool, int) {
 
 // expected derives a model's Table 1 figures from the gold labels and the
 // policy alone.
-type expected struct{ gmem, aapp, path, t, n, seq, care, strict float64 }
+type expected struct{ gmem, aapp, path, t, n, seq, cplan, care, strict float64 }
 
 // choiceRight says whether a model answers a closed-choice item right
 // under a policy: the oracle always, the constant policy when the first
@@ -135,6 +135,12 @@ func expectText(raw *dataset.Raw, seed int64, model, policy string, e *expected)
 		groups[q.Group] = append(groups[q.Group], choiceRight(seed, model, policy, "a_app/"+q.ID, &q.Choice))
 	}
 	e.aapp = meanOfGroups(groups)
+	// L4: the mean over patient groups of each one's accuracy (Eq. A2).
+	patients := map[string][]bool{}
+	for _, q := range raw.Planning {
+		patients[q.Patient] = append(patients[q.Patient], choiceRight(seed, model, policy, "c_plan/"+q.Patient+"/"+q.ID, &q.Choice))
+	}
+	e.cplan = meanOfGroups(patients)
 }
 
 func expect(raw *dataset.Raw, seed int64, model, policy string) expected {
@@ -261,7 +267,7 @@ func TestCampaignEndToEndScoresFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 			got[col.Name] = s.Percent
 		}
 		wants := map[string]float64{"G-Mem.": want.gmem, "A-App.": want.aapp, "Path.": want.path, "T-Stg.": want.t, "N-Stg.": want.n,
-			"Seq.": want.seq, "Care": want.care, "Strict": want.strict}
+			"Seq.": want.seq, "C-Plan": want.cplan, "Care": want.care, "Strict": want.strict}
 		for name := range got {
 			if _, ok := wants[name]; !ok && name != "Struct." {
 				t.Errorf("Table 1 column %s has no figure derived from the answer key and policy", name)

@@ -93,7 +93,7 @@ func answerTable() []answerRow {
 	const (
 		path, seq, card, tc, tg, ng = Pathology, Sequence, Card, TCards, TGroups, NGroups
 		cpPath, cpMRI, care         = CPPathology, CPMRI, CPCare
-		l1, l2                      = GMem, AApp
+		l1, l2, l4                  = GMem, AApp, CPlan
 		none                        = extract.FailureKind("")
 	)
 	t3 := tJSON("t_stage", "T3", "clivus", "parapharyngeal_space")
@@ -132,6 +132,18 @@ func answerTable() []answerRow {
 		wrongAnswer(l2, "A,C", "\\boxed{A,F}", extract.OutOfCategory, paperOutside),
 		wrongAnswer(l2, "A,C", "Both the first and the third options apply.", extract.Unparseable, paperFinal),
 		reasoned(wrongAnswer(l2, "A,C", "", extract.Empty, paperIncomplete), "\\boxed{A,C}"),
+
+		// L4 case planning (A3): gold D of A..D, or the set B,D.
+		rightAnswer(l4, "D", "\\boxed{D}", paperA1),
+		rightAnswer(l4, "D", "D. Switch cisplatin to carboplatin", paperFinal),
+		rightAnswer(l4, "B,D", "Final answer: \\boxed{B, D}", paperComplete),
+		rightAnswer(l4, "B,D", "**Answer:** D and B", paperFinal),
+		wrongAnswer(l4, "B,D", "\\boxed{D}", none, paperPartial),
+		wrongAnswer(l4, "B,D", "Final answer: A, B, D", none, paperMissingExtra),
+		wrongAnswer(l4, "B,D", "Answer: B, D\nFinal answer: B", none, paperFinal),
+		wrongAnswer(l4, "D", "Answer: D or maybe A", extract.Conflicting, paperConflict),
+		wrongAnswer(l4, "D", "A", none, paperA1),
+		wrongAnswer(l4, "D", "<think>Carboplatin fits: D", extract.Empty, paperIncomplete),
 
 		// L3 pathology (A5), gold 1 unless said.
 		rightAnswer(path, "1", "1", paperA5),

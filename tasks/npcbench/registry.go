@@ -11,8 +11,8 @@ import (
 // CarePath names the L6 episode's three tasks in a campaign's task list.
 const CarePath = "carepath"
 
-// Registry returns NPCBench's tasks over the base structures st: the L1
-// and L2 text tasks, the L3 tasks, the L6 CarePath episode, the composites
+// Registry returns NPCBench's tasks over the base structures st: the L1,
+// L2 and L4 text tasks, the L3 tasks, the L6 CarePath episode, the composites
 // scored across them, and the paper's Table 1.
 // Tasks are built, sent and reported in the order listed here.
 func Registry(st *configs.Structures) *tasks.Registry {
@@ -21,6 +21,7 @@ func Registry(st *configs.Structures) *tasks.Registry {
 		Tasks: []*tasks.Task{
 			gMem(), aApp(),
 			pathology(), sequence(), card(st), tCards(st), tGroups(st), nGroups(),
+			cPlan(),
 			cpPathology(), cpMRI(st), cpCare(st),
 		},
 		Families:   []tasks.Family{{Name: CarePath, Tasks: []string{CPPathology, CPMRI, CPCare}}},
@@ -28,7 +29,7 @@ func Registry(st *configs.Structures) *tasks.Registry {
 		Table: []tasks.Column{
 			gMemColumn(), aAppColumn(),
 			tasks.TaskColumn("Path.", "L3", Pathology), tStageColumn(), tasks.TaskColumn("N-Stg.", "L3", NGroups),
-			tasks.TaskColumn("Seq.", "L3", Sequence), structureColumn(), careColumn(), strictColumn(),
+			tasks.TaskColumn("Seq.", "L3", Sequence), structureColumn(), cPlanColumn(), careColumn(), strictColumn(),
 		},
 		Notes: []string{fmt.Sprintf("Paper baselines: L3 pathology majority %.1f %%, T majority %.1f %%, N majority %.1f %%, CarePath pathology %.0f %%, CarePath constant T3 %.0f %%.",
 			score.PaperL3PathologyMajority, score.PaperTMajority, score.PaperNMajority, score.PaperCarePathPathologyMajority, score.PaperCarePathT3Constant)},

@@ -33,12 +33,18 @@ func textRaw() *dataset.Raw {
 				Group: "recurrence", Context: "A local recurrence eroding the skull base."},
 			{Choice: dataset.Choice{ID: "A3", Question: "?", Options: options("x", "y"), Answer: []string{"C"}}, Group: "recurrence", Context: "c"},
 		},
+		Planning: []dataset.PlanningQuestion{
+			{Choice: dataset.Choice{ID: "Q1", Question: "How should the regimen change?", Options: options("Continue", "Switch to carboplatin"), Answer: []string{"B"}},
+				Patient: "CP1", Category: "regimen_switching", Context: "Creatinine clearance fell to 40 mL/min."},
+			{Choice: dataset.Choice{ID: "Q2", Question: "Which measures? Select all that apply.", Options: options("Nutrition", "Analgesia", "Stop RT"), Answer: []string{"A", "B"}, Multiple: true},
+				Patient: "CP1", Category: "toxicity", Context: "Grade 3 mucositis."},
+		},
 	}
 }
 
 func TestTextItemsFromTheDatasetSections(t *testing.T) {
 	reg := Registry(configs.DefaultStructures())
-	items, problems, err := tasks.BuildItems(reg, textRaw(), &dataset.Prepared{}, []string{GMem, AApp})
+	items, problems, err := tasks.BuildItems(reg, textRaw(), &dataset.Prepared{}, []string{GMem, AApp, CPlan})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +52,7 @@ func TestTextItemsFromTheDatasetSections(t *testing.T) {
 	for _, it := range items {
 		ids = append(ids, it.ID)
 	}
-	if strings.Join(ids, " ") != "g_mem/G1 g_mem/G2 a_app/A1 a_app/A2" {
+	if strings.Join(ids, " ") != "g_mem/G1 g_mem/G2 a_app/A1 a_app/A2 c_plan/CP1/Q1 c_plan/CP1/Q2" {
 		t.Errorf("items %v", ids)
 	}
 	if len(problems) != 1 || problems[0].Item != "a_app/A3" || !strings.Contains(problems[0].Reason, `answer: "C" is not one of its options A, B`) {
@@ -58,6 +64,9 @@ func TestTextItemsFromTheDatasetSections(t *testing.T) {
 	}
 	if a1.Gold.Label != "A,B" || !a1.Question.Multiple || a1.Group != "initial_management" || a1.Question.Case == "" {
 		t.Errorf("a_app/A1: gold %q, question %+v, group %q", a1.Gold.Label, a1.Question, a1.Group)
+	}
+	if q2 := items[5]; q2.Patient != "CP1" || q2.Group != "toxicity" || q2.Gold.Label != "A,B" {
+		t.Errorf("c_plan/CP1/Q2: patient %q, group %q, gold %q; want the patient group, the category and the set", q2.Patient, q2.Group, q2.Gold.Label)
 	}
 }
 
@@ -90,5 +99,9 @@ func TestTextPromptsFollowA1AndA2(t *testing.T) {
 	}
 	if !strings.Contains(a1, "only the complete set of correct options is credited") || !strings.Contains(a1, "Answer with all the correct option letters") {
 		t.Errorf("multiple-select prompt does not ask for the complete set:\n%s", a1)
+	}
+	plan, _, _ := tasks.BuildItems(reg, textRaw(), &dataset.Prepared{}, []string{CPlan})
+	if got, want := render(plan[0]), "Context\nCreatinine clearance fell to 40 mL/min.\nQuestion\nHow should the regimen change?\nOptions\nA. Continue\nB. Switch to carboplatin\nAnswer with the option letter from the given choices directly."; got != want {
+		t.Errorf("A3 prompt:\n%s\nwant:\n%s", got, want)
 	}
 }

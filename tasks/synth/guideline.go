@@ -244,7 +244,7 @@ func planApplication(seed int64, n int) ([]dataset.Vignette, error) {
 }
 
 // textItems counts the text levels' items asked for.
-func (o Options) textItems() int { return o.Guideline + o.Application }
+func (o Options) textItems() int { return o.Guideline + o.Application + o.Planning }
 
 // planText writes the text levels' sections of the dataset.
 func planText(opt Options, raw *dataset.Raw) error {
@@ -252,17 +252,28 @@ func planText(opt Options, raw *dataset.Raw) error {
 	if raw.Guideline, err = planGuideline(opt.Seed, opt.Guideline); err != nil {
 		return err
 	}
-	raw.Application, err = planApplication(opt.Seed, opt.Application)
+	if raw.Application, err = planApplication(opt.Seed, opt.Application); err != nil {
+		return err
+	}
+	raw.Planning, err = planPlanning(opt.Seed, opt.Planning)
 	return err
 }
 
 // textSummary counts the text levels' items for README.txt.
 func textSummary(raw *dataset.Raw) string {
-	multiple := 0
+	multiple, groups := 0, map[string]bool{}
 	for _, q := range raw.Application {
 		if q.Multiple {
 			multiple++
 		}
 	}
-	return fmt.Sprintf("%d L1 guideline questions, %d L2 vignettes (%d multiple-select)", len(raw.Guideline), len(raw.Application), multiple)
+	planMultiple := 0
+	for _, q := range raw.Planning {
+		groups[q.Patient] = true
+		if q.Multiple {
+			planMultiple++
+		}
+	}
+	return fmt.Sprintf("%d L1 guideline questions, %d L2 vignettes (%d multiple-select), %d L4 questions of %d patient groups (%d multiple-select)",
+		len(raw.Guideline), len(raw.Application), multiple, len(raw.Planning), len(groups), planMultiple)
 }

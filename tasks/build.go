@@ -57,16 +57,18 @@ func (b *Builder) ItemID(patient string, parts ...string) string {
 	return strings.Join(append([]string{b.task.Key, patient}, parts...), "/")
 }
 
-// Add adds an item of the task being built; an id already added is a
-// problem, and the item is left out (the journal keys answers by id).
-func (b *Builder) Add(it Item) {
+// Add adds an item of the task being built and returns it as added (its
+// Task set); an id already added is a problem, and the item is left out
+// (the journal keys answers by id): ok is false then.
+func (b *Builder) Add(it Item) (added Item, ok bool) {
 	if b.ids[it.ID] {
 		b.Problem(it.ID, "another item has the same id; give the dataset's items unique ids")
-		return
+		return it, false
 	}
 	b.ids[it.ID] = true
 	it.Task = b.task.Key
 	b.items = append(b.items, it)
+	return it, true
 }
 
 // Raw is the raw dataset, for tasks whose items are not patients of a

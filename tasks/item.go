@@ -41,11 +41,12 @@ type Item struct {
 	Excluded bool `json:"excluded,omitempty"`
 }
 
-// ItemSource yields a model's items. The runner reads it once per phase of
-// a run (twice at most) and holds no more of it than what is in flight: one
-// item per worker, its prefetch channel, and the item waiting for room in
-// it. A source that makes its items as they are asked for thus keeps a
-// run's memory flat however many items it has.
+// ItemSource yields a model's items. The runner reads it once per round
+// of a run (a round per link of the longest chain of answers it has) and
+// holds no more of it than what is in flight: one item per worker, its
+// prefetch channel, and the item waiting for room in it. A source that
+// makes its items as they are asked for thus keeps a run's memory flat
+// however many items it has.
 type ItemSource interface {
 	// Len is how many items Items yields.
 	Len() int

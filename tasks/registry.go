@@ -146,8 +146,8 @@ func (r *Registry) addTask(t *Task) error {
 		return fmt.Errorf("task registry: task %s has no simulated answers", t.Key)
 	case t.ScoredAlone && t.Answer == nil:
 		return fmt.Errorf("task registry: task %s is scored alone but extracts no answer", t.Key)
-	case (t.Needs != nil) != (len(t.After) > 0) || t.Needs != nil && t.Prior == nil:
-		return fmt.Errorf("task registry: task %s needs other tasks' answers: give After, Needs and Prior together", t.Key)
+	case (t.Needs != nil) != (len(t.After) > 0):
+		return fmt.Errorf("task registry: task %s needs other answers: give After and Needs together", t.Key)
 	}
 	r.byKey[t.Key] = t
 	return nil
@@ -205,10 +205,17 @@ func (r *Registry) unknownTask(key string, families bool) error {
 }
 
 // Select expands a task list (task keys and family names) into task keys
-// in registry order; an empty list selects every task.
+// in registry order; an empty list selects every task but the matched
+// controls (Task.Control).
 func (r *Registry) Select(names []string) ([]string, error) {
 	if len(names) == 0 {
-		return r.Keys(), nil
+		var keys []string
+		for _, t := range r.b.Tasks {
+			if !t.Control {
+				keys = append(keys, t.Key)
+			}
+		}
+		return keys, nil
 	}
 	want := map[string]bool{}
 	for _, n := range names {
@@ -280,6 +287,25 @@ func (r *Registry) needs(it Item) []string {
 		return t.Needs(it)
 	}
 	return nil
+}
+
+// phase is the round of a model's run an item is sent in: 0 when it needs
+// no answer; one round after each earlier turn of its conversation; and
+// at least 1 when it needs answers of other tasks' items (taken to need
+// none themselves, as findings from the images do).
+func (r *Registry) phase(it Item) int {
+	p := 0
+	earlier := make(map[string]bool, len(it.Earlier))
+	for _, e := range it.Earlier {
+		earlier[e.ID] = true
+		p = max(p, r.phase(e)+1)
+	}
+	for _, id := range r.needs(it) {
+		if !earlier[id] {
+			p = max(p, 1)
+		}
+	}
+	return p
 }
 
 // CheckTaskRefs checks every task key a config file writes (a campaign's

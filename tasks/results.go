@@ -86,6 +86,10 @@ type ModelResults struct {
 	TStage   *score.TaskScore     `json:"t_stage,omitempty"`
 	Evidence *score.EvidenceScore `json:"evidence,omitempty"`
 	CarePath *score.CarePathScore `json:"carepath,omitempty"`
+	// Controls are the matched controls' paired comparisons (the L5
+	// history and serial controls, the L6 image-evidence and serial
+	// controls), in registry order.
+	Controls []score.Comparison `json:"controls,omitempty"`
 	// Reliability holds repeated-run measures per task (repeats > 1).
 	Reliability []TaskReliability `json:"reliability,omitempty"`
 }

@@ -105,11 +105,56 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	for _, note := range r.reg.Notes() {
 		b.WriteString(note + "\n")
 	}
+	writeControls(&b, r.Models)
 	if jr := r.JournalProblems; jr != nil {
 		fmt.Fprintf(&b, "\n**Journal problems: %s.** The scores above leave those lines out as described; each is listed in scores.json and by `npcorch score`.\n", jr.Summary())
 	}
 	_, err = w.Write(b.Bytes())
 	return err
+}
+
+// writeControls writes the matched controls side by side, one row per
+// model and comparison; nothing when no control ran.
+func writeControls(b *bytes.Buffer, models []ModelResults) {
+	rows := 0
+	for _, m := range models {
+		rows += len(m.Controls)
+	}
+	if rows == 0 {
+		return
+	}
+	b.WriteString("\n## Matched controls\n\n")
+	b.WriteString("| Model | Control | units / patients | item accuracy: baseline → treatment, Δ pp [95 %] | +/− (Φ) | patient-macro Δ pp [95 %] | all-correct: baseline → treatment, Δ pp [95 %] | B/W/S |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, m := range models {
+		for _, c := range m.Controls {
+			mark := ""
+			if !c.Complete {
+				mark = "*"
+			}
+			fmt.Fprintf(b, "| %s | %s%s | %d / %d | %s | %d/%d (%.1f) | %s | %s | %d/%d/%d |\n", m.Model, c.Name, mark, c.Units, c.Patients,
+				pairedCell(c.Micro, true), c.Corrected, c.Harmed, c.Flip, pairedCell(c.PatientMacro, false), pairedCell(c.AllCorrect, true),
+				c.Better, c.Worse, c.Same)
+		}
+	}
+	b.WriteString("\nΔ is the treatment minus the baseline, with a paired patient-cluster bootstrap interval (each draw keeps both conditions of a patient's units); " +
+		"+/− count units corrected and harmed by the treatment, Φ the percentage whose correctness changed (Eq. A6); B/W/S count patients whose accuracy rose, fell or stayed. `*`: some units were not run.\n")
+}
+
+// pairedCell prints a paired endpoint: "62.5 → 70.0, +7.5 [1.2–13.8]",
+// or only the difference.
+func pairedCell(p score.Paired, levels bool) string {
+	if p.Baseline == nil {
+		return "–"
+	}
+	out := fmt.Sprintf("%+.1f", p.Difference)
+	if p.Interval != nil {
+		out += fmt.Sprintf(" [%.1f, %.1f]", p.Interval.Lower, p.Interval.Upper)
+	}
+	if levels {
+		out = fmt.Sprintf("%.1f → %.1f, ", p.Baseline.Percent, p.Treatment.Percent) + out
+	}
+	return out
 }
 
 func majority(r *Results, c Column) string {

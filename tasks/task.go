@@ -48,17 +48,25 @@ type Task struct {
 	// ModelResults.Tasks); otherwise only the composites that read it score
 	// its answers.
 	ScoredAlone bool
-	// After lists the tasks whose answers the task's prompts may include;
-	// the runner sends their items first and keeps their answers.
+	// Control marks a matched control: the same items asked under changed
+	// inputs, for a paired comparison with the task it varies. A campaign
+	// runs it only when its task list names it (or a family holding it);
+	// an empty task list leaves it out.
+	Control bool
+	// After lists the tasks whose answers the task's prompts may include
+	// (the task itself for a serial conversation, whose later turns replay
+	// the earlier ones); the runner sends their items first and keeps
+	// their answers.
 	After []string
 	// Needs returns the ids of the items (of tasks in After, same patient)
 	// whose answers, from the same model and repeat, an item's prompt
-	// includes; nil when it needs none.
+	// includes — for a serial conversation, those of Item.Earlier; nil
+	// when it needs none.
 	Needs func(it Item) []string
 	// Prior writes the prior lines of every item's prompt (PromptData.Prior:
 	// what it says of those answers, and what the item supplies), given
 	// each needed item's record by item id; it is called for items that
-	// need no answer too.
+	// need no answer too. Nil writes none.
 	Prior func(it Item, answers map[string]*Record) []string
 	// Sim says how the simulated engine recognises and answers the task's
 	// requests.

@@ -90,7 +90,7 @@ func decide(seed int64, model, item string, p float64, nWrong int) (bool, int) {
 
 // expected derives a model's Table 1 figures from the gold labels and the
 // policy alone.
-type expected struct{ gmem, aapp, path, t, n, seq, cplan, care, strict float64 }
+type expected struct{ gmem, aapp, path, t, n, seq, cplan, turn, allTurn, care, strict float64 }
 
 // choiceRight says whether a model answers a closed-choice item right
 // under a policy: the oracle always, the constant policy when the first
@@ -141,6 +141,30 @@ func expectText(raw *dataset.Raw, seed int64, model, policy string, e *expected)
 		patients[q.Patient] = append(patients[q.Patient], choiceRight(seed, model, policy, "c_plan/"+q.Patient+"/"+q.ID, &q.Choice))
 	}
 	e.cplan = meanOfGroups(patients)
+	e.turn, e.allTurn = expectTurns(raw, "l_rev", func(item string, c *dataset.Choice) bool {
+		return choiceRight(seed, model, policy, item, c)
+	})
+}
+
+// expectTurns is an L5 task's turn accuracy and all-turn success when each
+// checkpoint's answer is right as said.
+func expectTurns(raw *dataset.Raw, task string, right func(item string, c *dataset.Choice) bool) (turn, allTurn float64) {
+	turns, ok, all := 0, 0, 0
+	for _, tr := range raw.Longitudinal {
+		every := true
+		for _, c := range tr.Checkpoints {
+			turns++
+			if right(task+"/"+tr.Patient+"/"+c.ID, &c.Choice) {
+				ok++
+			} else {
+				every = false
+			}
+		}
+		if every {
+			all++
+		}
+	}
+	return 100 * float64(ok) / float64(turns), 100 * float64(all) / float64(len(raw.Longitudinal))
 }
 
 func expect(raw *dataset.Raw, seed int64, model, policy string) expected {
@@ -267,7 +291,7 @@ func TestCampaignEndToEndScoresFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 			got[col.Name] = s.Percent
 		}
 		wants := map[string]float64{"G-Mem.": want.gmem, "A-App.": want.aapp, "Path.": want.path, "T-Stg.": want.t, "N-Stg.": want.n,
-			"Seq.": want.seq, "C-Plan": want.cplan, "Care": want.care, "Strict": want.strict}
+			"Seq.": want.seq, "C-Plan": want.cplan, "Turn": want.turn, "All-turn": want.allTurn, "Care": want.care, "Strict": want.strict}
 		for name := range got {
 			if _, ok := wants[name]; !ok && name != "Struct." {
 				t.Errorf("Table 1 column %s has no figure derived from the answer key and policy", name)

@@ -23,7 +23,7 @@ type Choice struct {
 	// checkpoint) and holds no "/".
 	ID string `json:"id"`
 	// Question is the question text.
-	Question string `json:"question"`
+	Question string `json:"question,omitempty"`
 	// Options are the answer options, lettered with single capital letters.
 	Options []Option `json:"options"`
 	// Answer lists the reference letters: exactly one for a single-choice

@@ -40,11 +40,13 @@ const (
 	paperComplete     = "Multiple-select answers must match the complete reference set."
 	paperPartial      = "The question specifies this requirement, and selecting only part of the set receives no credit."
 	paperMissingExtra = "One L2 item and two L4 items explicitly request multiple selections in the question; these require the complete reference option set, with no credit for missing or extra selections."
+	paperA4           = "Output the final answer directly. It must contain exactly one option letter inside \\boxed{}, for example \\boxed{A}."
+	paperL5Interface  = "All models use the same boxed single-letter answer interface."
 )
 
 var paperSentences = []string{paperFinal, paperConflict, paperOutside, paperIncomplete, paperDenominator, paperFields,
 	paperA5, paperA6, paperA6Options, paperSides, paperInvasion, paperJoint, paperAllStructure, paperTStage, paperNStage,
-	paperA11, paperA12, paperNasopharynx, paperA13, paperA1, paperComplete, paperPartial, paperMissingExtra}
+	paperA11, paperA12, paperNasopharynx, paperA13, paperA1, paperComplete, paperPartial, paperMissingExtra, paperA4, paperL5Interface}
 
 // answerRow is one model answer and how the paper scores it.
 type answerRow struct {
@@ -94,6 +96,7 @@ func answerTable() []answerRow {
 		path, seq, card, tc, tg, ng = Pathology, Sequence, Card, TCards, TGroups, NGroups
 		cpPath, cpMRI, care         = CPPathology, CPMRI, CPCare
 		l1, l2, l4                  = GMem, AApp, CPlan
+		l5, snap, shuf, serial      = LRev, LRevSnapshot, LRevShuffled, LRevSerial
 		none                        = extract.FailureKind("")
 	)
 	t3 := tJSON("t_stage", "T3", "clivus", "parapharyngeal_space")
@@ -144,6 +147,22 @@ func answerTable() []answerRow {
 		wrongAnswer(l4, "D", "Answer: D or maybe A", extract.Conflicting, paperConflict),
 		wrongAnswer(l4, "D", "A", none, paperA1),
 		wrongAnswer(l4, "D", "<think>Carboplatin fits: D", extract.Empty, paperIncomplete),
+
+		// L5 longitudinal revision (A4) and its controls, which share its
+		// answer interface: gold C of A..D.
+		rightAnswer(l5, "C", "\\boxed{C}", paperA4),
+		rightAnswer(l5, "C", "Partial response after induction; proceed.\n\\boxed{C}", paperFinal),
+		rightAnswer(l5, "C", "C", paperFinal),
+		wrongAnswer(l5, "C", "\\boxed{A,C}", extract.Conflicting, paperA4),
+		wrongAnswer(l5, "C", "\\boxed{C}\nFinal answer: B", extract.Conflicting, paperConflict),
+		wrongAnswer(l5, "C", "\\boxed{B}", none, paperA4),
+		wrongAnswer(l5, "C", "", extract.Empty, paperIncomplete),
+		rightAnswer(snap, "C", "\\boxed{C}", paperL5Interface),
+		wrongAnswer(snap, "C", "\\boxed{F}", extract.OutOfCategory, paperOutside),
+		rightAnswer(shuf, "C", "Final answer: \\boxed{C}", paperL5Interface),
+		wrongAnswer(shuf, "C", "Either B or C", extract.Unparseable, paperFinal),
+		rightAnswer(serial, "C", "\\boxed{C}", paperL5Interface),
+		wrongAnswer(serial, "C", "Answer: C or D", extract.Conflicting, paperConflict),
 
 		// L3 pathology (A5), gold 1 unless said.
 		rightAnswer(path, "1", "1", paperA5),

@@ -12,7 +12,7 @@ import (
 const CarePath = "carepath"
 
 // Registry returns NPCBench's tasks over the base structures st: the L1,
-// L2 and L4 text tasks, the L3 tasks, the L6 CarePath episode, the composites
+// L2, L4 and L5 text tasks and L5's matched controls, the L3 tasks, the L6 CarePath episode, the composites
 // scored across them, and the paper's Table 1.
 // Tasks are built, sent and reported in the order listed here.
 func Registry(st *configs.Structures) *tasks.Registry {
@@ -22,14 +22,18 @@ func Registry(st *configs.Structures) *tasks.Registry {
 			gMem(), aApp(),
 			pathology(), sequence(), card(st), tCards(st), tGroups(st), nGroups(),
 			cPlan(),
+			lRev(), lRevSnapshot(), lRevShuffled(), lRevSerial(),
 			cpPathology(), cpMRI(st), cpCare(st),
 		},
-		Families:   []tasks.Family{{Name: CarePath, Tasks: []string{CPPathology, CPMRI, CPCare}}},
-		Composites: []*tasks.Composite{tStage(), evidence(st), carePath()},
+		Families: []tasks.Family{
+			{Name: CarePath, Tasks: []string{CPPathology, CPMRI, CPCare}},
+			{Name: LRevControls, Tasks: []string{LRev, LRevSnapshot, LRevShuffled, LRevSerial}},
+		},
+		Composites: []*tasks.Composite{tStage(), evidence(st), carePath(), lRevControls()},
 		Table: []tasks.Column{
 			gMemColumn(), aAppColumn(),
 			tasks.TaskColumn("Path.", "L3", Pathology), tStageColumn(), tasks.TaskColumn("N-Stg.", "L3", NGroups),
-			tasks.TaskColumn("Seq.", "L3", Sequence), structureColumn(), cPlanColumn(), careColumn(), strictColumn(),
+			tasks.TaskColumn("Seq.", "L3", Sequence), structureColumn(), cPlanColumn(), lRevColumns()[0], lRevColumns()[1], careColumn(), strictColumn(),
 		},
 		Notes: []string{fmt.Sprintf("Paper baselines: L3 pathology majority %.1f %%, T majority %.1f %%, N majority %.1f %%, CarePath pathology %.0f %%, CarePath constant T3 %.0f %%.",
 			score.PaperL3PathologyMajority, score.PaperTMajority, score.PaperNMajority, score.PaperCarePathPathologyMajority, score.PaperCarePathT3Constant)},

@@ -88,9 +88,13 @@ func TestPaperScaleCountsThePapersRequests(t *testing.T) {
 func TestConfigTaskKeysAreCheckedAgainstTheRegistry(t *testing.T) {
 	reg := Registry(configs.DefaultStructures())
 	known := strings.Join(reg.Keys(), ", ")
+	var families []string
+	for _, f := range reg.Families() {
+		families = append(families, f.Name)
+	}
 	base := "output: o\ndataset: {raw: r, prepared: p}\n"
 	for in, want := range map[string]string{
-		base + "tasks: [pathology, staging]\nmodels: [Lingshu-7B]\n":                     `c.yaml: line 3: field tasks[1]: unknown task "staging"; known tasks: ` + known + "; or a family of them: carepath",
+		base + "tasks: [pathology, staging]\nmodels: [Lingshu-7B]\n":                     `c.yaml: line 3: field tasks[1]: unknown task "staging"; known tasks: ` + known + "; or a family of them: " + strings.Join(families, ", "),
 		base + "models:\n  - name: Lingshu-7B\n    tasks: {stageing: {max_tokens: 9}}\n": `c.yaml: line 5: field models[0].tasks.stageing: unknown task "stageing"; known tasks: ` + known,
 		base + "models:\n  - name: Lingshu-7B\n    tasks: {carepath: {max_tokens: 9}}\n": `c.yaml: line 5: field models[0].tasks.carepath: unknown task "carepath"; known tasks: ` + known,
 	} {

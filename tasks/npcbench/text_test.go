@@ -1,6 +1,7 @@
 package npcbench
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,5 +104,95 @@ func TestTextPromptsFollowA1AndA2(t *testing.T) {
 	plan, _, _ := tasks.BuildItems(reg, textRaw(), &dataset.Prepared{}, []string{CPlan})
 	if got, want := render(plan[0]), "Context\nCreatinine clearance fell to 40 mL/min.\nQuestion\nHow should the regimen change?\nOptions\nA. Continue\nB. Switch to carboplatin\nAnswer with the option letter from the given choices directly."; got != want {
 		t.Errorf("A3 prompt:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// trajectoryRaw is one trajectory whose second checkpoint sees four
+// records in two sections.
+func trajectoryRaw() *dataset.Raw {
+	opts := options("Proceed to chemoradiotherapy", "Stop")
+	return &dataset.Raw{Longitudinal: []dataset.Trajectory{{Patient: "L1", Baseline: "T3N2M0, stage III.",
+		Records: []dataset.HistoryRecord{
+			{Day: 1, Marker: "Admission 1, day 1", Section: "Admission 1", Kind: "Chemotherapy", Text: "induction, cycle 1; cisplatin 53.0 mg"},
+			{Day: 1, Marker: "Admission 1, day 1", Section: "Admission 1", Kind: "Laboratory", Text: "neutrophils 2.1"},
+			{Day: 8, Section: "Admission 1", Kind: "Chemotherapy", Text: "gemcitabine 1600.0 mg"},
+			{Day: 22, Marker: "Admission 2, day 1", Section: "Admission 2", Kind: "Chemotherapy", Text: "induction, cycle 2; cisplatin 53.0 mg"},
+			{Day: 60, Section: "Reassessment", Kind: "Imaging", Text: "MRI after induction"},
+		},
+		Checkpoints: []dataset.Checkpoint{
+			{Choice: dataset.Choice{ID: "c1", Options: opts, Answer: []string{"B"}}, Day: 10, Category: "treatment", Current: "Nausea grade 1."},
+			{Choice: dataset.Choice{ID: "c2", Options: opts, Answer: []string{"A"}}, Day: 30, Category: "reassessment", Current: "Partial response."},
+		}}}}
+}
+
+// The L5 conditions hold the checkpoint, the question, the options and the
+// output rule fixed and change the history only (the paper's Table A27):
+// the full history with its time markers, the snapshot without them and
+// regrouped by content, the shuffled history with every marker but its
+// lines reordered within their sections. Each sees the records up to the
+// checkpoint and no later one.
+func TestL5ConditionsChangeOnlyTheHistory(t *testing.T) {
+	reg := Registry(configs.DefaultStructures())
+	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := func(task string) (tasks.Item, string) {
+		items, problems, err := tasks.BuildItems(reg, trajectoryRaw(), &dataset.Prepared{}, []string{task})
+		if err != nil || len(problems) > 0 || len(items) != 2 {
+			t.Fatalf("%s: %d items, problems %v, err %v", task, len(items), problems, err)
+		}
+		p, err := prompts.Render(items[1], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return items[1], p
+	}
+	it, full := render(LRev)
+	if it.ID != "l_rev/L1/c2" || it.Patient != "L1" || it.Group != "reassessment" || it.Gold.Label != "A" {
+		t.Errorf("item %s, patient %s, group %s, gold %s", it.ID, it.Patient, it.Group, it.Gold.Label)
+	}
+	want := `Context
+Baseline findings
+T3N2M0, stage III.
+History
+Admission 1
+- Admission 1, day 1; induction, cycle 1; cisplatin 53.0 mg
+- Admission 1, day 1; neutrophils 2.1
+- Day 8; gemcitabine 1600.0 mg
+Admission 2
+- Admission 2, day 1; induction, cycle 2; cisplatin 53.0 mg
+Current findings
+Partial response.
+Question
+At this decision point, which next action best matches guideline-concordant NPC specialist management?
+Options
+A. Proceed to chemoradiotherapy
+B. Stop
+Output the final answer directly. It must contain exactly one option letter inside \boxed{}, for example \boxed{A}.`
+	if full != want {
+		t.Errorf("full history prompt:\n%s\nwant:\n%s", full, want)
+	}
+	_, snap := render(LRevSnapshot)
+	if !strings.Contains(snap, "History\nChemotherapy\n- induction, cycle 1; cisplatin 53.0 mg\n- gemcitabine 1600.0 mg\n- induction, cycle 2; cisplatin 53.0 mg\nLaboratory\n- neutrophils 2.1\nCurrent findings") {
+		t.Errorf("snapshot prompt:\n%s", snap)
+	}
+	_, shuf := render(LRevShuffled)
+	head, tail := func(s string) string { return s[:strings.Index(s, "History")] }, func(s string) string { return s[strings.Index(s, "Current findings"):] }
+	for name, p := range map[string]string{"snapshot": snap, "shuffled": shuf} {
+		if head(p) != head(full) || tail(p) != tail(full) {
+			t.Errorf("%s changes more than the history:\n%s", name, p)
+		}
+	}
+	lines := func(s string) []string {
+		out := strings.Split(s[strings.Index(s, "History"):strings.Index(s, "Current findings")], "\n")
+		slices.Sort(out)
+		return out
+	}
+	if shuf == full || !slices.Equal(lines(shuf), lines(full)) || !strings.Contains(shuf, "Admission 1\n") {
+		t.Errorf("shuffled history must hold the same lines, markers and sections in another order:\n%s", shuf)
+	}
+	if _, again := render(LRevShuffled); again != shuf {
+		t.Error("the shuffle is not the same from run to run")
 	}
 }

@@ -244,7 +244,7 @@ func planApplication(seed int64, n int) ([]dataset.Vignette, error) {
 }
 
 // textItems counts the text levels' items asked for.
-func (o Options) textItems() int { return o.Guideline + o.Application + o.Planning }
+func (o Options) textItems() int { return o.Guideline + o.Application + o.Planning + o.Longitudinal }
 
 // planText writes the text levels' sections of the dataset.
 func planText(opt Options, raw *dataset.Raw) error {
@@ -255,8 +255,11 @@ func planText(opt Options, raw *dataset.Raw) error {
 	if raw.Application, err = planApplication(opt.Seed, opt.Application); err != nil {
 		return err
 	}
-	raw.Planning, err = planPlanning(opt.Seed, opt.Planning)
-	return err
+	if raw.Planning, err = planPlanning(opt.Seed, opt.Planning); err != nil {
+		return err
+	}
+	raw.Longitudinal = planLongitudinal(opt.Seed, opt.Longitudinal)
+	return nil
 }
 
 // textSummary counts the text levels' items for README.txt.
@@ -274,6 +277,10 @@ func textSummary(raw *dataset.Raw) string {
 			planMultiple++
 		}
 	}
-	return fmt.Sprintf("%d L1 guideline questions, %d L2 vignettes (%d multiple-select), %d L4 questions of %d patient groups (%d multiple-select)",
-		len(raw.Guideline), len(raw.Application), multiple, len(raw.Planning), len(groups), planMultiple)
+	checkpoints := 0
+	for _, t := range raw.Longitudinal {
+		checkpoints += len(t.Checkpoints)
+	}
+	return fmt.Sprintf("%d L1 guideline questions, %d L2 vignettes (%d multiple-select),\n           %d L4 questions of %d patient groups (%d multiple-select), %d L5 checkpoints of %d trajectories",
+		len(raw.Guideline), len(raw.Application), multiple, len(raw.Planning), len(groups), planMultiple, checkpoints, len(raw.Longitudinal))
 }

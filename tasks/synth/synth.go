@@ -43,6 +43,9 @@ type Options struct {
 	// Planning is the number of L4 patient groups CP01.., one to three
 	// questions each (0..99; default 12).
 	Planning int
+	// Longitudinal is the number of L5 trajectories L01.., one to five
+	// checkpoints each in the paper's proportions (0..99; default 12).
+	Longitudinal int
 	// ImageSize is the width and height of an MRI slice in pixels (default
 	// 256, 64..1024); the field of view stays 230 mm.
 	ImageSize int
@@ -60,7 +63,7 @@ type Options struct {
 
 // DefaultOptions returns the options of the default dataset in out.
 func DefaultOptions(out string) Options {
-	return Options{Out: out, Seed: 1, Patients: 8, CarePath: 4, Guideline: 30, Application: 24, Planning: 12,
+	return Options{Out: out, Seed: 1, Patients: 8, CarePath: 4, Guideline: 30, Application: 24, Planning: 12, Longitudinal: 12,
 		ImageSize: 256, SlideWidth: 2000, SlideHeight: 1500}
 }
 
@@ -91,6 +94,7 @@ func (o Options) withDefaults() (Options, error) {
 		{"guideline questions", o.Guideline, 0, 200},
 		{"application vignettes", o.Application, 0, 200},
 		{"planning patient groups", o.Planning, 0, 99},
+		{"longitudinal trajectories", o.Longitudinal, 0, 99},
 		{"image size", o.ImageSize, 64, 1024},
 		{"slide width", o.SlideWidth, 200, 8000},
 		{"slide height", o.SlideHeight, 200, 8000},

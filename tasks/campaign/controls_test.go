@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/npcorch/npcorch/configs"
@@ -21,7 +22,7 @@ node: fake:a800-sxm-8
 output: run
 seed: 5
 dataset: {raw: %q, prepared: %q}
-tasks: [l_rev_controls]
+tasks: [l_rev_controls, carepath_controls]
 client: {connect_timeout: 2s, first_token_timeout: 20s, chunk_timeout: 10s, total_timeout: 1m, backoff: 50ms}
 models:
   - name: Qwen3-VL-8B-Instruct
@@ -33,30 +34,92 @@ models:
 `
 
 // pairedWant is a comparison derived from the answer key and the policy:
-// item accuracy under both conditions, the units each corrected and
-// harmed, and the all-correct share of patients under both.
+// item accuracy, patient-macro accuracy and the all-correct share of
+// patients under both conditions, and the units each corrected and harmed.
 type pairedWant struct {
-	microB, microT, allB, allT float64
-	corrected, harmed          int
+	microB, microT, macroB, macroT, allB, allT float64
+	corrected, harmed                          int
 }
 
-// expectPaired derives a comparison of two L5 tasks over every checkpoint.
-func expectPaired(raw *dataset.Raw, right func(item string, c *dataset.Choice) bool, baseline, treatment string) pairedWant {
-	var w pairedWant
-	w.microB, w.allB = expectTurns(raw, baseline, right)
-	w.microT, w.allT = expectTurns(raw, treatment, right)
+// pairedUnit is one question every condition of a control family asks:
+// its patient, its item id without the task, and its options and answer.
+type pairedUnit struct {
+	patient, key string
+	choice       dataset.Choice
+}
+
+// lRevUnits are the L5 checkpoints.
+func lRevUnits(raw *dataset.Raw) []pairedUnit {
+	var out []pairedUnit
 	for _, tr := range raw.Longitudinal {
 		for _, c := range tr.Checkpoints {
-			key := tr.Patient + "/" + c.ID
-			b, t := right(baseline+"/"+key, &c.Choice), right(treatment+"/"+key, &c.Choice)
-			switch {
-			case !b && t:
-				w.corrected++
-			case b && !t:
-				w.harmed++
+			out = append(out, pairedUnit{tr.Patient, tr.Patient + "/" + c.ID, c.Choice})
+		}
+	}
+	return out
+}
+
+// careControlUnits are the scored control questions of the L6 controls'
+// cohort.
+func careControlUnits(raw *dataset.Raw) []pairedUnit {
+	var out []pairedUnit
+	for _, p := range raw.Patients {
+		if !slices.Contains(p.Cohorts, dataset.CohortCareControl) {
+			continue
+		}
+		for _, q := range p.Episode.ControlQuestions {
+			if !q.Excluded {
+				out = append(out, pairedUnit{p.ID, p.ID + "/" + q.ID, dataset.Choice{ID: q.ID, Options: q.Options, Answer: []string{q.Answer}}})
 			}
 		}
 	}
+	return out
+}
+
+// expectPaired derives a comparison of two tasks over the units.
+func expectPaired(units []pairedUnit, right func(item string, c *dataset.Choice) bool, baseline, treatment string) pairedWant {
+	var w pairedWant
+	type tally struct{ n, b, t int }
+	byPatient := map[string]*tally{}
+	var order []string
+	okB, okT := 0, 0
+	for _, u := range units {
+		b, t := right(baseline+"/"+u.key, &u.choice), right(treatment+"/"+u.key, &u.choice)
+		if byPatient[u.patient] == nil {
+			byPatient[u.patient] = &tally{}
+			order = append(order, u.patient)
+		}
+		p := byPatient[u.patient]
+		p.n++
+		if b {
+			okB++
+			p.b++
+		}
+		if t {
+			okT++
+			p.t++
+		}
+		switch {
+		case !b && t:
+			w.corrected++
+		case b && !t:
+			w.harmed++
+		}
+	}
+	for _, id := range order {
+		p := byPatient[id]
+		w.macroB += float64(p.b) / float64(p.n)
+		w.macroT += float64(p.t) / float64(p.n)
+		if p.b == p.n {
+			w.allB++
+		}
+		if p.t == p.n {
+			w.allT++
+		}
+	}
+	n, np := float64(len(units)), float64(len(order))
+	w.microB, w.microT = 100*float64(okB)/n, 100*float64(okT)/n
+	w.macroB, w.macroT, w.allB, w.allT = 100*w.macroB/np, 100*w.macroT/np, 100*w.allB/np, 100*w.allT/np
 	return w
 }
 
@@ -86,7 +149,18 @@ func TestMatchedControlsFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	policies := map[string]string{"Qwen3-VL-8B-Instruct": "oracle", "Lingshu-7B": "half", "Hulu-Med-4B": "constant"}
-	pairs := [][2]string{{"l_rev_snapshot", "l_rev"}, {"l_rev_shuffled", "l_rev"}, {"l_rev", "l_rev_serial"}}
+	l5, l6 := lRevUnits(raw), careControlUnits(raw)
+	if len(l6) < 3 {
+		t.Fatalf("the fixture has %d L6 control questions, want a few", len(l6))
+	}
+	pairs := []struct {
+		baseline, treatment string
+		units               []pairedUnit
+	}{
+		{"l_rev_snapshot", "l_rev", l5}, {"l_rev_shuffled", "l_rev", l5}, {"l_rev", "l_rev_serial", l5},
+		{"cp_care_own_findings", "cp_care_ref_findings", l6}, {"cp_care_own_findings", "cp_care_no_findings", l6},
+		{"cp_care_ref_findings", "cp_care_serial", l6},
+	}
 	for _, m := range o.Results.Models {
 		right := func(item string, ch *dataset.Choice) bool {
 			return choiceRight(5, m.Model, policies[m.Model], item, ch)
@@ -96,12 +170,14 @@ func TestMatchedControlsFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 		}
 		nonzero := false
 		for i, p := range pairs {
-			got, want := m.Controls[i], expectPaired(raw, right, p[0], p[1])
-			if got.Baseline != p[0] || got.Treatment != p[1] || !got.Complete {
-				t.Errorf("%s: comparison %d is %s → %s (complete %v), want %s → %s", m.Model, i, got.Baseline, got.Treatment, got.Complete, p[0], p[1])
+			got, want := m.Controls[i], expectPaired(p.units, right, p.baseline, p.treatment)
+			if got.Baseline != p.baseline || got.Treatment != p.treatment || !got.Complete || got.Units != len(p.units) {
+				t.Errorf("%s: comparison %d is %s → %s (complete %v, %d units), want %s → %s over %d", m.Model, i,
+					got.Baseline, got.Treatment, got.Complete, got.Units, p.baseline, p.treatment, len(p.units))
 			}
 			checkPaired(t, m.Model+" "+got.Name+" item accuracy", got.Micro, want.microB, want.microT)
-			checkPaired(t, m.Model+" "+got.Name+" all-turn", got.AllCorrect, want.allB, want.allT)
+			checkPaired(t, m.Model+" "+got.Name+" patient-macro", got.PatientMacro, want.macroB, want.macroT)
+			checkPaired(t, m.Model+" "+got.Name+" all-correct", got.AllCorrect, want.allB, want.allT)
 			if got.Corrected != want.corrected || got.Harmed != want.harmed {
 				t.Errorf("%s %s: +/− %d/%d, want %d/%d", m.Model, got.Name, got.Corrected, got.Harmed, want.corrected, want.harmed)
 			}
@@ -123,7 +199,8 @@ func TestMatchedControlsFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 		t.Error("npcorch score did not reproduce scores.json byte for byte")
 	}
 	md, _ := os.ReadFile(filepath.Join(o.RunDir, "scores.md"))
-	if !bytes.Contains(md, []byte("## Matched controls")) || !bytes.Contains(md, []byte("L5 full history − snapshot")) {
+	if !bytes.Contains(md, []byte("## Matched controls")) || !bytes.Contains(md, []byte("L5 full history − snapshot")) ||
+		!bytes.Contains(md, []byte("L6 reference − own findings")) {
 		t.Errorf("scores.md does not report the controls:\n%s", md)
 	}
 	if left := liveProcesses(o.RunDir); len(left) > 0 {

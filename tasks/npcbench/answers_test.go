@@ -3,6 +3,7 @@ package npcbench
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -286,6 +287,15 @@ func answerTable() []answerRow {
 		wrongAnswer(care, "B", "I would recommend induction chemotherapy.", extract.Unparseable, paperFinal),
 		reasoned(wrongAnswer(care, "B", "", extract.Empty, paperIncomplete), "B"),
 		wrongAnswer(care, "B", "C", none, paperA13),
+		// The L6 controls share A13's answer interface.
+		rightAnswer(CPCareOwnFindings, "B", "B", paperA13),
+		wrongAnswer(CPCareOwnFindings, "B", "Answer: B or C", extract.Conflicting, paperConflict),
+		rightAnswer(CPCareRefFindings, "B", "Final answer: **B**", paperFinal),
+		wrongAnswer(CPCareRefFindings, "B", "E", extract.OutOfCategory, paperOutside),
+		rightAnswer(CPCareNoFindings, "B", "\\boxed{B}", paperFinal),
+		wrongAnswer(CPCareNoFindings, "B", "", extract.Empty, paperIncomplete),
+		rightAnswer(CPCareSerial, "B", "B", paperA13),
+		wrongAnswer(CPCareSerial, "B", "I would recommend induction chemotherapy.", extract.Unparseable, paperFinal),
 	}
 }
 
@@ -343,7 +353,7 @@ func scoreAnswer(reg *tasks.Registry, r answerRow, content string, st *configs.S
 	it := tasks.Item{ID: r.task + "/P1", Task: r.task, Patient: "P1", Gold: tasks.Gold{Label: r.gold},
 		Question: &tasks.Question{Options: []dataset.Option{{Letter: "A", Text: "a"}, {Letter: "B", Text: "b"}, {Letter: "C", Text: "c"}, {Letter: "D", Text: "d"}},
 			Multiple: strings.Contains(r.gold, ",")}}
-	if r.task == CPCare {
+	if slices.Contains([]string{CPCare, CPCareOwnFindings, CPCareRefFindings, CPCareNoFindings, CPCareSerial}, r.task) {
 		it.Care = &dataset.CareQuestion{Options: []dataset.Option{{Letter: "A"}, {Letter: "B"}, {Letter: "C"}, {Letter: "D"}}}
 	}
 	task, err := reg.Task(r.task)

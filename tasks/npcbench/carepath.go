@@ -42,8 +42,14 @@ func carePath() *tasks.Composite {
 	}
 }
 
-// scoreCarePath scores each patient's episode.
+// scoreCarePath scores each patient's episode. A run that asked no care
+// decision (the L6 controls alone, which ask cp_pathology and cp_mri for
+// the own-findings condition) has no episode to score: Strict needs every
+// care answer.
 func scoreCarePath(a *tasks.Answers, mr *tasks.ModelResults) error {
+	if len(a.Items(CPCare)) == 0 {
+		return nil
+	}
 	list, err := episodes(a)
 	if err != nil {
 		return err

@@ -27,9 +27,9 @@ var lRevPairings = []pairing{
 	{"L5 serial − packed history", LRev, LRevSerial},
 }
 
-// controls is a composite of paired comparisons, with a bar chart of the
-// item accuracy of each task it reads.
-func controls(name, title, caption string, pairings []pairing, titles []string, keys []string) *tasks.Composite {
+// controls is a composite of paired comparisons, with a bar chart of an
+// endpoint of each task it reads.
+func controls(name, title, caption string, pairings []pairing, titles, keys []string, endpoint func(*score.TaskScore) *score.Score) *tasks.Composite {
 	return &tasks.Composite{
 		Name:  name,
 		Tasks: keys,
@@ -41,7 +41,7 @@ func controls(name, title, caption string, pairings []pairing, titles []string, 
 				for _, k := range keys {
 					var s *score.Score
 					if ts := mr.Task(k); ts != nil {
-						s, any = ts.Accuracy, true
+						s, any = endpoint(ts), true
 					}
 					out = append(out, s)
 				}
@@ -88,5 +88,5 @@ func pairKey(u score.Unit) string {
 func lRevControls() *tasks.Composite {
 	return controls(LRevControls, "L5 history and serial controls: turn accuracy",
 		"Turn accuracy per model under the full history (the primary task), the time-stripped snapshot, the shuffled history and the serial conversation; the paired differences are in scores.md.",
-		lRevPairings, []string{"Full history", "Snapshot", "Shuffled", "Serial"}, []string{LRev, LRevSnapshot, LRevShuffled, LRevSerial})
+		lRevPairings, []string{"Full history", "Snapshot", "Shuffled", "Serial"}, []string{LRev, LRevSnapshot, LRevShuffled, LRevSerial}, microAccuracy)
 }

@@ -12,9 +12,10 @@ import (
 const CarePath = "carepath"
 
 // Registry returns NPCBench's tasks over the base structures st: the L1,
-// L2, L4 and L5 text tasks and L5's matched controls, the L3 tasks, the L6 CarePath episode, the composites
-// scored across them, and the paper's Table 1.
-// Tasks are built, sent and reported in the order listed here.
+// L2, L4 and L5 text tasks, the L3 tasks, the L6 CarePath episode, the
+// matched controls of L5 and L6, the composites scored across them, and
+// the paper's Table 1. Tasks are built, sent and reported in the order
+// listed here.
 func Registry(st *configs.Structures) *tasks.Registry {
 	return tasks.MustRegistry(tasks.Benchmark{
 		Structures: st,
@@ -24,12 +25,14 @@ func Registry(st *configs.Structures) *tasks.Registry {
 			cPlan(),
 			lRev(), lRevSnapshot(), lRevShuffled(), lRevSerial(),
 			cpPathology(), cpMRI(st), cpCare(st),
+			cpCareOwnFindings(st), cpCareRefFindings(st), cpCareNoFindings(), cpCareSerial(st),
 		},
 		Families: []tasks.Family{
 			{Name: CarePath, Tasks: []string{CPPathology, CPMRI, CPCare}},
 			{Name: LRevControls, Tasks: []string{LRev, LRevSnapshot, LRevShuffled, LRevSerial}},
+			{Name: CarePathControls, Tasks: []string{CPPathology, CPMRI, CPCareOwnFindings, CPCareRefFindings, CPCareNoFindings, CPCareSerial}},
 		},
-		Composites: []*tasks.Composite{tStage(), evidence(st), carePath(), lRevControls()},
+		Composites: []*tasks.Composite{tStage(), evidence(st), carePath(), lRevControls(), carePathControls()},
 		Table: []tasks.Column{
 			gMemColumn(), aAppColumn(),
 			tasks.TaskColumn("Path.", "L3", Pathology), tStageColumn(), tasks.TaskColumn("N-Stg.", "L3", NGroups),

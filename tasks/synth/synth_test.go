@@ -148,6 +148,9 @@ func TestDefaultDataset(t *testing.T) {
 		}
 		for i := 1; i <= 4; i++ {
 			want[fmt.Sprintf("C%02d", i)] = []string{dataset.CohortCarePath}
+			if i%2 == 1 || i == 4 {
+				want[fmt.Sprintf("C%02d", i)] = append(want[fmt.Sprintf("C%02d", i)], dataset.CohortCareControl)
+			}
 		}
 		if len(raw.Patients) != len(want) {
 			t.Fatalf("%d patients, want %d", len(raw.Patients), len(want))

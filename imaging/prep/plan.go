@@ -22,7 +22,7 @@ type patientSeries struct {
 func (r *runner) readSeries(p *dataset.Patient) *patientSeries {
 	ps := &patientSeries{bySeq: map[string]*imaging.Series{}, errs: map[string]error{}}
 	for _, ref := range p.Series {
-		s, err := imaging.ReadSeries(r.fsys, ref.Dir, ref.Sequence, r.readOpt)
+		s, err := r.readRef(ref)
 		ps.order = append(ps.order, s)
 		ps.oerrs = append(ps.oerrs, err)
 		if err != nil {
@@ -41,6 +41,14 @@ func (r *runner) readSeries(p *dataset.Patient) *patientSeries {
 		ps.bySeq[ref.Sequence] = s
 	}
 	return ps
+}
+
+// readRef reads a series given as a folder or as a list of DICOM files.
+func (r *runner) readRef(ref dataset.SeriesRef) (*imaging.Series, error) {
+	if len(ref.Files) > 0 {
+		return imaging.ReadDICOMFiles(r.fsys, ref.Files, ref.Sequence, r.readOpt)
+	}
+	return imaging.ReadSeries(r.fsys, ref.Dir, ref.Sequence, r.readOpt)
 }
 
 // need returns the series for the sequences, or the first reason one is

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/npcorch/npcorch/imaging"
 )
 
 // DICOM transfer syntaxes the writer uses.
@@ -295,6 +297,9 @@ func DICOMSeries(o Options, p, si int) []DICOMSlice {
 		}
 		if si%2 == 0 {
 			sl.WindowCenter, sl.WindowWidth = 1600, 3000
+		}
+		if sp.Sequence == imaging.SeqT2Ax {
+			sl.RepetitionTime, sl.EchoTime = 4000, 100 // a T2's, as an import reads them
 		}
 		out[k] = sl
 	}

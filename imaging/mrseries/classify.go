@@ -25,6 +25,7 @@ const (
 	T1          = "T1"
 	T2          = "T2"
 	PD          = "PD"
+	T2Star      = "T2*"
 	FLAIR       = "FLAIR"
 	Diffusion   = "DWI"
 	SWI         = "SWI"
@@ -61,8 +62,8 @@ type Acquisition struct {
 // Class is what Classify found, and why.
 type Class struct {
 	Kind Kind
-	// Weighting is T1, T2, PD, FLAIR, DWI, SWI, MRA or perfusion; "" when
-	// unknown.
+	// Weighting is T1, T2, PD, T2*, FLAIR, DWI, SWI, MRA or perfusion; ""
+	// when unknown.
 	Weighting     string
 	Contrast      bool
 	FatSuppressed bool
@@ -312,7 +313,7 @@ func PlaneOf(o []float64) (plane string, angle float64, normal [3]float64, ok bo
 		return "", 0, normal, false
 	}
 	for i := range n {
-		n[i] /= norm
+		n[i] = n[i]/norm + 0 // + 0: no negative zero in what is shown
 	}
 	axis := 2
 	for i := 1; i >= 0; i-- {

@@ -53,6 +53,8 @@ func TestClassify(t *testing.T) {
 		{"protocol fills in", with(mr("Series 5", axial), func(a *Acquisition) { a.Protocol = "T2_TSE_TRA" }), "T2 axial", []string{`T2: "T2" in the protocol name`}, ""},
 		{"STIR", mr("STIR COR", coronal), "T2 FS coronal", nil, ""},
 		{"T2 FLAIR", mr("T2 FLAIR AX", axial), "FLAIR axial", nil, ""},
+		{"T2*", mr("T2* GRE TRA", axial), "T2* axial", []string{`T2*: "T2*" in the series description`}, ""},
+		{"T2 *", mr("ax t2 * fl2d", axial), "T2* axial", nil, ""},
 		{"T1 FLAIR", mr("T1 FLAIR SAG", sagittal), "T1 sagittal", nil, ""},
 		{"diffusion", mr("DWI b1000 TRA", axial), "DWI axial", nil, ""},
 		{"ADC", mr("T2 ADC", axial), "DWI axial", nil, ""},

@@ -49,7 +49,7 @@ var (
 	weightWord = regexp.MustCompile(`^S?(T1|T2|PD)(W|WI)?(FS)?(C|CE|GD|POST)?(FS)?$`)
 	families   = map[string]string{
 		"MPRAGE": T1, "SPGR": T1, "FSPGR": T1, "BRAVO": T1, "VIBE": T1, "LAVA": T1, "THRIVE": T1,
-		"STIR": T2, "HASTE": T2,
+		"STIR": T2, "HASTE": T2, "T2STAR": T2Star,
 		"FLAIR": FLAIR, "DARKFLUID": FLAIR,
 		"DWI": Diffusion, "DIFF": Diffusion, "DIFFUSION": Diffusion, "ADC": Diffusion, "EADC": Diffusion,
 		"TRACEW": Diffusion, "DTI": Diffusion, "RESOLVE": Diffusion, "IVIM": Diffusion,
@@ -58,7 +58,10 @@ var (
 		"PERF": Perfusion, "PERFUSION": Perfusion, "DCE": Perfusion, "DSC": Perfusion, "ASL": Perfusion,
 	}
 	// decisive families name the series whatever else the text says.
-	decisive    = map[string]bool{Diffusion: true, SWI: true, Angiography: true, Perfusion: true}
+	decisive = map[string]bool{Diffusion: true, SWI: true, Angiography: true, Perfusion: true, T2Star: true}
+	// t2star finds T2* (a gradient echo, not a T2), which tokenize would
+	// cut to T2.
+	t2star      = regexp.MustCompile(`(?i)(^|[^A-Za-z0-9])T2\s*\*`)
 	contrastYes = set("POST", "GD", "GAD", "GADO", "GADOLINIUM", "CE", "ENH", "ENHANCED", "CONTRAST", "POSTCONTRAST",
 		"POSTGD", "POSTGAD", "KM", "MDC")
 	contrastNo = set("PRE", "PRECONTRAST", "NATIVE", "NATIV", "PLAIN", "NC", "NONCONTRAST", "NONCON", "UNENHANCED",
@@ -130,7 +133,7 @@ func tokenize(s string) []string {
 // PRE and POST, two planes) leave that aspect unmarked.
 func scanText(s, field string) texts {
 	var t texts
-	toks := tokenize(s)
+	toks := tokenize(t2star.ReplaceAllString(s, "${1}T2STAR"))
 	var weights []*mark // T1, T2, PD, FLAIR and decisive families, in order
 	contrasts, planes := map[string]*mark{}, map[string]*mark{}
 	note := func(dst **mark, value, token string) {
@@ -168,7 +171,11 @@ func scanText(s, field string) texts {
 			}
 		}
 		if f, ok := families[tok]; ok {
-			weights = append(weights, &mark{f, tok, field})
+			shown := tok
+			if f == T2Star {
+				shown = "T2*"
+			}
+			weights = append(weights, &mark{f, shown, field})
 		}
 		switch {
 		case contrastYes[tok]:

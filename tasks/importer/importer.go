@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -236,7 +237,7 @@ func buildPatient(l Label, es []*entry, place *placement) (dataset.Patient, []Pr
 	}
 	probs = append(probs, missingSlots(l.Patient, p.Cohorts, chosen, es)...)
 	if slices.Contains(p.Cohorts, dataset.CohortTGroups) || slices.Contains(p.Cohorts, dataset.CohortNGroups) {
-		probs = append(probs, framesOfReference(l.Patient, chosen)...)
+		probs = append(probs, matchable(l.Patient, chosen)...)
 	}
 	var empty []string
 	for _, sp := range slotSpecs {
@@ -307,20 +308,30 @@ func hint(close []string) string {
 	return "; close: " + strings.Join(close, "; ") + " (set a slot in the review to use one)"
 }
 
-// framesOfReference checks that the series of each plane's groups share a
-// frame of reference, as prep needs to match their slices.
-func framesOfReference(patient string, chosen map[string]*entry) []Problem {
+// matchable checks that the series of each plane's groups share a frame
+// of reference and lie in parallel planes, as prep needs to match their
+// slices.
+func matchable(patient string, chosen map[string]*entry) []Problem {
 	var probs []Problem
 	for _, plane := range [][]string{imaging.AxialGroupSequences, imaging.CoronalGroupSequences} {
 		frames := map[string][]string{}
 		var order []string
+		var first *entry
 		for _, slot := range plane {
-			if e := chosen[slot]; e != nil {
-				f := e.s.FrameOfReference
-				if _, ok := frames[f]; !ok {
-					order = append(order, f)
-				}
-				frames[f] = append(frames[f], slot)
+			e := chosen[slot]
+			if e == nil {
+				continue
+			}
+			f := e.s.FrameOfReference
+			if _, ok := frames[f]; !ok {
+				order = append(order, f)
+			}
+			frames[f] = append(frames[f], slot)
+			if first == nil {
+				first = e
+			} else if angle, ok := parallel(first, e); !ok {
+				probs = append(probs, Problem{KindMatch, patient, fmt.Sprintf("%s and %s are %.1f° apart: prep matches slices of parallel planes only; choose other series in the review",
+					first.slot, e.slot, angle)})
 			}
 		}
 		if len(order) > 1 {
@@ -328,10 +339,23 @@ func framesOfReference(patient string, chosen map[string]*entry) []Problem {
 			for _, f := range order {
 				parts = append(parts, fmt.Sprintf("%s in %q", strings.Join(frames[f], ", "), f))
 			}
-			probs = append(probs, Problem{KindFrameOfReference, patient, fmt.Sprintf("%s: prep matches slices only within one frame of reference; choose series of one acquisition session in the review", strings.Join(parts, "; "))})
+			probs = append(probs, Problem{KindMatch, patient, fmt.Sprintf("%s: prep matches slices only within one frame of reference; choose series of one session in the review", strings.Join(parts, "; "))})
 		}
 	}
 	return probs
+}
+
+// parallel reports whether two series' slice planes are parallel as prep
+// requires, and the angle between them.
+func parallel(a, b *entry) (float64, bool) {
+	na, nb := normal(a), normal(b)
+	c := math.Min(1, math.Abs(na[0]*nb[0]+na[1]*nb[1]+na[2]*nb[2]))
+	return math.Acos(c) * 180 / math.Pi, c >= 1-imaging.ParallelTolerance
+}
+
+func normal(e *entry) [3]float64 {
+	_, _, n, _ := mrseries.PlaneOf(e.s.Acquisition.Orientation)
+	return n
 }
 
 // treeProblems are the files of the tree that could not be read.

@@ -195,7 +195,7 @@ func TestImportPACSTree(t *testing.T) {
 	wantProblems := []string{
 		"missing: patient P002: no T2_Ax series, which the plane groups of t_groups need; close: series 2 \"T2 OBL\" (1.9.2.2) is T2 oblique (30.0° from axial)",
 		"missing: patient P002: no T1+C_COR_FS series, which the plane groups of t_groups need; close: series 5 \"T1 +C COR\" (1.9.2.5) is T1 +C coronal",
-		"unclassified: patient P003: series 4 \"SE 2\" (1.9.3.4): unknown weighting axial",
+		"unclassified: patient P003: series 4 \"SE 2\" (1.9.3.4): weighting unknown: none in the description or protocol, and TR 1200 ms, TE 45 ms: no clear weighting; set its slot",
 		"duplicate: patient P003: T1_Ax: 2 candidates (series 9 \"T1 TRA\" (1.9.3.9), series 2 \"T1 TRA\" (1.9.3.2)): chose series 9, the latest",
 		"no_images: patient 42: row 5 of " + labels + ": no DICOM series of this PatientID in the tree (the tree has \"0042\": did a spreadsheet drop leading zeros?",
 		"no_labels: patient 0042: 1 series in the tree, no row in " + labels,

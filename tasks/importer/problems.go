@@ -28,9 +28,9 @@ const (
 	// KindUnreadable: a file that looks like DICOM and could not be read,
 	// or one a DICOMDIR references that is missing.
 	KindUnreadable ProblemKind = "unreadable"
-	// KindFrameOfReference: series of one plane group that prep cannot
-	// match (different frames of reference).
-	KindFrameOfReference ProblemKind = "frame_of_reference"
+	// KindMatch: series of one plane's groups that prep cannot match
+	// (different frames of reference, or planes not parallel).
+	KindMatch ProblemKind = "match"
 	// KindCoverage: a T or N stage without the axial range its plane
 	// groups need.
 	KindCoverage ProblemKind = "coverage"

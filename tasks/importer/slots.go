@@ -117,7 +117,13 @@ func chooseSlots(patient string, entries []*entry) []Problem {
 	for _, e := range entries {
 		c := e.s.Class
 		if c.Kind == mrseries.KindImage && !c.Classified() {
-			probs = append(probs, Problem{KindUnclassified, patient, fmt.Sprintf("%s: %s (%s); set its slot in the review", seriesName(e.s), c, strings.Join(c.Why, "; "))})
+			var unknown []string
+			for _, w := range c.Why {
+				if strings.Contains(w, "unknown") {
+					unknown = append(unknown, w)
+				}
+			}
+			probs = append(probs, Problem{KindUnclassified, patient, fmt.Sprintf("%s: %s; set its slot in the review (or leave it empty there)", seriesName(e.s), strings.Join(unknown, "; "))})
 			continue
 		}
 		if slot, rank := fit(c); slot != "" && len(e.s.Problems) == 0 {

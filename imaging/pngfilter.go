@@ -40,68 +40,135 @@ func absBytes(v uint64) uint64 {
 	return (v ^ sign*0xff) + sign
 }
 
-// filterRow writes the five PNG filters of cur into cand (each prefixed by
-// its filter type byte) and returns the index of the one with the
-// smallest sum of absolute (signed) values, the first on ties, as
-// image/png does.
+// filterRow chooses the PNG filter of cur (the row above is prev) with
+// the smallest sum of absolute (signed) values, the first on ties, as
+// image/png does, and returns its type; cand[type] then holds the
+// filtered row prefixed by its type byte (the other candidates may be
+// partly written). The sums are taken as the filters are computed, and
+// Paeth, the costliest and the last in the order, stops as soon as it
+// cannot win.
 func filterRow(cand *[5][]byte, cur, prev []byte, bpp int) int {
 	n := len(cur)
 	for i := range cand {
 		cand[i][0] = byte(i)
 	}
-	none, sub, up, avg, paeth := cand[0][1:n+1], cand[1][1:n+1], cand[2][1:n+1], cand[3][1:n+1], cand[4][1:n+1]
+	sub, up, avg := cand[1][1:n+1], cand[2][1:n+1], cand[3][1:n+1]
 	prev = prev[:n]
-	copy(none, cur)
+	var sNone, sSub, sUp, sAvg absSum
 	head := min(bpp, n)
 	for i := 0; i < head; i++ {
 		sub[i] = cur[i]
+		up[i] = cur[i] - prev[i]
 		avg[i] = cur[i] - prev[i]/2
-		paeth[i] = cur[i] - prev[i]
+		sNone.byte(cur[i])
+		sSub.byte(sub[i])
+		sUp.byte(up[i])
+		sAvg.byte(avg[i])
 	}
 	i := head
 	for ; i+8 <= n; i += 8 {
 		c := binary.LittleEndian.Uint64(cur[i:])
 		a := binary.LittleEndian.Uint64(cur[i-bpp:])
 		b := binary.LittleEndian.Uint64(prev[i:])
-		binary.LittleEndian.PutUint64(sub[i:], subBytes(c, a))
-		binary.LittleEndian.PutUint64(avg[i:], subBytes(c, avgBytes(a, b)))
+		fs, fu, fa := subBytes(c, a), subBytes(c, b), subBytes(c, avgBytes(a, b))
+		binary.LittleEndian.PutUint64(sub[i:], fs)
+		binary.LittleEndian.PutUint64(up[i:], fu)
+		binary.LittleEndian.PutUint64(avg[i:], fa)
+		sNone.word(c)
+		sSub.word(fs)
+		sUp.word(fu)
+		sAvg.word(fa)
 	}
 	for ; i < n; i++ {
 		sub[i] = cur[i] - cur[i-bpp]
-		avg[i] = cur[i] - byte((int(cur[i-bpp])+int(prev[i]))>>1)
-	}
-	i = 0
-	for ; i+8 <= n; i += 8 {
-		binary.LittleEndian.PutUint64(up[i:], subBytes(binary.LittleEndian.Uint64(cur[i:]), binary.LittleEndian.Uint64(prev[i:])))
-	}
-	for ; i < n; i++ {
 		up[i] = cur[i] - prev[i]
+		avg[i] = cur[i] - byte((int(cur[i-bpp])+int(prev[i]))>>1)
+		sNone.byte(cur[i])
+		sSub.byte(sub[i])
+		sUp.byte(up[i])
+		sAvg.byte(avg[i])
 	}
-	paethRow(paeth, cur, prev, bpp)
-
-	best, bestSum := 0, sumAbs(none)
-	for f, p := range [4][]byte{sub, up, avg, paeth} {
-		if s := sumAbs(p); s < bestSum {
+	best, bestSum := ftNone, sNone.total()
+	for f, s := range [...]int{sSub.total(), sUp.total(), sAvg.total()} {
+		if s < bestSum {
 			best, bestSum = f+1, s
 		}
+	}
+	if paethRow(cand[4][1:n+1], cur, prev, bpp, bestSum) {
+		best = ftPaeth
+	}
+	if best == ftNone {
+		copy(cand[0][1:n+1], cur)
 	}
 	return best
 }
 
-// paethRow writes the Paeth filter of cur from byte bpp on; the
-// predictor is chosen without branches (the compiler emits conditional
-// moves), since on photographic rows the choice is unpredictable.
-func paethRow(dst, cur, prev []byte, bpp int) {
+// absSum adds up bytes read as signed values, in absolute value, eight at
+// a time in sixteen-bit lanes (a lane holds 255 words of two bytes of at
+// most 128 before it is folded into the total).
+type absSum struct {
+	acc   uint64
+	words int
+	sum   int
+}
+
+func (s *absSum) word(v uint64) {
+	v = absBytes(v)
+	s.acc += v&lane16 + v>>8&lane16
+	if s.words++; s.words == 255 {
+		s.fold()
+	}
+}
+
+func (s *absSum) byte(b byte) {
+	v := int(int8(b))
+	s.sum += (v ^ (v >> 63)) - (v >> 63)
+}
+
+func (s *absSum) fold() {
+	s.sum += int(s.acc&0xffff + s.acc>>16&0xffff + s.acc>>32&0xffff + s.acc>>48)
+	s.acc, s.words = 0, 0
+}
+
+func (s *absSum) total() int {
+	s.fold()
+	return s.sum
+}
+
+// paethRow writes the Paeth filter of cur into dst and reports whether
+// the sum of its absolute values is below limit; it stops as soon as it
+// cannot be (dst is then partly written). The predictor is chosen
+// without branches (the compiler emits conditional moves), since on
+// photographic rows the choice is unpredictable.
+func paethRow(dst, cur, prev []byte, bpp int, limit int) bool {
 	n := len(cur)
-	if bpp >= n {
-		return
+	var sum absSum
+	head := min(bpp, n)
+	for i := 0; i < head; i++ {
+		dst[i] = cur[i] - prev[i]
+		sum.byte(dst[i])
 	}
-	dst = dst[bpp:n]
-	left, up, upLeft, cur := cur[:n-bpp], prev[bpp:n], prev[:n-bpp], cur[bpp:n]
-	for i := range dst {
-		a, b, c := int(left[i]), int(up[i]), int(upLeft[i])
-		dst[i] = cur[i] - byte(paethPredict(a, b, c))
+	// Blocks of 64 bytes: the sum is checked after each.
+	for start := head; start < n; start += 64 {
+		end := min(start+64, n)
+		d := dst[start:end]
+		left, up, upLeft, c := cur[start-bpp:end-bpp], prev[start:end], prev[start-bpp:end-bpp], cur[start:end]
+		for i := range d {
+			a, b, cc := int(left[i]), int(up[i]), int(upLeft[i])
+			d[i] = c[i] - byte(paethPredict(a, b, cc))
+		}
+		j := 0
+		for ; j+8 <= len(d); j += 8 {
+			sum.word(binary.LittleEndian.Uint64(d[j:]))
+		}
+		for ; j < len(d); j++ {
+			sum.byte(d[j])
+		}
+		if sum.total() >= limit {
+			return false
+		}
 	}
+	return sum.total() < limit
 }
 
 // paethPredict is the Paeth predictor of a (left), b (up) and c (up-left).
@@ -119,25 +186,4 @@ func paethPredict(a, b, c int) int {
 		pred = a
 	}
 	return pred
-}
-
-// sumAbs sums the bytes of p read as signed values, in absolute value.
-func sumAbs(p []byte) int {
-	s := 0
-	for len(p) >= 8 {
-		// Sixteen-bit lanes hold up to 255 words of two bytes of at most 128.
-		var acc uint64
-		k := min(len(p)/8, 255)
-		for j := 0; j < k; j++ {
-			v := absBytes(binary.LittleEndian.Uint64(p[8*j:]))
-			acc += v&lane16 + v>>8&lane16
-		}
-		s += int(acc&0xffff + acc>>16&0xffff + acc>>32&0xffff + acc>>48)
-		p = p[8*k:]
-	}
-	for _, b := range p {
-		v := int(int8(b))
-		s += (v ^ (v >> 63)) - (v >> 63)
-	}
-	return s
 }

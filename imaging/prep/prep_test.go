@@ -315,6 +315,33 @@ func BenchmarkPrepPatient(b *testing.B) {
 	}
 }
 
+// BenchmarkPrepKinds runs prep over the inputs of scripts/bench/run.sh's
+// PNG rows (plane groups, cards, overviews), two workers; profile one with
+// -run '^$' -bench 'PrepKinds/groups' -cpuprofile cpu.out.
+func BenchmarkPrepKinds(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		o    imagingtest.Options
+	}{
+		{"groups", imagingtest.Options{Patients: 6, Cohorts: []string{dataset.CohortTGroups}}},
+		{"cards", imagingtest.Options{Patients: 12, Cohorts: []string{dataset.CohortCards}}},
+		{"overviews", imagingtest.Options{Patients: 6, Cohorts: []string{dataset.CohortPathology}, SlideSize: 4000,
+			AxialSlices: 1, CoronalSlices: 1, Size: 16}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			dir := b.TempDir()
+			if _, err := imagingtest.Write(dir, c.o); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, _, err := Run(context.Background(), Options{Dataset: dir, Out: b.TempDir(), Workers: 2, External: noExternal{}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 func crc32IEEE(b []byte) []byte {
 	s := crc32.ChecksumIEEE(b)
 	return []byte{byte(s >> 24), byte(s >> 16), byte(s >> 8), byte(s)}

@@ -5,7 +5,10 @@
 # time, CPU time (user + system) and peak memory (/usr/bin/time -v), and
 # checks that both produce the same pixels. Then the DICOM header scan:
 # scripts/bench/dicomscan (Go) against scripts/bench/dicomscan.py
-# (pydicom.dcmread(stop_before_pixels=True)), one thread each, CPU time.
+# (pydicom.dcmread(stop_before_pixels=True)), one thread each, CPU time;
+# and a whole `npcorch import` of the same tree (scan, classification,
+# slots, links, dataset.json and review.csv written) against one pass of
+# dicomscan.py, CPU and wall time.
 #
 # Usage: scripts/bench/run.sh [WORKDIR]   (from the repository root; inputs
 # already in WORKDIR are reused: remove it to generate them again)
@@ -100,5 +103,35 @@ if [ -d "$work/in_dicom" ]; then
 	echo "| header scan, one thread | headers | Go CPU s | pydicom CPU s | pydicom CPU s less start-up and import | Go µs / header | pydicom µs / header (less start-up) | speed-up (less start-up) |"
 	echo "|---|---|---|---|---|---|---|---|"
 	echo "$files $scans $cpug $cpup $cpui" | awk '{n = $1 * $2; printf "| %d files × %d | %d | %.2f | %.2f | %.2f | %.0f | %.0f | %.1fx |\n", $1, $2, n, $3, $4, $4 - $5, 1e6 * $3 / n, 1e6 * ($4 - $5) / n, ($4 - $5) / $3}'
+fi
+if [ -d "$work/in_dicom" ]; then
+	labels=$work/import_labels.csv
+	{
+		echo patient_id
+		for d in "$work"/in_dicom/P*; do basename "$d"; done
+	} >"$labels"
+	# One import first, to show it resolves everything (exit 0).
+	rm -rf "$work/import_out"
+	"$work/npcorch" import --dicom "$work/in_dicom" --labels "$labels" --out "$work/import_out" 2>"$work/import.log" | head -1
+	files=$(find "$work/in_dicom" -name 'IM*' | wc -l)
+	cpu1= wall1= wall2= cpup= wallp= cpui=
+	i=0
+	while [ $i -lt "$reps" ]; do
+		rm -rf "$work/import_out"
+		set -- $(measure go_import1 "$work/npcorch" import --dicom "$work/in_dicom" --labels "$labels" --out "$work/import_out" --workers 1)
+		wall1=$(lower "$wall1" "$1") cpu1=$(lower "$cpu1" "$2")
+		rm -rf "$work/import_out"
+		set -- $(measure go_import2 "$work/npcorch" import --dicom "$work/in_dicom" --labels "$labels" --out "$work/import_out" --workers 2)
+		wall2=$(lower "$wall2" "$1")
+		set -- $(measure py_scan1 /usr/bin/python3 scripts/bench/dicomscan.py "$work/in_dicom")
+		wallp=$(lower "$wallp" "$1") cpup=$(lower "$cpup" "$2")
+		set -- $(measure py_import /usr/bin/python3 -c "import pydicom, pydicom.errors")
+		cpui=$(lower "$cpui" "$2")
+		i=$((i + 1))
+	done
+	echo
+	echo "| whole import vs pydicom scan | files | Go import CPU s (1 worker) | pydicom scan CPU s (less start-up and import) | CPU speed-up (less start-up) | Go import wall s, 1 / 2 workers | pydicom scan wall s | wall speed-up (2 workers) |"
+	echo "|---|---|---|---|---|---|---|---|"
+	echo "$files $cpu1 $cpup $cpui $wall1 $wall2 $wallp" | awk '{printf "| %d files | %d | %.2f | %.2f (%.2f) | %.1fx (%.1fx) | %.2f / %.2f | %.2f | %.1fx |\n", $1, $1, $2, $3, $3 - $4, $3 / $2, ($3 - $4) / $2, $5, $6, $7, $7 / $6}'
 fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

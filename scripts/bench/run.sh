@@ -8,12 +8,16 @@
 # (pydicom.dcmread(stop_before_pixels=True)), one thread each, CPU time;
 # and a whole `npcorch import` of the same tree (scan, classification,
 # slots, links, dataset.json and review.csv written) against one pass of
-# dicomscan.py, CPU and wall time.
+# dicomscan.py, CPU and wall time. Last, pathology overviews from
+# pyramidal TIFF slides (made by vips, read through OpenSlide by an
+# npcorch built with -tags openslide) against `vips thumbnail` at the same
+# size, one slide after another.
 #
 # Usage: scripts/bench/run.sh [WORKDIR]   (from the repository root; inputs
 # already in WORKDIR are reused: remove it to generate them again)
 # Needs: go, /usr/bin/python3 with python3-pil, python3-numpy and
-# python3-pydicom, GNU time, taskset, bc.
+# python3-pydicom, GNU time, taskset, bc; vips (libvips-tools) and
+# libopenslide-dev for the pyramid rows (BENCH_PYRAMIDS=0 leaves them out).
 set -eu
 work=${1:-$(mktemp -d /tmp/npcorch-bench.XXXXXX)}
 cpus=${BENCH_CPUS:-0,1}
@@ -133,5 +137,46 @@ if [ -d "$work/in_dicom" ]; then
 	echo "| whole import vs pydicom scan | files | Go import CPU s (1 worker) | pydicom scan CPU s (less start-up and import) | CPU speed-up (less start-up) | Go import wall s, 1 / 2 workers | pydicom scan wall s | wall speed-up (2 workers) |"
 	echo "|---|---|---|---|---|---|---|---|"
 	echo "$files $cpu1 $cpup $cpui $wall1 $wall2 $wallp" | awk '{printf "| %d files | %d | %.2f | %.2f (%.2f) | %.1fx (%.1fx) | %.2f / %.2f | %.2f | %.1fx |\n", $1, $1, $2, $3, $3 - $4, $3 / $2, ($3 - $4) / $2, $5, $6, $7, $7 / $6}'
+fi
+pyramids=${BENCH_PYRAMIDS:-3}
+if [ "$pyramids" -gt 0 ]; then
+	pyr=$work/in_pyramids
+	size=${BENCH_PYRAMID_SIZE:-12000x9000}
+	if [ ! -f "$pyr/dataset.json" ]; then
+		mkdir -p "$pyr"
+		{
+			echo '{"format": "npcorch-dataset/1", "name": "pyramids", "patients": ['
+			i=1
+			while [ $i -le "$pyramids" ]; do
+				vips gaussnoise "$pyr/noise.v" "${size%x*}" "${size#*x}" --mean 170 --sigma 40 --seed $i
+				vips cast "$pyr/noise.v" "$pyr/gray.v" uchar
+				vips bandjoin "$pyr/gray.v $pyr/gray.v $pyr/gray.v" "$pyr/rgb.v"
+				vips copy "$pyr/rgb.v" "$pyr/srgb.v" --interpretation srgb
+				vips tiffsave "$pyr/srgb.v" "$pyr/slide$i.tif" --tile --tile-width 256 --tile-height 256 --pyramid --compression jpeg --Q 85
+				[ $i -gt 1 ] && echo ','
+				echo "{\"id\": \"S$i\", \"cohorts\": [\"pathology\"], \"pathology\": {\"file\": \"slide$i.tif\", \"label\": 1}, \"coverage\": {\"t\": {\"from\": 0, \"to\": 0}, \"n\": {\"from\": 0, \"to\": 0}}}"
+				i=$((i + 1))
+			done
+			echo ']}'
+		} >"$pyr/dataset.json"
+		rm -f "$pyr"/*.v
+	fi
+	go build -tags openslide -o "$work/npcorch-openslide" ./cmd/npcorch
+	cpug= cpuv= wallg= wallv=
+	i=0
+	while [ $i -lt "$reps" ]; do
+		rm -rf "$work/go_pyr" "$work/vips_pyr"
+		set -- $(measure go_pyr "$work/npcorch-openslide" prep --data "$pyr" --out "$work/go_pyr" --workers 2)
+		wallg=$(lower "$wallg" "$1") cpug=$(lower "$cpug" "$2")
+		mkdir -p "$work/vips_pyr"
+		set -- $(measure vips_pyr sh -c "for f in $pyr/*.tif; do vips thumbnail \$f $work/vips_pyr/\$(basename \$f .tif).png 1024; done")
+		wallv=$(lower "$wallv" "$1") cpuv=$(lower "$cpuv" "$2")
+		i=$((i + 1))
+	done
+	echo
+	echo "| pyramidal slide overviews (1024 px) | slides | npcorch prep wall s | vips thumbnail wall s | npcorch / vips wall | npcorch CPU s | vips CPU s |"
+	echo "|---|---|---|---|---|---|---|"
+	echo "$size $pyramids $wallg $wallv $cpug $cpuv" | awk '{printf "| %s JPEG tiles | %d | %.2f | %.2f | %.2f | %.2f | %.2f |\n", $1, $2, $3, $4, $3 / $4, $5, $6}'
+	ls "$work/go_pyr"/S1/*.png "$work/vips_pyr"/slide1.png >/dev/null
 fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -43,5 +43,9 @@
 // while decoding it, a row at a time; a TileCache (ReadOptions.Tiles)
 // resizes a slice once for all the outputs of a batch that show it; and
 // cards that use every gray level stay gray with their boxes (BoxedGray)
-// until the encoder writes them as RGB.
+// until the encoder writes them as RGB. Tiles enlarged by about two run
+// their six-tap Lanczos passes unrolled, with coefficients computed once
+// per axis for all the tiles of a TileCache; the PNG writer sums each row
+// filter as it makes it, computes Paeth eight bytes at a time and stops it
+// as soon as it cannot win.
 package imaging

@@ -79,20 +79,14 @@ func Import(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Tree: tree}
-	entries := make([]*entry, len(tree.Series))
-	byPatient := map[string][]*entry{}
-	for i, s := range tree.Series {
-		entries[i] = &entry{s: s}
-		byPatient[s.PatientID] = append(byPatient[s.PatientID], entries[i])
-	}
-	annotate(entries)
+	entries, byPatient := newEntries(tree)
 	var listed map[*entry]bool
 	if opt.Review != "" {
 		if listed, err = applyReview(opt.Review, entries); err != nil {
 			return nil, err
 		}
 	}
+	res := &Result{Tree: tree}
 	if len(unused) > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("labels: columns not used: %s", strings.Join(unused, ", ")))
 	}
@@ -101,42 +95,12 @@ func Import(ctx context.Context, opt Options) (*Result, error) {
 		name = filepath.Base(place.out)
 	}
 	res.Dataset = &dataset.Raw{Format: dataset.RawFormat, Name: name, Patients: []dataset.Patient{}}
-	labelled := map[string]bool{}
-	for _, l := range labels {
-		labelled[l.Patient] = true
-		es := byPatient[l.Patient]
-		if len(es) == 0 {
-			res.Problems = append(res.Problems, Problem{KindNoImages, l.Patient, fmt.Sprintf("row %d of %s: no DICOM series of this PatientID in the tree%s", l.Row, opt.Labels, zeroHint(l.Patient, byPatient))})
-			continue
-		}
-		if listed != nil {
-			res.Problems = append(res.Problems, unreviewed(l.Patient, es, listed)...)
-		} else {
-			res.Problems = append(res.Problems, chooseSlots(l.Patient, es)...)
-		}
-		p, probs, notes := buildPatient(l, es, place)
-		res.Dataset.Patients = append(res.Dataset.Patients, p)
-		res.Problems = append(res.Problems, probs...)
-		res.Notes = append(res.Notes, notes...)
-	}
-	for _, s := range tree.Series {
-		if !labelled[s.PatientID] {
-			labelled[s.PatientID] = true // reported once
-			res.Problems = append(res.Problems, Problem{KindNoLabels, s.PatientID, fmt.Sprintf("%d series in the tree, no row in %s: not imported (add a row, even one with the ID alone, to import it)", len(byPatient[s.PatientID]), opt.Labels)})
-		}
-	}
+	j := join{res: res, byPatient: byPatient, listed: listed, place: place, labelsFile: opt.Labels}
+	j.labelled(labels)
+	j.unlabelled(tree)
 	res.Problems = append(res.Problems, treeProblems(tree)...)
 	res.Notes = append(res.Notes, treeNotes(tree)...)
-	var files []string
-	for _, p := range res.Dataset.Patients {
-		for _, e := range byPatient[p.ID] {
-			if e.slot != "" {
-				files = append(files, e.s.Files...)
-			}
-		}
-	}
-	res.Linked, res.Copied, err = place.materialise(files)
-	if err != nil {
+	if res.Linked, res.Copied, err = place.materialise(j.files()); err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
 	res.Placement = place.describe()
@@ -144,6 +108,79 @@ func Import(ctx context.Context, opt Options) (*Result, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// newEntries makes an entry of every series of the tree, in its order and
+// by patient, and notes why those that come close to a slot fill none.
+func newEntries(tree *mrseries.Tree) ([]*entry, map[string][]*entry) {
+	entries := make([]*entry, len(tree.Series))
+	byPatient := map[string][]*entry{}
+	for i, s := range tree.Series {
+		entries[i] = &entry{s: s}
+		byPatient[s.PatientID] = append(byPatient[s.PatientID], entries[i])
+	}
+	annotate(entries)
+	return entries, byPatient
+}
+
+// join puts the labels and the series together into the result.
+type join struct {
+	res        *Result
+	byPatient  map[string][]*entry
+	listed     map[*entry]bool // the entries a review lists; nil without one
+	place      *placement
+	labelsFile string
+}
+
+// labelled adds a patient for each label row with series, choosing its
+// slots unless a review did.
+func (j *join) labelled(labels []Label) {
+	res := j.res
+	for _, l := range labels {
+		es := j.byPatient[l.Patient]
+		if len(es) == 0 {
+			res.Problems = append(res.Problems, Problem{KindNoImages, l.Patient, fmt.Sprintf("row %d of %s: no DICOM series of this PatientID in the tree%s", l.Row, j.labelsFile, zeroHint(l.Patient, j.byPatient))})
+			continue
+		}
+		if j.listed != nil {
+			res.Problems = append(res.Problems, unreviewed(l.Patient, es, j.listed)...)
+		} else {
+			res.Problems = append(res.Problems, chooseSlots(l.Patient, es)...)
+		}
+		p, probs, notes := buildPatient(l, es, j.place)
+		res.Dataset.Patients = append(res.Dataset.Patients, p)
+		res.Problems = append(res.Problems, probs...)
+		res.Notes = append(res.Notes, notes...)
+	}
+}
+
+// unlabelled names each patient of the tree without a label row (every
+// patient of the tree with one is in the dataset by now).
+func (j *join) unlabelled(tree *mrseries.Tree) {
+	done := map[string]bool{}
+	for _, p := range j.res.Dataset.Patients {
+		done[p.ID] = true
+	}
+	for _, s := range tree.Series {
+		if done[s.PatientID] {
+			continue
+		}
+		done[s.PatientID] = true
+		j.res.Problems = append(j.res.Problems, Problem{KindNoLabels, s.PatientID, fmt.Sprintf("%d series in the tree, no row in %s: not imported (add a row, even one with the ID alone, to import it)", len(j.byPatient[s.PatientID]), j.labelsFile)})
+	}
+}
+
+// files are the tree's files of the series the dataset uses.
+func (j *join) files() []string {
+	var files []string
+	for _, p := range j.res.Dataset.Patients {
+		for _, e := range j.byPatient[p.ID] {
+			if e.slot != "" {
+				files = append(files, e.s.Files...)
+			}
+		}
+	}
+	return files
 }
 
 // scan reads the tree, leaving out the dataset folder when it lies

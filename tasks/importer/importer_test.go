@@ -14,6 +14,7 @@ import (
 
 	"github.com/npcorch/npcorch/imaging"
 	"github.com/npcorch/npcorch/imaging/imagingtest"
+	"github.com/npcorch/npcorch/imaging/mrseries"
 	"github.com/npcorch/npcorch/imaging/prep"
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
@@ -216,7 +217,7 @@ func TestImportPACSTree(t *testing.T) {
 			t.Errorf("notes do not say %q:\n%s", w, notes)
 		}
 	}
-	if _, err := exec.LookPath("dcmmkdir"); err == nil && (len(res.Tree.DICOMDIRs) != 1 || !strings.Contains(notes, "skipped 1 files: "+ReasonOf("dicomdir"))) {
+	if _, err := exec.LookPath("dcmmkdir"); err == nil && (len(res.Tree.DICOMDIRs) != 1 || !strings.Contains(notes, "skipped 1 files: "+mrseries.ReasonDICOMDIR)) {
 		t.Errorf("the DICOMDIR was not honoured: %v\n%s", res.Tree.DICOMDIRs, notes)
 	}
 	review, _ := os.ReadFile(filepath.Join(out, ReviewName))
@@ -249,11 +250,6 @@ func TestImportPACSTree(t *testing.T) {
 	if len(man.Patients[1].Panels) != 3 || len(man.Patients[2].Panels) != 1 {
 		t.Errorf("panels of P002 %d, P003 %d", len(man.Patients[1].Panels), len(man.Patients[2].Panels))
 	}
-}
-
-// ReasonOf names mrseries' skip reasons in tests.
-func ReasonOf(what string) string {
-	return map[string]string{"dicomdir": "a DICOMDIR (read as the index of its folder)"}[what]
 }
 
 func checkDataset(t *testing.T, out string, want dataset.Raw) {

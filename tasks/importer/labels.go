@@ -140,12 +140,10 @@ func readLabel(file string, r row, col map[string]int) (Label, CellErrors) {
 		case !okFrom || !okTo:
 		case fromSet && toSet:
 			*rg.dst = &dataset.Range{From: from, To: to}
-		case fromSet || toSet:
-			missing := rg.to
-			if toSet {
-				missing = rg.from
-			}
-			bad(missing, "empty, and %s is given: a range needs both ends", map[bool]string{true: rg.to, false: rg.from}[toSet])
+		case fromSet:
+			bad(rg.to, "empty, and %s is given: a range needs both ends", rg.from)
+		case toSet:
+			bad(rg.from, "empty, and %s is given: a range needs both ends", rg.to)
 		}
 	}
 	return l, errs

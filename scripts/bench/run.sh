@@ -139,6 +139,10 @@ if [ -d "$work/in_dicom" ]; then
 	echo "$files $cpu1 $cpup $cpui $wall1 $wall2 $wallp" | awk '{printf "| %d files | %d | %.2f | %.2f (%.2f) | %.1fx (%.1fx) | %.2f / %.2f | %.2f | %.1fx |\n", $1, $1, $2, $3, $3 - $4, $3 / $2, ($3 - $4) / $2, $5, $6, $7, $7 / $6}'
 fi
 pyramids=${BENCH_PYRAMIDS:-3}
+if [ "$pyramids" -gt 0 ] && ! { command -v vips >/dev/null && pkg-config --exists openslide; }; then
+	echo "pyramids left out: they need vips (libvips-tools) and OpenSlide (libopenslide-dev)"
+	pyramids=0
+fi
 if [ "$pyramids" -gt 0 ]; then
 	pyr=$work/in_pyramids
 	size=${BENCH_PYRAMID_SIZE:-12000x9000}

@@ -75,7 +75,7 @@ func TestBadInputsGiveTheirExactErrors(t *testing.T) {
 			}
 		})
 	}
-	for _, k := range []string{"campaign", "registry", "dataset", "prep", "manifest", "png", "dicom", "series", "engine"} {
+	for _, k := range []string{"campaign", "registry", "dataset", "prep", "manifest", "png", "dicom", "series", "engine", "labels"} {
 		if kinds[k] == 0 {
 			t.Errorf("the corpus has no %s input", k)
 		}
@@ -187,6 +187,8 @@ func feed(t *testing.T, kind, input string) (string, error) {
 		return fmt.Sprintf("%d slices", len(m.Slices)), nil
 	case "engine":
 		return streamFrom(t, input)
+	case "labels":
+		return runCLI(t, "import", "--dicom", t.TempDir(), "--labels", input, "--out", t.TempDir())
 	}
 	t.Fatalf("unknown corpus kind %q", kind)
 	return "", nil

@@ -280,7 +280,7 @@ type patientSeries struct {
 func (pl *planner) readSeries(p *dataset.Patient) *patientSeries {
 	ps := &patientSeries{bySeq: map[string]*imaging.Series{}, errs: map[string]error{}}
 	for _, ref := range p.Series {
-		s, err := pl.ex.ReadSeries(ref.Dir, ref.Sequence)
+		s, err := pl.readRef(ref)
 		ps.order = append(ps.order, s)
 		ps.oerrs = append(ps.oerrs, err)
 		if err != nil {
@@ -299,6 +299,14 @@ func (pl *planner) readSeries(p *dataset.Patient) *patientSeries {
 		ps.bySeq[ref.Sequence] = s
 	}
 	return ps
+}
+
+// readRef reads a series given as a folder or as a list of DICOM files.
+func (pl *planner) readRef(ref dataset.SeriesRef) (*imaging.Series, error) {
+	if len(ref.Files) > 0 {
+		return pl.ex.ReadDICOMFiles(ref.Files, ref.Sequence)
+	}
+	return pl.ex.ReadSeries(ref.Dir, ref.Sequence)
 }
 
 // need returns the series for the sequences, or the first reason one is

@@ -64,7 +64,7 @@ func (e Event) String() string {
 type Subscription struct {
 	C <-chan Event
 
-	bus   *bus
+	bus   *Bus
 	c     chan Event
 	mu    sync.Mutex
 	queue []Event
@@ -114,13 +114,17 @@ func (s *Subscription) forward() {
 	}
 }
 
-// bus fans events out to subscriptions.
-type bus struct {
+// Bus fans events out to subscriptions, in order, without ever blocking
+// the publisher. Its zero value is ready to use; the Supervisor has one,
+// and other backends (Slurm) can publish through one.
+type Bus struct {
 	mu   sync.Mutex
 	subs map[*Subscription]struct{}
 }
 
-func (b *bus) subscribe() *Subscription {
+// Subscribe returns a subscription to every event published from now on;
+// Close it when done.
+func (b *Bus) Subscribe() *Subscription {
 	c := make(chan Event)
 	s := &Subscription{C: c, c: c, bus: b, kick: make(chan struct{}, 1), stop: make(chan struct{})}
 	b.mu.Lock()
@@ -133,13 +137,14 @@ func (b *bus) subscribe() *Subscription {
 	return s
 }
 
-func (b *bus) remove(s *Subscription) {
+func (b *Bus) remove(s *Subscription) {
 	b.mu.Lock()
 	delete(b.subs, s)
 	b.mu.Unlock()
 }
 
-func (b *bus) publish(e Event) {
+// Publish hands e to every subscription.
+func (b *Bus) Publish(e Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs {

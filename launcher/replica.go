@@ -23,7 +23,10 @@ type ReplicaSpec struct {
 	APIServers int
 }
 
-func (s ReplicaSpec) name() string { return fmt.Sprintf("%s/r%d", s.Model.Name, s.Replica) }
+func (s ReplicaSpec) name() string { return replicaName(s.Model.Name, s.Replica) }
+
+// replicaName is how users see a replica: "Lingshu-7B/r0".
+func replicaName(model string, replica int) string { return fmt.Sprintf("%s/r%d", model, replica) }
 
 // Endpoint is how clients reach a ready replica.
 type Endpoint struct {

@@ -87,6 +87,10 @@ type ModelRun struct {
 	// Workers is how many requests may be in flight at once across the
 	// pool, now and after replicas are added (0 = the pool's capacity).
 	Workers int
+	// OnRecord, when set, hears each request journaled by this run, as
+	// Progress does; it must not block (the campaign measures its
+	// replicas' speeds from it).
+	OnRecord func(Record)
 }
 
 // Summary counts a model's run.
@@ -317,6 +321,9 @@ func (r *Runner) runPhase(ctx context.Context, mr ModelRun, act *activity, depen
 				mu.Unlock()
 				if r.Progress != nil {
 					r.Progress.Record(rec)
+				}
+				if mr.OnRecord != nil {
+					mr.OnRecord(rec)
 				}
 			}
 			return nil

@@ -96,7 +96,7 @@ func (r *Replica) launch() {
 	go p.run(ctx, r.kick, func(rep probeReport) {
 		r.post(func() { r.onProbe(gen, rep) })
 	})
-	r.emit(EventStarting, nil, func(e *Event) {
+	r.emit(ReplicaStarting, nil, func(e *ReplicaEvent) {
 		e.Attempt = r.attempts
 		e.Endpoint = r.endpointNow()
 	})
@@ -213,7 +213,7 @@ func (r *Replica) onProbe(gen int, rep probeReport) {
 			if r.log != nil {
 				r.log.note("readiness: " + r.stage.String())
 			}
-			r.emit(EventProgress, nil, func(e *Event) {
+			r.emit(ReplicaStartUp, nil, func(e *ReplicaEvent) {
 				e.Stage, e.Attempt = r.stage.Describe(), r.attempts
 				e.Delay = r.cfg.Now().Sub(r.launchedAt)
 			})
@@ -244,7 +244,7 @@ func (r *Replica) becomeReady() {
 	if r.watchdog = NewWatchdog(r.cfg.HTTP, r.inv.Probe, r.cfg.Timing); r.watchdog.Enabled() {
 		r.stallT = time.NewTicker(r.cfg.Timing.StallCheck)
 	}
-	r.emit(EventReady, nil, func(e *Event) { e.Endpoint = r.endpoint; e.Attempt = r.attempts })
+	r.emit(ReplicaReady, nil, func(e *ReplicaEvent) { e.Endpoint = r.endpoint; e.Attempt = r.attempts })
 }
 
 func (r *Replica) stopStartTimers() {
@@ -385,7 +385,7 @@ func (r *Replica) movePort(e *EngineError, teardownErr error) {
 		r.log.note(fmt.Sprintf("port %d is not ours to use (%s); starting again on another port", old, e.Kind))
 	}
 	r.backoff = time.NewTimer(0)
-	r.emit(EventRestarting, e, func(ev *Event) { ev.Attempt = r.attempts })
+	r.emit(ReplicaRestarting, e, func(ev *ReplicaEvent) { ev.Attempt = r.attempts })
 }
 
 // crash handles an engine lost after ready: event, teardown, restart.
@@ -399,7 +399,7 @@ func (r *Replica) crash(e *EngineError) {
 	if r.log != nil {
 		r.log.note("engine lost: " + e.Detail)
 	}
-	r.emit(EventCrashed, e, func(ev *Event) { ev.Endpoint = r.endpoint })
+	r.emit(ReplicaCrashed, e, func(ev *ReplicaEvent) { ev.Endpoint = r.endpoint })
 	r.teardown(func(terr error) { r.afterCrash(e, terr) })
 }
 
@@ -424,7 +424,7 @@ func (r *Replica) afterCrash(e *EngineError, teardownErr error) {
 	delay := r.cfg.Timing.Backoff(r.attempts)
 	r.state = StateRestarting
 	r.backoff = time.NewTimer(delay)
-	r.emit(EventRestarting, e, func(ev *Event) { ev.Attempt = r.attempts; ev.Delay = delay })
+	r.emit(ReplicaRestarting, e, func(ev *ReplicaEvent) { ev.Attempt = r.attempts; ev.Delay = delay })
 }
 
 func (r *Replica) fail(e *EngineError) {
@@ -435,7 +435,7 @@ func (r *Replica) fail(e *EngineError) {
 		w <- readyReply{err: e}
 	}
 	r.waiters = nil
-	r.emit(EventFailed, e, nil)
+	r.emit(ReplicaFailed, e, nil)
 }
 
 // teardown stops the current process group off the owning goroutine and
@@ -513,7 +513,7 @@ func (r *Replica) finishStop(err error) {
 	if r.logFile != nil {
 		r.logFile.Close()
 	}
-	r.emit(EventStopped, verr, nil)
+	r.emit(ReplicaStopped, verr, nil)
 	r.quit = true
 }
 

@@ -87,7 +87,7 @@ var ErrStopped = errors.New("replica stopped")
 type Replica struct {
 	spec ReplicaSpec
 	cfg  Config
-	pub  func(Event)
+	pub  func(ReplicaEvent)
 
 	reqs   chan func()   // run on the owning goroutine
 	events chan func()   // async results, run on the owning goroutine
@@ -135,7 +135,7 @@ type readyReply struct {
 	err error
 }
 
-func newReplica(spec ReplicaSpec, cfg Config, pub func(Event)) *Replica {
+func newReplica(spec ReplicaSpec, cfg Config, pub func(ReplicaEvent)) *Replica {
 	r := &Replica{
 		spec:   spec,
 		cfg:    cfg,
@@ -299,8 +299,8 @@ func (r *Replica) status() Status {
 	return st
 }
 
-func (r *Replica) emit(kind EventKind, err error, f func(*Event)) {
-	ev := Event{Time: r.cfg.Now(), Kind: kind, Model: r.spec.Model.Name, Replica: r.spec.Replica, Err: err, Log: r.logPath}
+func (r *Replica) emit(kind ReplicaEventKind, err error, f func(*ReplicaEvent)) {
+	ev := ReplicaEvent{Time: r.cfg.Now(), Kind: kind, Model: r.spec.Model.Name, Replica: r.spec.Replica, Err: err, Log: r.logPath}
 	if f != nil {
 		f(&ev)
 	}

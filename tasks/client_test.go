@@ -134,7 +134,7 @@ func TestStreamFailures(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ep := serve(t, c.h)
 			_, err := NewClient(testSettings()).Stream(context.Background(), ep, body())
-			var f *Failure
+			var f *AttemptFailure
 			if !errors.As(err, &f) || f.Kind != c.kind {
 				t.Fatalf("err = %v, want a %s failure", err, c.kind)
 			}
@@ -150,7 +150,7 @@ func TestStreamConnectionRefused(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	_, err := NewClient(testSettings()).Stream(context.Background(), Endpoint{BaseURL: "http://" + addr + "/v1"}, body())
-	var f *Failure
+	var f *AttemptFailure
 	if !errors.As(err, &f) || f.Kind != FailConnect {
 		t.Fatalf("err = %v, want connect failure", err)
 	}
@@ -166,7 +166,7 @@ func TestStreamTotalTimeout(t *testing.T) {
 	s := testSettings()
 	s.TotalTimeout = 400 * time.Millisecond
 	_, err := NewClient(s).Stream(context.Background(), ep, body())
-	var f *Failure
+	var f *AttemptFailure
 	if !errors.As(err, &f) || f.Kind != FailTotal {
 		t.Fatalf("err = %v, want total timeout", err)
 	}
@@ -206,7 +206,7 @@ func TestErrorBodiesBothForms(t *testing.T) {
 				io.WriteString(w, c.body)
 			})
 			_, err := NewClient(testSettings()).Stream(context.Background(), ep, body())
-			var f *Failure
+			var f *AttemptFailure
 			if !errors.As(err, &f) || f.Kind != c.kind || f.Status != c.status || f.Error() != c.want {
 				t.Errorf("err = %v\nwant %s", err, c.want)
 			}
@@ -227,7 +227,7 @@ func TestStreamErrorKeepsEngineMessageAndCode(t *testing.T) {
 		sse(w, "[DONE]")
 	})
 	_, err := NewClient(testSettings()).Stream(context.Background(), ep, body())
-	var f *Failure
+	var f *AttemptFailure
 	want := "stream_error (code 500 inside the 200 stream): Internal server error [InternalServerError]"
 	if !errors.As(err, &f) || f.Kind != FailStream || f.Status != 500 || f.Error() != want || !f.Retryable() {
 		t.Fatalf("err = %v\nwant %s (retryable)", err, want)

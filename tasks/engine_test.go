@@ -43,12 +43,12 @@ func textBody(text string) openai.ChatCompletionRequest {
 
 // failureKind sends body to ep and returns the kind of the failure, failing
 // the test when the request succeeds.
-func failureKind(t *testing.T, s configs.ClientSettings, ep Endpoint, body openai.ChatCompletionRequest) *Failure {
+func failureKind(t *testing.T, s configs.ClientSettings, ep Endpoint, body openai.ChatCompletionRequest) *AttemptFailure {
 	t.Helper()
 	c := NewClient(s)
 	defer c.Close()
 	ans, err := c.Stream(context.Background(), ep, body)
-	var f *Failure
+	var f *AttemptFailure
 	if !errors.As(err, &f) {
 		t.Fatalf("request succeeded (%+v) or failed without a *Failure (%v)", ans, err)
 	}
@@ -720,7 +720,7 @@ func TestEngineAdaptiveConcurrencyFollowsTheQueue(t *testing.T) {
 	// told 8, so requests queue in the engine until the pool backs off.
 	e := startEngine(t, append(key, "--allowed-local-media-path", root, "--sim-prefill-tps", "4500", "--max-num-seqs", "1")...)
 	pool := NewPool([]Endpoint{e.endpoint("e#0", 8)}, 0)
-	rep := pool.Replicas()[0]
+	rep := pool.Members()[0]
 	start := pool.Limit(rep)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

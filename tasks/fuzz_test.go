@@ -43,7 +43,7 @@ func FuzzStream(f *testing.F) {
 		body.Store(&data)
 		ans, err := c.Stream(context.Background(), ep, req)
 		if err != nil {
-			var fail *Failure
+			var fail *AttemptFailure
 			if !errors.As(err, &fail) {
 				t.Fatalf("error is not a *Failure: %T %v", err, err)
 			}

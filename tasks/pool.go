@@ -20,7 +20,7 @@ import (
 // come again, its owner closes the pool and every wait ends.
 type Pool struct {
 	mu       sync.Mutex
-	replicas []*Replica
+	replicas []*PoolMember
 	changed  chan struct{}
 	closed   error // why no replica will come; set once by Close
 	// Down is how long a replica is set aside after a connection failure.
@@ -28,8 +28,9 @@ type Pool struct {
 	now  func() time.Time
 }
 
-// Replica is one endpoint and its concurrency state.
-type Replica struct {
+// PoolMember is one replica's endpoint in a pool, with its concurrency
+// state.
+type PoolMember struct {
 	Endpoint Endpoint
 	limit    float64
 	ceiling  int
@@ -51,7 +52,7 @@ func NewPool(eps []Endpoint, concurrency int) *Pool {
 			ceil = 1
 		}
 		// Start at half the ceiling and let the metrics raise it.
-		p.replicas = append(p.replicas, &Replica{Endpoint: ep, ceiling: ceil, limit: max(1, float64(ceil)/2)})
+		p.replicas = append(p.replicas, &PoolMember{Endpoint: ep, ceiling: ceil, limit: max(1, float64(ceil)/2)})
 	}
 	return p
 }
@@ -73,7 +74,7 @@ func (p *Pool) Upsert(ep Endpoint, concurrency int) {
 		ceil = concurrency
 	}
 	ceil = max(ceil, 1)
-	p.replicas = append(p.replicas, &Replica{Endpoint: ep, ceiling: ceil, limit: max(1, float64(ceil)/2)})
+	p.replicas = append(p.replicas, &PoolMember{Endpoint: ep, ceiling: ceil, limit: max(1, float64(ceil)/2)})
 	p.wakeLocked()
 }
 
@@ -125,7 +126,7 @@ func (p *Pool) Capacity() int {
 // restart may move the replica to another port meanwhile.
 type Lease struct {
 	Endpoint Endpoint
-	replica  *Replica
+	replica  *PoolMember
 }
 
 // Acquire waits for a replica with room and takes one slot on it. It
@@ -173,9 +174,9 @@ func waitFor(ctx context.Context, ch <-chan struct{}, wake time.Duration) error 
 
 // pickLocked returns the up replica with the lowest load, or the time until
 // a down replica comes back.
-func (p *Pool) pickLocked() (*Replica, time.Duration) {
+func (p *Pool) pickLocked() (*PoolMember, time.Duration) {
 	now := p.now()
-	var best *Replica
+	var best *PoolMember
 	var wake time.Duration
 	for _, r := range p.replicas {
 		if r.removed {
@@ -229,7 +230,7 @@ type Load struct {
 // Adapt moves a replica's limit from its engine's load: additive increase
 // while nothing waits and the KV cache has room, multiplicative decrease
 // when requests queue in the engine or the cache is nearly full.
-func (p *Pool) Adapt(r *Replica, l Load) {
+func (p *Pool) Adapt(r *PoolMember, l Load) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -242,17 +243,17 @@ func (p *Pool) Adapt(r *Replica, l Load) {
 }
 
 // Limit returns a replica's current concurrency limit.
-func (p *Pool) Limit(r *Replica) float64 {
+func (p *Pool) Limit(r *PoolMember) float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return r.limit
 }
 
-// Replicas returns the pool's replicas.
-func (p *Pool) Replicas() []*Replica {
+// Members returns the pool's replicas.
+func (p *Pool) Members() []*PoolMember {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]*Replica(nil), p.replicas...)
+	return append([]*PoolMember(nil), p.replicas...)
 }
 
 // WatchMetrics scrapes each replica's /metrics every interval and adapts its
@@ -266,7 +267,7 @@ func (p *Pool) WatchMetrics(ctx context.Context, hc *http.Client, interval time.
 			return
 		case <-t.C:
 		}
-		for _, r := range p.Replicas() {
+		for _, r := range p.Members() {
 			p.mu.Lock()
 			url := r.Endpoint.MetricsURL
 			if url == "" {

@@ -386,7 +386,7 @@ func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request, act *activ
 		}
 		act.set(w, phaseSend, time.Time{}, "")
 		ans, err := r.Client.Send(ctx, lease.Endpoint, req)
-		var f *Failure
+		var f *AttemptFailure
 		errors.As(err, &f)
 		mr.Pool.Release(lease, f != nil && (f.Kind == FailConnect || f.Kind == FailServer))
 		rec.Attempts, rec.Replica = attempt, lease.Endpoint.Name

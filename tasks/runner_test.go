@@ -261,7 +261,7 @@ func TestRequestRefusesImagesChangedAfterPrepAndPathEscapes(t *testing.T) {
 		w.WriteHeader(400)
 	})
 	_, err = NewClient(testSettings()).Send(context.Background(), ep, req)
-	var f *Failure
+	var f *AttemptFailure
 	if !errors.As(err, &f) || f.Kind != FailRejected || !strings.Contains(err.Error(), "does not match the sha256") || whole {
 		t.Errorf("changed image: err = %v, engine received a whole body: %v", err, whole)
 	}

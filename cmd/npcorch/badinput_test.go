@@ -299,7 +299,7 @@ func streamFrom(t *testing.T, input string) (string, error) {
 	ans, err := c.Stream(context.Background(), ep, openai.ChatCompletionRequest{Model: "m",
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "?"}}})
 	if err != nil {
-		f, ok := err.(*tasks.Failure)
+		f, ok := err.(*tasks.AttemptFailure)
 		if !ok {
 			return "", fmt.Errorf("not a *tasks.Failure (%T): %w", err, err)
 		}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/gpu/nvml"
-	"github.com/npcorch/npcorch/tasks/campaign"
 	"github.com/npcorch/npcorch/launcher/placement"
 	"github.com/npcorch/npcorch/launcher/schedule"
+	"github.com/npcorch/npcorch/tasks/campaign"
 )
 
 func newPlanCmd() *cobra.Command {

@@ -64,8 +64,8 @@ func (r *replica) settle(ep launcher.Endpoint, err error) {
 	})
 }
 
-func (r *replica) emit(kind launcher.EventKind, err error, f func(*launcher.Event)) {
-	ev := launcher.Event{Time: r.b.cfg.Now(), Kind: kind, Model: r.spec.Model.Name, Replica: r.spec.Replica, Err: err}
+func (r *replica) emit(kind launcher.ReplicaEventKind, err error, f func(*launcher.ReplicaEvent)) {
+	ev := launcher.ReplicaEvent{Time: r.b.cfg.Now(), Kind: kind, Model: r.spec.Model.Name, Replica: r.spec.Replica, Err: err}
 	if f != nil {
 		f(&ev)
 	}
@@ -102,7 +102,7 @@ func (r *replica) run() {
 		case endStopped:
 			r.stopErr = err
 			r.b.update(func() { a.Outcome = "stopped" })
-			r.emit(launcher.EventStopped, err, nil)
+			r.emit(launcher.ReplicaStopped, err, nil)
 			r.settle(launcher.Endpoint{}, fmt.Errorf("%s: %w", r.name(), launcher.ErrStopped))
 			return
 		case endFailed:
@@ -120,13 +120,13 @@ func (r *replica) run() {
 		delay := t.Backoff(resubmits)
 		r.b.update(func() { a.Outcome = "resubmitted: " + err.Error() })
 		r.logf("%v; re-submitting in %v (%d of at most %d)", err, delay, resubmits, r.b.cfg.Settings.MaxResubmits)
-		r.emit(launcher.EventRestarting, err, func(e *launcher.Event) { e.Attempt, e.Delay = resubmits, delay })
+		r.emit(launcher.ReplicaRestarting, err, func(e *launcher.ReplicaEvent) { e.Attempt, e.Delay = resubmits, delay })
 		wait := time.NewTimer(delay)
 		select {
 		case <-wait.C:
 		case <-r.stop:
 			wait.Stop()
-			r.emit(launcher.EventStopped, nil, nil)
+			r.emit(launcher.ReplicaStopped, nil, nil)
 			r.settle(launcher.Endpoint{}, fmt.Errorf("%s: %w", r.name(), launcher.ErrStopped))
 			return
 		}
@@ -134,7 +134,7 @@ func (r *replica) run() {
 }
 
 func (r *replica) fail(err error) {
-	r.emit(launcher.EventFailed, err, nil)
+	r.emit(launcher.ReplicaFailed, err, nil)
 	r.settle(launcher.Endpoint{}, err)
 }
 
@@ -220,7 +220,7 @@ func (r *replica) submit(attempt int) (*Attempt, JobSpec, error) {
 	r.b.record(a)
 	r.b.follow(id, r)
 	r.logf("submitted job %s (%s, %d GPU%s on %s, port %d)", id, js.Name, js.GPUs, plural(js.GPUs), r.node.Name, port)
-	r.emit(launcher.EventStarting, nil, func(e *launcher.Event) {
+	r.emit(launcher.ReplicaStarting, nil, func(e *launcher.ReplicaEvent) {
 		e.Attempt = attempt - 1
 		e.Log = js.LogPath()
 		e.Endpoint = launcher.Endpoint{Model: r.spec.Model.Name, Replica: r.spec.Replica, Port: port, GPUs: r.spec.GPUs}
@@ -326,7 +326,7 @@ func (r *replica) follow(a *Attempt, js JobSpec) (end, error) {
 			cause := fmt.Errorf("Slurm job %s of %s ended %s%s", a.JobID, r.name(), j.State, reasonNote(j.Reason))
 			switch {
 			case ph == phaseReady:
-				r.emit(launcher.EventCrashed, cause, func(e *launcher.Event) { e.Log = js.LogPath() })
+				r.emit(launcher.ReplicaCrashed, cause, func(e *launcher.ReplicaEvent) { e.Log = js.LogPath() })
 				return endResubmit, cause
 			case j.ClusterEnded():
 				return endResubmit, cause
@@ -360,7 +360,7 @@ func (r *replica) follow(a *Attempt, js JobSpec) (end, error) {
 			now := r.b.cfg.Now()
 			r.b.update(func() { a.Ready = now })
 			r.logf("job %s ready at %s (pending %v, start-up %v)", a.JobID, res.ep.BaseURL, a.Pending().Round(time.Millisecond), a.StartUp().Round(time.Millisecond))
-			r.emit(launcher.EventReady, nil, func(e *launcher.Event) { e.Endpoint = res.ep; e.Log = js.LogPath() })
+			r.emit(launcher.ReplicaReady, nil, func(e *launcher.ReplicaEvent) { e.Endpoint = res.ep; e.Log = js.LogPath() })
 			r.settle(res.ep, nil)
 			if w := launcher.NewWatchdog(r.b.cfg.HTTP, res.probe, t); w.Enabled() {
 				watchT := time.NewTicker(t.StallCheck)
@@ -376,7 +376,7 @@ func (r *replica) follow(a *Attempt, js JobSpec) (end, error) {
 			reading = false
 			if kind, why := watch.Judge(rd, r.b.cfg.Now()); kind != "" {
 				err := r.jobError(kind, a, js, why)
-				r.emit(launcher.EventCrashed, err, func(e *launcher.Event) { e.Log = js.LogPath() })
+				r.emit(launcher.ReplicaCrashed, err, func(e *launcher.ReplicaEvent) { e.Log = js.LogPath() })
 				if cerr := r.cancel(a); cerr != nil {
 					// A job that may still hold its GPUs and port is never
 					// replaced beside itself.
@@ -411,7 +411,7 @@ func (r *replica) jobError(kind launcher.FailureKind, a *Attempt, js JobSpec, de
 // and proves the engine ready over the network.
 func (r *replica) probe(ctx context.Context, js JobSpec, jobID string, out chan<- probeResult, progress chan<- struct{}) {
 	t := r.b.cfg.Timing
-	var ep Endpoint
+	var ep EndpointFile
 	tick := time.NewTicker(t.ProbeInterval)
 	defer tick.Stop()
 	for {

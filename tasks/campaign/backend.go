@@ -32,7 +32,7 @@ type Backend interface {
 	Stop(ctx context.Context, model string, replica int) error
 	// Events delivers every replica's lifecycle events, in order, without
 	// ever blocking the replicas.
-	Events() <-chan launcher.Event
+	Events() <-chan launcher.ReplicaEvent
 	// Close stops every replica, verified, and releases the backend.
 	Close(ctx context.Context) error
 }
@@ -71,7 +71,7 @@ func (b *localBackend) Stop(ctx context.Context, model string, replica int) erro
 	return b.sup.StopReplica(ctx, model, replica)
 }
 
-func (b *localBackend) Events() <-chan launcher.Event { return b.sub.C }
+func (b *localBackend) Events() <-chan launcher.ReplicaEvent { return b.sub.C }
 
 func (b *localBackend) Close(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, b.stopBound()+20*time.Second)
@@ -109,7 +109,7 @@ func (b *slurmBackend) Stop(ctx context.Context, model string, replica int) erro
 	return b.b.Stop(ctx, model, replica)
 }
 
-func (b *slurmBackend) Events() <-chan launcher.Event { return b.sub.C }
+func (b *slurmBackend) Events() <-chan launcher.ReplicaEvent { return b.sub.C }
 
 // Close cancels every job of the run and writes RUN/slurm/jobs.json.
 func (b *slurmBackend) Close(ctx context.Context) error {

@@ -61,7 +61,7 @@ func (c call) fail(err error) { c.reply <- startReply{err: err} }
 // once the next one is taken, the loop has handled it.
 type fakeBackend struct {
 	calls  chan call
-	events chan launcher.Event
+	events chan launcher.ReplicaEvent
 
 	mu      sync.Mutex
 	log     []string
@@ -69,7 +69,7 @@ type fakeBackend struct {
 }
 
 func newFakeBackend() *fakeBackend {
-	return &fakeBackend{calls: make(chan call, 64), events: make(chan launcher.Event)}
+	return &fakeBackend{calls: make(chan call, 64), events: make(chan launcher.ReplicaEvent)}
 }
 
 func (b *fakeBackend) record(s string) {
@@ -103,7 +103,7 @@ func (b *fakeBackend) Stop(_ context.Context, model string, replica int) error {
 	return nil
 }
 
-func (b *fakeBackend) Events() <-chan launcher.Event { return b.events }
+func (b *fakeBackend) Events() <-chan launcher.ReplicaEvent { return b.events }
 
 func (b *fakeBackend) Close(context.Context) error {
 	b.record("close")
@@ -135,7 +135,7 @@ func (b *fakeBackend) next(t *testing.T, op, name string) call {
 }
 
 // push hands the loop a replica event.
-func (b *fakeBackend) push(t *testing.T, ev launcher.Event) {
+func (b *fakeBackend) push(t *testing.T, ev launcher.ReplicaEvent) {
 	t.Helper()
 	select {
 	case b.events <- ev:
@@ -148,7 +148,7 @@ func (b *fakeBackend) push(t *testing.T, ev launcher.Event) {
 // it takes an event of no replica only between two messages.
 func (b *fakeBackend) sync(t *testing.T) {
 	t.Helper()
-	b.push(t, launcher.Event{Kind: launcher.EventProgress, Model: "nobody"})
+	b.push(t, launcher.ReplicaEvent{Kind: launcher.ReplicaStartUp, Model: "nobody"})
 }
 
 // fakeRunner hands each model's run to the test, which ends it.
@@ -467,20 +467,20 @@ func TestDriverFollowsACrashMidRun(t *testing.T) {
 	ep := u.b.next(t, "start", "Hulu-Med-4B/r0").ready()
 	run := u.r.next(t, "Hulu-Med-4B")
 
-	u.b.push(t, launcher.Event{Kind: launcher.EventCrashed, Model: "Hulu-Med-4B", Replica: 0, Err: errors.New("exit status 1")})
+	u.b.push(t, launcher.ReplicaEvent{Kind: launcher.ReplicaCrashed, Model: "Hulu-Med-4B", Replica: 0, Err: errors.New("exit status 1")})
 	u.b.sync(t)
 	if got, err := run.acquire(); err == nil {
 		t.Errorf("the crashed replica still takes requests at %s", got.BaseURL)
 	}
 	moved := ep
 	moved.BaseURL = "http://127.0.0.1:9100/v1"
-	u.b.push(t, launcher.Event{Kind: launcher.EventReady, Model: "Hulu-Med-4B", Replica: 0, Endpoint: moved})
+	u.b.push(t, launcher.ReplicaEvent{Kind: launcher.ReplicaReady, Model: "Hulu-Med-4B", Replica: 0, Endpoint: moved})
 	u.b.sync(t)
 	if got, err := run.acquire(); err != nil || got.BaseURL != moved.BaseURL {
 		t.Errorf("after its restart the pool sends to %q (%v), want %s", got.BaseURL, err, moved.BaseURL)
 	}
 
-	u.b.push(t, launcher.Event{Kind: launcher.EventFailed, Model: "Hulu-Med-4B", Replica: 0, Err: errors.New("gave up after 2 restarts")})
+	u.b.push(t, launcher.ReplicaEvent{Kind: launcher.ReplicaFailed, Model: "Hulu-Med-4B", Replica: 0, Err: errors.New("gave up after 2 restarts")})
 	u.b.next(t, "start", "Hulu-Med-4B/r1").ready()
 	u.log.saw(t, "ready    Hulu-Med-4B/r1")
 	run.answerAll()
@@ -511,7 +511,7 @@ func TestDriverAbandonsAModelWhenItsEnginesGaveUp(t *testing.T) {
 	u.run(context.Background())
 	u.b.next(t, "start", "Hulu-Med-4B/r0").ready()
 	run := u.r.next(t, "Hulu-Med-4B")
-	u.b.push(t, launcher.Event{Kind: launcher.EventFailed, Model: "Hulu-Med-4B", Replica: 0, Err: errors.New("gave up after 1 restarts")})
+	u.b.push(t, launcher.ReplicaEvent{Kind: launcher.ReplicaFailed, Model: "Hulu-Med-4B", Replica: 0, Err: errors.New("gave up after 1 restarts")})
 	u.b.sync(t)
 	if _, err := run.acquire(); !errors.Is(err, tasks.ErrPoolClosed) || !strings.Contains(err.Error(), "gave up after 1 restarts") {
 		t.Errorf("acquire: %v; want the pool closed with the engine's last failure", err)

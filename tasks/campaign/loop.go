@@ -48,7 +48,7 @@ type loop struct {
 
 // engine is the loop's view of one replica the scheduler started.
 type engine struct {
-	r      schedule.Replica
+	r      schedule.Assignment
 	member string
 	phase  enginePhase
 	// cancel ends its start; stopAsked records that the scheduler asked
@@ -244,7 +244,7 @@ type effects struct{ l *loop }
 
 // StartReplica starts r's engine off the loop; the outcome comes back as
 // a started message.
-func (e effects) StartReplica(r schedule.Replica) {
+func (e effects) StartReplica(r schedule.Assignment) {
 	l := e.l
 	m := l.d.models[r.Model]
 	lim := l.d.imgLimit
@@ -264,7 +264,7 @@ func (e effects) StartReplica(r schedule.Replica) {
 // StopReplica takes r out of its pool and stops its engine: at once when
 // ready, once its start has returned when starting (the start is
 // cancelled). The scheduler hears EventStopped when the stop returns.
-func (e effects) StopReplica(r schedule.Replica) {
+func (e effects) StopReplica(r schedule.Assignment) {
 	l := e.l
 	en := l.engines[r.ID]
 	if en == nil || en.phase == phaseEnded || en.stopAsked {
@@ -385,7 +385,7 @@ func (l *loop) end(en *engine, err error) {
 // still wanted it is reported failed, which frees its GPUs and lets the
 // scheduler re-plan or abandon the model (before, such a model's requests
 // waited for ever: issue 12).
-func (l *loop) onEngineEvent(ev launcher.Event) {
+func (l *loop) onEngineEvent(ev launcher.ReplicaEvent) {
 	fmt.Fprintf(l.d.opt.Log, "engine %s\n", ev)
 	en := l.byMember[memberName(ev.Model, ev.Replica)]
 	if en == nil {
@@ -393,10 +393,10 @@ func (l *loop) onEngineEvent(ev launcher.Event) {
 	}
 	pool := l.pool(ev.Model)
 	switch ev.Kind {
-	case launcher.EventCrashed:
+	case launcher.ReplicaCrashed:
 		en.down = true
 		pool.SetDown(en.member)
-	case launcher.EventReady:
+	case launcher.ReplicaReady:
 		en.down = false
 		if en.phase == phaseStarting {
 			ep := ev.Endpoint
@@ -404,7 +404,7 @@ func (l *loop) onEngineEvent(ev launcher.Event) {
 			return // its start's answer adds it to the pool
 		}
 		pool.Upsert(taskEndpoint(ev.Endpoint), l.d.opt.Campaign.Client.Concurrency)
-	case launcher.EventFailed:
+	case launcher.ReplicaFailed:
 		pool.Remove(en.member)
 		err := ev.Err
 		if err == nil {
@@ -417,7 +417,7 @@ func (l *loop) onEngineEvent(ev launcher.Event) {
 		case en.phase == phaseReady:
 			l.end(en, err)
 		}
-	case launcher.EventStopped:
+	case launcher.ReplicaStopped:
 		pool.Remove(en.member)
 	}
 }

@@ -13,8 +13,8 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher"
-	"github.com/npcorch/npcorch/tasks/campaign"
 	"github.com/npcorch/npcorch/launcher/simengine"
+	"github.com/npcorch/npcorch/tasks/campaign"
 )
 
 // CampaignRole is the first argument that makes a binary hosting Dispatch

@@ -23,7 +23,7 @@ func (r *Replica) launch() {
 	r.gen++
 	gen := r.gen
 	t := r.cfg.Timing
-	r.state = StateStarting
+	r.moveTo(StateStarting)
 	eng, err := r.cfg.Engines.For(r.spec.Model.Engine.Kind)
 	if err != nil {
 		r.failNow(FailureConfig, fmt.Sprintf("model %s: %v", r.spec.Model.Name, err), err)
@@ -233,7 +233,7 @@ func (r *Replica) noProgressDetail() string {
 
 func (r *Replica) becomeReady() {
 	r.stopStartTimers()
-	r.state = StateReady
+	r.moveTo(StateReady)
 	r.portMoves = 0
 	r.readyAt = r.cfg.Now()
 	r.endpoint = r.endpointNow()
@@ -348,12 +348,12 @@ func (r *Replica) failStart(kind FailureKind, detail string, err error) {
 	}
 	if e.Kind.portFault() && r.portMoves < maxPortMoves {
 		r.portMoves++
-		r.state = StateRestarting
+		r.moveTo(StateRestarting)
 		r.teardown(func(terr error) { r.movePort(e, terr) })
 		return
 	}
 	if r.attempts > 0 {
-		r.state = StateRestarting
+		r.moveTo(StateRestarting)
 		r.teardown(func(terr error) { r.afterCrash(e, terr) })
 		return
 	}
@@ -392,7 +392,7 @@ func (r *Replica) movePort(e *EngineError, teardownErr error) {
 func (r *Replica) crash(e *EngineError) {
 	r.stopWatchdog()
 	r.stopStartTimers()
-	r.state = StateRestarting
+	r.moveTo(StateRestarting)
 	if r.cfg.Now().Sub(r.readyAt) >= r.cfg.Timing.StableAfter {
 		r.attempts = 0
 	}
@@ -422,13 +422,13 @@ func (r *Replica) afterCrash(e *EngineError, teardownErr error) {
 	}
 	r.attempts++
 	delay := r.cfg.Timing.Backoff(r.attempts)
-	r.state = StateRestarting
+	r.moveTo(StateRestarting)
 	r.backoff = time.NewTimer(delay)
 	r.emit(ReplicaRestarting, e, func(ev *ReplicaEvent) { ev.Attempt = r.attempts; ev.Delay = delay })
 }
 
 func (r *Replica) fail(e *EngineError) {
-	r.state = StateFailed
+	r.moveTo(StateFailed)
 	r.failure = e
 	r.releasePort()
 	for _, w := range r.waiters {
@@ -508,7 +508,7 @@ func (r *Replica) finishStop(err error) {
 		w <- readyReply{err: fmt.Errorf("%s: %w", r.spec.name(), ErrStopped)}
 	}
 	r.waiters = nil
-	r.state = StateStopped
+	r.moveTo(StateStopped)
 	RemoveSecretFiles(r.inv.Files)
 	if r.logFile != nil {
 		r.logFile.Close()

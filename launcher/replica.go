@@ -51,25 +51,6 @@ func (e Endpoint) String() string {
 // GoString keeps the key out of %#v too.
 func (e Endpoint) GoString() string { return "launcher.Endpoint{" + e.String() + "}" }
 
-// State is where a replica is in its lifecycle.
-type State int
-
-// Replica states.
-const (
-	StateNew        State = iota // created, not started
-	StateStarting                // launched, not yet proven ready
-	StateReady                   // serving
-	StateRestarting              // crashed or stalled: cleaning up, then waiting out the backoff
-	StateStopping                // stop requested, group being torn down
-	StateStopped                 // stopped and verified (terminal)
-	StateFailed                  // start failed or restarts exhausted; processes gone
-)
-
-// String names the state.
-func (s State) String() string {
-	return [...]string{"new", "starting", "ready", "restarting", "stopping", "stopped", "failed"}[s]
-}
-
 // Status is a snapshot of a replica.
 type Status struct {
 	State    State
@@ -335,13 +316,13 @@ func (r *Replica) onStop(reply chan error) {
 	case r.state == StateStopping:
 		return
 	case r.tearing:
-		r.state = StateStopping
+		r.moveTo(StateStopping)
 		r.next = r.finishStop
 	case r.proc != nil && r.state != StateFailed:
-		r.state = StateStopping
+		r.moveTo(StateStopping)
 		r.teardown(r.finishStop)
 	default:
-		r.state = StateStopping
+		r.moveTo(StateStopping)
 		r.finishStop(nil)
 	}
 }

@@ -161,8 +161,8 @@ func (r *Replica) measureMemory() {
 
 func (r *Replica) endpointNow() Endpoint {
 	ep := Endpoint{
-		Model: r.spec.Model.Name, Replica: r.spec.Replica,
-		BaseURL: r.inv.BaseURL, APIKey: r.inv.APIKey, MaxNumSeqs: r.inv.MaxNumSeqs,
+		Model: r.spec.Model.Name, Replica: r.spec.Replica, External: r.spec.Model.Engine.Kind == configs.EngineExternal,
+		BaseURL: r.inv.BaseURL, APIKey: r.inv.APIKey, MaxNumSeqs: r.inv.MaxNumSeqs, MetricsURL: r.inv.Probe.MetricsURL,
 		GPUs: r.spec.GPUs, Port: r.port, CachedTokens: r.inv.CachedTokens,
 	}
 	if r.proc != nil {

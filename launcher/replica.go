@@ -28,15 +28,24 @@ func (s ReplicaSpec) name() string { return replicaName(s.Model.Name, s.Replica)
 // replicaName is how users see a replica: "Lingshu-7B/r0".
 func replicaName(model string, replica int) string { return fmt.Sprintf("%s/r%d", model, replica) }
 
-// Endpoint is how clients reach a ready replica.
+// Endpoint is how clients reach a ready replica: the one endpoint type of
+// npcorch, which the task runner's client and pool use too.
 type Endpoint struct {
-	Model      string
-	Replica    int
+	Model   string
+	Replica int
+	// External marks an endpoint npcorch did not start (engine kind
+	// external): it serves the model for as long as its owner runs it.
+	External   bool
 	BaseURL    string // OpenAI-compatible, ending in /v1
 	APIKey     string // bearer token; String redacts it
 	MaxNumSeqs int    // the engine's concurrency ceiling
+	// MetricsURL is the engine's Prometheus endpoint ("" when it has
+	// none): clients read its queue there.
+	MetricsURL string
 	// CachedTokens: the engine reports cached prompt tokens, so an answer
-	// without them had none cached (Invocation.CachedTokens).
+	// without them had none cached (Invocation.CachedTokens). vLLM leaves
+	// the details out when nothing was cached, so without this an absent
+	// figure means "not reported", never 0.
 	CachedTokens bool
 	GPUs         []string
 	Port         int // 0 for external endpoints

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
@@ -91,7 +92,7 @@ func TestRunnerReportsWaitsInsteadOfAnETA(t *testing.T) {
 	r.Progress = rep
 	items := []Item{{ID: "pathology/P01", Task: configs.TaskPathology, Patient: "P01", Images: []dataset.Image{img}, Gold: Gold{Label: "1"}}}
 	s, err := r.Run(context.Background(), ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
-		Pool: NewPool([]Endpoint{ep}, 1), Items: ItemList(items)})
+		Pool: NewPool([]launcher.Endpoint{ep}, 1), Items: ItemList(items)})
 	if err != nil || s.Answered != 1 {
 		t.Fatalf("run: %+v, %v", s, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
@@ -65,7 +66,7 @@ func BenchmarkFileRequest(b *testing.B) {
 	item := Item{ID: "t_groups/B", Task: configs.TaskTGroups, Patient: "B", Images: images, Gold: Gold{Label: "T3"}}
 	c := NewClient(engineSettings())
 	defer c.Close()
-	ep := Endpoint{Name: "b#0", BaseURL: srv.URL + "/v1", Local: true}
+	ep := launcher.Endpoint{Model: "b", BaseURL: srv.URL + "/v1"}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		req, err := bld.Build(prompts, item, i, nil)

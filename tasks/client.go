@@ -19,29 +19,8 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher"
 )
-
-// Endpoint is one serving replica as the client sees it.
-type Endpoint struct {
-	// Name identifies the replica in journals and logs ("Lingshu-7B#0").
-	Name string
-	// BaseURL is the OpenAI base URL, e.g. http://127.0.0.1:8001/v1.
-	BaseURL string
-	// APIKey is sent as a bearer token; it is never written anywhere.
-	APIKey string
-	// MaxNumSeqs is the engine's --max-num-seqs: the concurrency ceiling.
-	MaxNumSeqs int
-	// MetricsURL is the engine's Prometheus endpoint ("" when it has none).
-	MetricsURL string
-	// Local engines share the disk: images may travel as file:// URLs.
-	Local bool
-	// CachedTokens says the engine reports cached prompt tokens (vLLM
-	// started with --enable-prompt-tokens-details, SGLang with
-	// --enable-cache-report): an answer without them had none cached. vLLM
-	// leaves the details out when nothing was cached, so without this an
-	// absent figure means "not reported", never 0.
-	CachedTokens bool
-}
 
 // Answer is what a model said: content (reasoning stripped), the reasoning
 // separately, how it finished, token usage and client-side timing.
@@ -159,18 +138,18 @@ func (c *Client) Close() { c.http.CloseIdleConnections() }
 // Send streams a prepared request to ep, its inline images read from their
 // files as the body goes out, and collects the answer. An error is always
 // a *Failure.
-func (c *Client) Send(ctx context.Context, ep Endpoint, req *Request) (*Answer, error) {
+func (c *Client) Send(ctx context.Context, ep launcher.Endpoint, req *Request) (*Answer, error) {
 	return c.stream(ctx, ep, req.Body, req.inline)
 }
 
 // Stream sends one streaming request body to ep and collects the answer. An
 // error is always a *Failure. The body must not hold inline placeholders
 // (use Send for a Request).
-func (c *Client) Stream(ctx context.Context, ep Endpoint, body openai.ChatCompletionRequest) (*Answer, error) {
+func (c *Client) Stream(ctx context.Context, ep launcher.Endpoint, body openai.ChatCompletionRequest) (*Answer, error) {
 	return c.stream(ctx, ep, body, nil)
 }
 
-func (c *Client) stream(ctx context.Context, ep Endpoint, body openai.ChatCompletionRequest, inline []inlineImage) (*Answer, error) {
+func (c *Client) stream(ctx context.Context, ep launcher.Endpoint, body openai.ChatCompletionRequest, inline []inlineImage) (*Answer, error) {
 	cfg := openai.DefaultConfig(ep.APIKey)
 	cfg.BaseURL = strings.TrimSuffix(ep.BaseURL, "/")
 	bw := &bodyWriter{next: c.http, inline: inline}

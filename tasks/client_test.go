@@ -16,6 +16,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher"
 )
 
 func testSettings() configs.ClientSettings {
@@ -46,11 +47,11 @@ func hang(r *http.Request) {
 	<-r.Context().Done()
 }
 
-func serve(t *testing.T, h http.HandlerFunc) Endpoint {
+func serve(t *testing.T, h http.HandlerFunc) launcher.Endpoint {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return Endpoint{Name: "M#0", BaseURL: srv.URL + "/v1", APIKey: "secret", MaxNumSeqs: 4}
+	return launcher.Endpoint{Model: "M", BaseURL: srv.URL + "/v1", APIKey: "secret", MaxNumSeqs: 4}
 }
 
 func body() openai.ChatCompletionRequest {
@@ -149,7 +150,7 @@ func TestStreamConnectionRefused(t *testing.T) {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()
 	l.Close()
-	_, err := NewClient(testSettings()).Stream(context.Background(), Endpoint{BaseURL: "http://" + addr + "/v1"}, body())
+	_, err := NewClient(testSettings()).Stream(context.Background(), launcher.Endpoint{BaseURL: "http://" + addr + "/v1"}, body())
 	var f *AttemptFailure
 	if !errors.As(err, &f) || f.Kind != FailConnect {
 		t.Fatalf("err = %v, want connect failure", err)
@@ -240,7 +241,7 @@ func TestStreamErrorKeepsEngineMessageAndCode(t *testing.T) {
 	model, _ := reg.Get("Lingshu-7B")
 	items := []Item{{ID: "card/P01/x", Task: configs.TaskCard, Patient: "P01", Gold: Gold{Label: "1"}}}
 	if _, err := r.Run(context.Background(), ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
-		Pool: NewPool([]Endpoint{ep}, 1), Items: ItemList(items)}); err != nil {
+		Pool: NewPool([]launcher.Endpoint{ep}, 1), Items: ItemList(items)}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := ReadJournal(run)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
@@ -69,7 +70,7 @@ func TestRunnerPullsItemsFromItsSourceAsItSends(t *testing.T) {
 			mu.Lock()
 			sent, ahead = 0, nil
 			mu.Unlock()
-			pool := NewPool([]Endpoint{ep}, workers)
+			pool := NewPool([]launcher.Endpoint{ep}, workers)
 			r := testRunner(t, t.TempDir())
 			s, err := r.Run(context.Background(), ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaFile, Root: t.TempDir()},
 				Pool: pool, Items: src, Workers: workers})
@@ -130,7 +131,7 @@ func TestRunnerReadsItsSourceOncePerPhase(t *testing.T) {
 	model.Name = "M"
 	r := testRunner(t, t.TempDir())
 	s, err := r.Run(context.Background(), ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaFile, Root: root},
-		Pool: NewPool([]Endpoint{ep}, 2), Items: src, Repeats: 2, Workers: 2})
+		Pool: NewPool([]launcher.Endpoint{ep}, 2), Items: src, Repeats: 2, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -389,7 +389,7 @@ func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request, act *activ
 		var f *AttemptFailure
 		errors.As(err, &f)
 		mr.Pool.Release(lease, f != nil && (f.Kind == FailConnect || f.Kind == FailServer))
-		rec.Attempts, rec.Replica = attempt, lease.Endpoint.Name
+		rec.Attempts, rec.Replica = attempt, lease.Member
 		if err == nil {
 			rec.Status, rec.Answer = StatusAnswered, ans
 			return rec, kinds, nil

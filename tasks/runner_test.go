@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
@@ -124,7 +125,7 @@ func TestRunnerL6InjectionRetriesAndResume(t *testing.T) {
 	run := t.TempDir()
 	r := testRunner(t, run)
 	mr := ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
-		Pool: NewPool([]Endpoint{ep}, 2), Items: ItemList(items), Repeats: 1}
+		Pool: NewPool([]launcher.Endpoint{ep}, 2), Items: ItemList(items), Repeats: 1}
 	s, err := r.Run(context.Background(), mr)
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +172,7 @@ func TestRunnerMarksNotRunAfterRetriesAndNeverStoresAPrediction(t *testing.T) {
 	r := testRunner(t, run)
 	items := []Item{{ID: "pathology/P01", Task: configs.TaskPathology, Patient: "P01", Images: []dataset.Image{img}, Gold: Gold{Label: "1"}}}
 	s, err := r.Run(context.Background(), ModelRun{Model: model, Builder: RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
-		Pool: NewPool([]Endpoint{ep}, 1), Items: ItemList(items)})
+		Pool: NewPool([]launcher.Endpoint{ep}, 1), Items: ItemList(items)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -459,7 +459,8 @@ func (r *replica) probe(ctx context.Context, js JobSpec, jobID string, out chan<
 		return
 	}
 	out <- probeResult{ep: launcher.Endpoint{Model: r.spec.Model.Name, Replica: r.spec.Replica, BaseURL: inv.BaseURL, APIKey: inv.APIKey,
-		MaxNumSeqs: inv.MaxNumSeqs, GPUs: r.spec.GPUs, Port: ep.Port, CachedTokens: inv.CachedTokens}, probe: inv.Probe, err: err}
+		MaxNumSeqs: inv.MaxNumSeqs, MetricsURL: inv.Probe.MetricsURL, GPUs: r.spec.GPUs, Port: ep.Port, CachedTokens: inv.CachedTokens},
+		probe: inv.Probe, err: err}
 }
 
 // cancel scancels the attempt's job and waits until Slurm reports it

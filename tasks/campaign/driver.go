@@ -326,15 +326,15 @@ func firstLine(s string) string {
 
 // externalEndpoint is the endpoint of a model served outside npcorch,
 // with its API key from the environment variable the model names.
-func externalEndpoint(m configs.Model) (tasks.Endpoint, error) {
+func externalEndpoint(m configs.Model) (launcher.Endpoint, error) {
 	key := ""
 	if m.Engine.APIKeyEnv != "" {
 		key = os.Getenv(m.Engine.APIKeyEnv)
 		if key == "" {
-			return tasks.Endpoint{}, fmt.Errorf("model %s: environment variable %s is empty; export the endpoint's API key in it", m.Name, m.Engine.APIKeyEnv)
+			return launcher.Endpoint{}, fmt.Errorf("model %s: environment variable %s is empty; export the endpoint's API key in it", m.Name, m.Engine.APIKeyEnv)
 		}
 	}
-	return tasks.Endpoint{Name: m.Name + "#ext", BaseURL: m.Engine.BaseURL, APIKey: key, MaxNumSeqs: max(m.Engine.MaxNumSeqs, 1)}, nil
+	return launcher.Endpoint{Model: m.Name, External: true, BaseURL: m.Engine.BaseURL, APIKey: key, MaxNumSeqs: max(m.Engine.MaxNumSeqs, 1)}, nil
 }
 
 // startSampler records GPU samples to RUN/gpu/samples.jsonl at 1 Hz while

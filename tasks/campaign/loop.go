@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
@@ -251,7 +250,7 @@ func (e effects) StartReplica(r schedule.Assignment) {
 	lim.Count = maxImages(m, l.d.items)
 	spec := launcher.ReplicaSpec{Model: m, Replica: r.Index, GPUs: r.UUIDs, MediaRoot: abs(l.d.prepDir), Images: lim, APIServers: r.APIServers}
 	ctx, cancel := context.WithCancel(l.ctx)
-	en := &engine{r: r, member: memberName(r.Model, r.Index), cancel: cancel}
+	en := &engine{r: r, member: tasks.MemberName(r.Model, r.Index), cancel: cancel}
 	l.engines[r.ID] = en
 	l.byMember[en.member] = en
 	l.calls++
@@ -333,7 +332,7 @@ func (l *loop) onStarted(m started) {
 		en.span = gpu.Span{Model: en.r.Model, Replica: fmt.Sprint(en.r.Index), GPUs: slices.Clone(en.r.GPUs), Start: l.d.now()}
 		en.meter.since = en.span.Start
 		pool := l.pool(en.r.Model)
-		pool.Upsert(taskEndpoint(ep), l.d.opt.Campaign.Client.Concurrency)
+		pool.Upsert(ep, l.d.opt.Campaign.Client.Concurrency)
 		if en.down {
 			pool.SetDown(en.member)
 		}
@@ -387,7 +386,7 @@ func (l *loop) end(en *engine, err error) {
 // waited for ever: issue 12).
 func (l *loop) onEngineEvent(ev launcher.ReplicaEvent) {
 	fmt.Fprintf(l.d.opt.Log, "engine %s\n", ev)
-	en := l.byMember[memberName(ev.Model, ev.Replica)]
+	en := l.byMember[tasks.MemberName(ev.Model, ev.Replica)]
 	if en == nil {
 		return // not the campaign's, or already ended
 	}
@@ -403,7 +402,7 @@ func (l *loop) onEngineEvent(ev launcher.ReplicaEvent) {
 			en.latest = &ep
 			return // its start's answer adds it to the pool
 		}
-		pool.Upsert(taskEndpoint(ev.Endpoint), l.d.opt.Campaign.Client.Concurrency)
+		pool.Upsert(ev.Endpoint, l.d.opt.Campaign.Client.Concurrency)
 	case launcher.ReplicaFailed:
 		pool.Remove(en.member)
 		err := ev.Err
@@ -459,7 +458,7 @@ func (l *loop) runExternal(m configs.Model) {
 		return
 	}
 	l.running++
-	pool := tasks.NewPool([]tasks.Endpoint{ep}, l.d.opt.Campaign.Client.Concurrency)
+	pool := tasks.NewPool([]launcher.Endpoint{ep}, l.d.opt.Campaign.Client.Concurrency)
 	go func() {
 		sum, err := l.d.runner.Run(l.ctx, tasks.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool,
 			Items: itemsFor(l.d.items, m), Repeats: l.d.opt.Campaign.Repeat})
@@ -482,14 +481,4 @@ func (l *loop) onRan(m ran) {
 	default:
 		l.tell(schedule.Event{Kind: schedule.EventFinished, Model: m.model})
 	}
-}
-
-// memberName names a replica in its model's pool and in the journal
-// ("Lingshu-7B#0").
-func memberName(model string, replica int) string { return fmt.Sprintf("%s#%d", model, replica) }
-
-func taskEndpoint(ep launcher.Endpoint) tasks.Endpoint {
-	return tasks.Endpoint{Name: memberName(ep.Model, ep.Replica), BaseURL: ep.BaseURL, APIKey: ep.APIKey,
-		MaxNumSeqs: ep.MaxNumSeqs, MetricsURL: strings.TrimSuffix(ep.BaseURL, "/v1") + "/metrics", Local: true,
-		CachedTokens: ep.CachedTokens}
 }

@@ -42,11 +42,12 @@ type Assignment struct {
 // Effects is how the scheduler acts. Calls must not block on the outcome:
 // it comes back through the Source as an Event.
 type Effects interface {
-	// StartReplica starts r; the outcome is EventReady or EventFailed.
-	StartReplica(r Assignment)
-	// StopReplica stops r (starting or ready) and verifies its GPUs are
-	// free; the end is EventStopped.
-	StopReplica(r Assignment)
+	// StartReplica starts a replica for a; the outcome is EventReady or
+	// EventFailed.
+	StartReplica(a Assignment)
+	// StopReplica stops a's replica (starting or ready) and verifies its
+	// GPUs are free; the end is EventStopped.
+	StopReplica(a Assignment)
 	// AbandonModel says that model will never be served again (it could
 	// not be placed, or its engines failed for good, for why): its
 	// outstanding work must end as not run, or the work would wait for a

@@ -47,7 +47,7 @@ type loop struct {
 
 // engine is the loop's view of one replica the scheduler started.
 type engine struct {
-	r      schedule.Assignment
+	a      schedule.Assignment
 	member string
 	phase  enginePhase
 	// cancel ends its start; stopAsked records that the scheduler asked
@@ -112,8 +112,8 @@ func newLoop(ctx context.Context, d *driver) *loop {
 		runners: map[string]bool{}, progress: map[string]*modelProgress{}, sums: map[string]tasks.Summary{}}
 }
 
-// journaled tells the loop of a journaled request.
-func (l *loop) journaled(rec tasks.Record) { l.post(journaled{rec}) }
+// onRecord tells the loop of a journaled request (ModelRun.OnRecord).
+func (l *loop) onRecord(rec tasks.Record) { l.post(journaled{rec}) }
 
 // post hands m to the loop, or drops it once the loop has ended.
 func (l *loop) post(m message) {
@@ -241,36 +241,36 @@ func (l *loop) tell(ev schedule.Event) {
 // none of them blocks.
 type effects struct{ l *loop }
 
-// StartReplica starts r's engine off the loop; the outcome comes back as
+// StartReplica starts a's engine off the loop; the outcome comes back as
 // a started message.
-func (e effects) StartReplica(r schedule.Assignment) {
+func (e effects) StartReplica(a schedule.Assignment) {
 	l := e.l
-	m := l.d.models[r.Model]
+	m := l.d.models[a.Model]
 	lim := l.d.imgLimit
 	lim.Count = maxImages(m, l.d.items)
-	spec := launcher.ReplicaSpec{Model: m, Replica: r.Index, GPUs: r.UUIDs, MediaRoot: abs(l.d.prepDir), Images: lim, APIServers: r.APIServers}
+	spec := launcher.ReplicaSpec{Model: m, Replica: a.Index, GPUs: a.UUIDs, MediaRoot: abs(l.d.prepDir), Images: lim, APIServers: a.APIServers}
 	ctx, cancel := context.WithCancel(l.ctx)
-	en := &engine{r: r, member: tasks.MemberName(r.Model, r.Index), cancel: cancel}
-	l.engines[r.ID] = en
+	en := &engine{a: a, member: tasks.MemberName(a.Model, a.Index), cancel: cancel}
+	l.engines[a.ID] = en
 	l.byMember[en.member] = en
 	l.calls++
 	go func() {
 		ep, err := l.d.backend.Start(ctx, spec)
-		l.post(started{id: r.ID, ep: ep, err: err})
+		l.post(started{id: a.ID, ep: ep, err: err})
 	}()
 }
 
-// StopReplica takes r out of its pool and stops its engine: at once when
+// StopReplica takes a's replica out of its pool and stops its engine: at once when
 // ready, once its start has returned when starting (the start is
 // cancelled). The scheduler hears EventStopped when the stop returns.
-func (e effects) StopReplica(r schedule.Assignment) {
+func (e effects) StopReplica(a schedule.Assignment) {
 	l := e.l
-	en := l.engines[r.ID]
+	en := l.engines[a.ID]
 	if en == nil || en.phase == phaseEnded || en.stopAsked {
 		return
 	}
 	en.stopAsked = true
-	if p := l.pools[r.Model]; p != nil {
+	if p := l.pools[a.Model]; p != nil {
 		p.Remove(en.member)
 	}
 	switch en.phase {
@@ -302,7 +302,7 @@ func (e effects) Replanned(r schedule.Replan) {
 func (l *loop) stop(en *engine) {
 	en.phase = phaseStopping
 	l.calls++
-	r := en.r
+	r := en.a
 	go func() {
 		err := l.d.backend.Stop(context.Background(), r.Model, r.Index)
 		l.post(stopped{id: r.ID, err: err})
@@ -329,15 +329,15 @@ func (l *loop) onStarted(m started) {
 		if en.latest != nil {
 			ep = *en.latest // restarted before its start was answered
 		}
-		en.span = gpu.Span{Model: en.r.Model, Replica: fmt.Sprint(en.r.Index), GPUs: slices.Clone(en.r.GPUs), Start: l.d.now()}
+		en.span = gpu.Span{Model: en.a.Model, Replica: fmt.Sprint(en.a.Index), GPUs: slices.Clone(en.a.GPUs), Start: l.d.now()}
 		en.meter.since = en.span.Start
-		pool := l.pool(en.r.Model)
+		pool := l.pool(en.a.Model)
 		pool.Upsert(ep, l.d.opt.Campaign.Client.Concurrency)
 		if en.down {
 			pool.SetDown(en.member)
 		}
-		l.tell(schedule.Event{Kind: schedule.EventReady, Replica: en.r.ID, Model: en.r.Model, Index: en.r.Index})
-		l.startRunner(en.r.Model)
+		l.tell(schedule.Event{Kind: schedule.EventReady, Replica: en.a.ID, Model: en.a.Model, Index: en.a.Index})
+		l.startRunner(en.a.Model)
 	}
 }
 
@@ -345,7 +345,7 @@ func (l *loop) onStarted(m started) {
 func (l *loop) onStopped(m stopped) {
 	en := l.engines[m.id]
 	if m.err != nil {
-		fmt.Fprintf(l.d.opt.Log, "stop %s: %v\n", schedule.ReplicaName(en.r.Model, en.r.Index), m.err)
+		fmt.Fprintf(l.d.opt.Log, "stop %s: %v\n", schedule.ReplicaName(en.a.Model, en.a.Index), m.err)
 	}
 	l.end(en, nil)
 }
@@ -360,7 +360,7 @@ func (l *loop) end(en *engine, err error) {
 	served := !en.span.Start.IsZero()
 	en.phase = phaseEnded
 	delete(l.byMember, en.member)
-	if p := l.pools[en.r.Model]; p != nil {
+	if p := l.pools[en.a.Model]; p != nil {
 		p.Remove(en.member)
 	}
 	if served {
@@ -368,10 +368,10 @@ func (l *loop) end(en *engine, err error) {
 		en.span.End = l.d.now()
 		l.spans = append(l.spans, en.span)
 	}
-	ev := schedule.Event{Kind: schedule.EventStopped, Replica: en.r.ID, Model: en.r.Model, Index: en.r.Index}
+	ev := schedule.Event{Kind: schedule.EventStopped, Replica: en.a.ID, Model: en.a.Model, Index: en.a.Index}
 	if !en.stopAsked {
 		if err == nil {
-			err = fmt.Errorf("%s failed", schedule.ReplicaName(en.r.Model, en.r.Index))
+			err = fmt.Errorf("%s failed", schedule.ReplicaName(en.a.Model, en.a.Index))
 		}
 		ev.Kind, ev.Err, ev.Permanent = schedule.EventFailed, err.Error(), launcher.IsPermanent(err)
 	}
@@ -444,7 +444,7 @@ func (l *loop) startRunner(model string) {
 	go func() {
 		go pool.WatchMetrics(l.ctx, &http.Client{Timeout: 2 * time.Second}, time.Second)
 		sum, err := l.d.runner.Run(l.ctx, tasks.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool,
-			Items: itemsFor(l.d.items, m), Repeats: l.d.opt.Campaign.Repeat, Workers: workers, OnRecord: l.journaled})
+			Items: itemsFor(l.d.items, m), Repeats: l.d.opt.Campaign.Repeat, Workers: workers, OnRecord: l.onRecord})
 		l.post(ran{model: model, sum: sum, err: err})
 	}()
 }

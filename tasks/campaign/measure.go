@@ -138,7 +138,7 @@ func (l *loop) sendSpeed(en *engine) {
 	if x.Seconds <= 0 {
 		return
 	}
-	l.tell(schedule.Event{Kind: schedule.EventSpeed, Replica: en.r.ID, Model: en.r.Model, Index: en.r.Index, Speed: x})
+	l.tell(schedule.Event{Kind: schedule.EventSpeed, Replica: en.a.ID, Model: en.a.Model, Index: en.a.Index, Speed: x})
 }
 
 // progressModels are the tracked models in the campaign's order.

@@ -647,3 +647,28 @@ func TestDriverMeasuresProgressAndSpeeds(t *testing.T) {
 		t.Errorf("speeds.json: %s", data)
 	}
 }
+
+// TestDriverGivesUpAtOnceOnAConfigurationFailure is issue 19.4: a start
+// that fails for the model's own configuration (here a missing engine
+// binary) is not re-planned onto other GPUs though starts are left
+// (max_start_failures 3): one start, the model failed, its requests not
+// run with the reason.
+func TestDriverGivesUpAtOnceOnAConfigurationFailure(t *testing.T) {
+	u := newUnit(t, "fake:h100-sxm-4", "launch: {max_start_failures: 3}\n", hulu)
+	u.run(context.Background())
+	u.b.next(t, "start", "Hulu-Med-4B/r0").fail(&launcher.EngineError{Model: "Hulu-Med-4B", Kind: launcher.FailureNotFound,
+		Detail: "start /nonexistent/bin/vllm: no such file or directory"})
+	run := u.r.next(t, "Hulu-Med-4B")
+	if _, err := run.acquire(); !errors.Is(err, tasks.ErrPoolClosed) || !strings.Contains(err.Error(), "binary-not-found") {
+		t.Errorf("acquire: %v; want the pool closed for the missing binary", err)
+	}
+	run.end <- runEnd{sum: tasks.Summary{Model: "Hulu-Med-4B", Requests: 8, NotRun: 8}}
+	err := u.wait(t)
+	if err == nil || !strings.Contains(err.Error(), "cannot run as configured") {
+		t.Fatalf("run: %v; want the model abandoned for its configuration", err)
+	}
+	sameCalls(t, u.b.Calls(), "start Hulu-Med-4B/r0")
+	if st := u.status(t, "Hulu-Med-4B").Status; st != schedule.StatusFailed {
+		t.Errorf("Hulu-Med-4B ended %s, want failed", st)
+	}
+}

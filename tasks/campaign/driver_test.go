@@ -62,6 +62,8 @@ func (c call) fail(err error) { c.reply <- startReply{err: err} }
 type fakeBackend struct {
 	calls  chan call
 	events chan launcher.ReplicaEvent
+	// holdStops makes each Stop wait for the test's answer too.
+	holdStops bool
 
 	mu      sync.Mutex
 	log     []string
@@ -97,9 +99,12 @@ func (b *fakeBackend) Start(ctx context.Context, spec launcher.ReplicaSpec) (lau
 }
 
 func (b *fakeBackend) Stop(_ context.Context, model string, replica int) error {
-	c := call{op: "stop", name: schedule.ReplicaName(model, replica)}
+	c := call{op: "stop", name: schedule.ReplicaName(model, replica), reply: make(chan startReply, 1)}
 	b.record("stop " + c.name)
 	b.calls <- c
+	if b.holdStops {
+		return (<-c.reply).err
+	}
 	return nil
 }
 
@@ -670,5 +675,27 @@ func TestDriverGivesUpAtOnceOnAConfigurationFailure(t *testing.T) {
 	sameCalls(t, u.b.Calls(), "start Hulu-Med-4B/r0")
 	if st := u.status(t, "Hulu-Med-4B").Status; st != schedule.StatusFailed {
 		t.Errorf("Hulu-Med-4B ended %s, want failed", st)
+	}
+}
+
+// TestDriverKeepsAStoppingReplicaOutOfItsPool: a replica whose engine
+// comes back from a restart while the scheduler is stopping it does not
+// rejoin its model's pool.
+func TestDriverKeepsAStoppingReplicaOutOfItsPool(t *testing.T) {
+	u := newUnit(t, "fake:h100-sxm-4", "", hulu)
+	u.b.holdStops = true
+	u.run(context.Background())
+	ep := u.b.next(t, "start", "Hulu-Med-4B/r0").ready()
+	run := u.r.next(t, "Hulu-Med-4B")
+	run.answerAll()
+	stop := u.b.next(t, "stop", "Hulu-Med-4B/r0")
+	u.b.push(t, launcher.ReplicaEvent{Kind: launcher.ReplicaReady, Model: "Hulu-Med-4B", Replica: 0, Endpoint: ep})
+	u.b.sync(t)
+	if got, err := run.acquire(); err == nil {
+		t.Errorf("the stopping replica is back in its pool at %s", got.BaseURL)
+	}
+	stop.reply <- startReply{}
+	if err := u.wait(t); err != nil {
+		t.Fatalf("run: %v", err)
 	}
 }

@@ -397,12 +397,13 @@ func (l *loop) onEngineEvent(ev launcher.ReplicaEvent) {
 		pool.SetDown(en.member)
 	case launcher.ReplicaReady:
 		en.down = false
-		if en.phase == phaseStarting {
+		switch en.phase {
+		case phaseStarting:
 			ep := ev.Endpoint
-			en.latest = &ep
-			return // its start's answer adds it to the pool
+			en.latest = &ep // its start's answer adds it to the pool
+		case phaseReady:
+			pool.Upsert(ev.Endpoint, l.d.opt.Campaign.Client.Concurrency)
 		}
-		pool.Upsert(ev.Endpoint, l.d.opt.Campaign.Client.Concurrency)
 	case launcher.ReplicaFailed:
 		pool.Remove(en.member)
 		err := ev.Err

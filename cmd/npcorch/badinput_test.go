@@ -19,6 +19,7 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/imaging"
+	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/campaign"
 	"github.com/npcorch/npcorch/tasks/dataset"
@@ -303,13 +304,13 @@ func streamFrom(t *testing.T, input string) (string, error) {
 	c := tasks.NewClient(configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 5 * time.Second,
 		ChunkTimeout: 5 * time.Second, TotalTimeout: 20 * time.Second})
 	defer c.Close()
-	ep := tasks.Endpoint{Name: "bad#0", BaseURL: "http://" + ln.Addr().String() + "/v1", APIKey: "k"}
+	ep := launcher.Endpoint{Model: "bad", BaseURL: "http://" + ln.Addr().String() + "/v1", APIKey: "k"}
 	ans, err := c.Stream(context.Background(), ep, openai.ChatCompletionRequest{Model: "m",
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "?"}}})
 	if err != nil {
-		f, ok := err.(*tasks.Failure)
+		f, ok := err.(*tasks.AttemptFailure)
 		if !ok {
-			return "", fmt.Errorf("not a *tasks.Failure (%T): %w", err, err)
+			return "", fmt.Errorf("not a *tasks.AttemptFailure (%T): %w", err, err)
 		}
 		return "", fmt.Errorf("%w [retryable=%v]", f, f.Retryable())
 	}

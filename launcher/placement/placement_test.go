@@ -437,3 +437,65 @@ func TestGreedyGrowOnLargeNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestFeasibilityFiltersNameTheirReason walks Evaluate's filters one by
+// one: each lets a feasible input through and rules out an infeasible one
+// with its own reason.
+func TestFeasibilityFiltersNameTheirReason(t *testing.T) {
+	n, err := FakeNode("fake:a800-sxm-8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := n
+	full.GPUs = slices.Clone(n.GPUs)
+	for i := range full.GPUs {
+		full.GPUs[i].MemFree = 1 << 30 // 1 GiB free on each
+	}
+	idx := func(gs []GPU) []int { return indices(gs) }
+	huge := lingshu7B()
+	huge.WeightBytes = 900_000_000_000
+	pinned := func(tp, r int) configs.Model {
+		m := lingshu7B()
+		m.Engine.TensorParallel, m.Engine.Replicas = tp, r
+		return m
+	}
+	avail := available(n, nil)
+	cases := []struct {
+		name       string
+		ok, reject func() *Rejection
+		want       Reason
+	}{
+		{"node", func() *Rejection { return nodeUsable(lingshu7B(), n) },
+			func() *Rejection { return nodeUsable(lingshu7B(), Node{Name: "empty"}) }, ReasonNode},
+		{"size", func() *Rejection { return sized(lingshu7B()) },
+			func() *Rejection { return sized(configs.Model{Name: "unsized"}) }, ReasonNoSize},
+		{"pinned TP beyond the node", func() *Rejection { _, r := pinnedTP(pinned(2, 0), n, []int{1, 2, 4}); return r },
+			func() *Rejection { _, r := pinnedTP(pinned(16, 0), n, []int{1, 2, 4}); return r }, ReasonPinnedTP},
+		{"pinned TP against the shape", func() *Rejection { _, r := pinnedTP(pinned(4, 0), n, []int{1, 2, 4}); return r },
+			func() *Rejection { _, r := pinnedTP(pinned(8, 0), n, []int{1, 2, 4}); return r }, ReasonPinnedTP},
+		{"memory", func() *Rejection { _, r := memoryFits(lingshu7B(), n, 1, avail, 0.9); return r },
+			func() *Rejection { _, r := memoryFits(huge, n, 1, avail, 0.9); return r }, ReasonMemory},
+		{"free memory", func() *Rejection { _, r := memoryFits(lingshu7B(), n, 2, avail, 0.9); return r },
+			func() *Rejection { _, r := memoryFits(lingshu7B(), full, 2, available(full, nil), 0.9); return r }, ReasonFreeMemory},
+		{"failed start", func() *Rejection { _, r := untriedGroups(lingshu7B(), n, 4, idx(avail), nil); return r },
+			func() *Rejection {
+				_, r := untriedGroups(lingshu7B(), n, 8, idx(avail), avoidSet([][]int{{7, 6, 5, 4, 3, 2, 1, 0}}))
+				return r
+			}, ReasonFailedStart},
+		{"pinned replicas", func() *Rejection { return pinnedReplicas(pinned(2, 4), 2, 4, idx(avail)) },
+			func() *Rejection { return pinnedReplicas(pinned(2, 5), 2, 4, idx(avail)) }, ReasonPinnedReplicas},
+	}
+	for _, c := range cases {
+		if r := c.ok(); r != nil {
+			t.Errorf("%s: a feasible input was rejected: %s", c.name, r.Message)
+		}
+		r := c.reject()
+		if r == nil {
+			t.Errorf("%s: an infeasible input passed", c.name)
+			continue
+		}
+		if r.Reason != c.want || r.Model == "" || r.Message == "" {
+			t.Errorf("%s: rejection %+v; want reason %s with the model and a message", c.name, *r, c.want)
+		}
+	}
+}

@@ -61,7 +61,7 @@ func TestPreprocessingCeilingSlowsAnEngine(t *testing.T) {
 	// of preprocessing on one API server.
 	imageTask := Workload{Model: "M", Task: "t_groups", Requests: 10, PromptTokens: 500_000, Images: 1000}
 	textTask := Workload{Model: "M", Task: "cp_care", Requests: 10, PromptTokens: 500_000}
-	run := func(node int, cpus int, est Estimator, pol Policy, wls ...Workload) (*Plan, Replica) {
+	run := func(node int, cpus int, est Estimator, pol Policy, wls ...Workload) (*Plan, Assignment) {
 		t.Helper()
 		n := testNode(node)
 		n.CPUs = cpus
@@ -123,8 +123,8 @@ type teeEffects struct {
 	rec *recorder
 }
 
-func (t teeEffects) StartReplica(r Replica) { t.rec.StartReplica(r); t.sim.StartReplica(r) }
-func (t teeEffects) StopReplica(r Replica)  { t.rec.StopReplica(r); t.sim.StopReplica(r) }
+func (t teeEffects) StartReplica(r Assignment) { t.rec.StartReplica(r); t.sim.StartReplica(r) }
+func (t teeEffects) StopReplica(r Assignment)  { t.rec.StopReplica(r); t.sim.StopReplica(r) }
 func (t teeEffects) AbandonModel(m, why string) {
 	t.rec.AbandonModel(m, why)
 	t.sim.AbandonModel(m, why)

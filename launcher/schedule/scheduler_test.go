@@ -18,15 +18,15 @@ import (
 // recorder is the recording fake Effects: it only writes down calls.
 type recorder struct {
 	calls   []string
-	started []Replica
+	started []Assignment
 }
 
-func (r *recorder) StartReplica(x Replica) {
+func (r *recorder) StartReplica(x Assignment) {
 	r.calls = append(r.calls, fmt.Sprintf("start %s %v", x.Model, x.GPUs))
 	r.started = append(r.started, x)
 }
 
-func (r *recorder) StopReplica(x Replica) {
+func (r *recorder) StopReplica(x Assignment) {
 	r.calls = append(r.calls, fmt.Sprintf("stop %s %v", x.Model, x.GPUs))
 }
 
@@ -453,7 +453,7 @@ func registryCampaign(t testing.TB) ([]configs.Model, []Workload) {
 func TestSimulationIsDeterministic(t *testing.T) {
 	models, wls := registryCampaign(t)
 	fails := 0
-	failFirstTwo := func(r Replica) error {
+	failFirstTwo := func(r Assignment) error {
 		if r.Model == "Lingshu-32B" && fails < 2 {
 			fails++
 			return errors.New("CUDA out of memory")

@@ -72,11 +72,7 @@ func runSoak(ctx context.Context, o soakOptions, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("soak: start the engines: %w", err)
 	}
-	var tep []tasks.Endpoint
-	for _, ep := range eps {
-		tep = append(tep, tasks.Endpoint{Name: fmt.Sprintf("%s#%d", ep.Model, ep.Replica), BaseURL: ep.BaseURL, APIKey: ep.APIKey,
-			MaxNumSeqs: ep.MaxNumSeqs, Local: true})
-	}
+	tep := eps
 	items := make([]tasks.Item, o.Requests)
 	for i := range items {
 		id := fmt.Sprintf("P%05d", i)

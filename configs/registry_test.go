@@ -45,6 +45,24 @@ func TestDefaultRegistry(t *testing.T) {
 	}
 }
 
+// TestTextOnlyModelWithImageSettingsIsRefused: a text-only model that also
+// describes a vision tower or image processing is a contradiction the
+// loader names, with the file, line and field.
+func TestTextOnlyModelWithImageSettingsIsRefused(t *testing.T) {
+	for in, want := range map[string]string{
+		"models:\n  - name: T\n    text_only: true\n    vision_heads: 16\n    engine: {kind: sim}\n":                     `reg.yaml: line 4: field models[0].vision_heads: model "T" is text_only but has a vision tower of 16 heads`,
+		"models:\n  - name: T\n    text_only: true\n    engine: {kind: sim}\n    mm_processor_kwargs: {max_pixels: 9}\n": `reg.yaml: line 5: field models[0].mm_processor_kwargs: model "T" is text_only`,
+	} {
+		_, err := ParseRegistry("reg.yaml", []byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseRegistry(%q):\n got %v\nwant it to contain %q", in, err, want)
+		}
+	}
+	if _, err := ParseRegistry("reg.yaml", []byte("models:\n  - name: T\n    text_only: true\n    engine: {kind: sim}\n")); err != nil {
+		t.Errorf("a plain text-only model: %v", err)
+	}
+}
+
 func TestRegistryErrorsNameFileLineField(t *testing.T) {
 	cases := map[string]string{
 		"models:\n  - name: A\n    engine: {kind: vllm}\n":                                      "reg.yaml: line 2: field models[0].hf_id:",

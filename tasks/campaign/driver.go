@@ -101,6 +101,7 @@ func newDriver(ctx context.Context, opt Options, runDir, prepDir string, reg *ta
 	}
 	d.imgLimit = imageLimits(items)
 	for _, m := range c.Resolved {
+		m = reg.TrimTasks(m)
 		m.Engine.Sim = slices.Clone(m.Engine.Sim)
 		if m.Engine.Kind == configs.EngineSim {
 			key, err := tasks.BuildSimKey(reg, d.builder(m), prompts, itemsFor(items, m).Items())

@@ -76,6 +76,60 @@ func TestValidTP(t *testing.T) {
 	}
 }
 
+// TestTextModelsOfTheRegistry: the text-only models of models.yaml get
+// the TP sizes their heads, KV heads and vocabulary allow on an 8-GPU
+// node, and the smallest TP whose memory fits an A800 at utilization 0.9
+// (weights × 1.2 + 2 GiB per group).
+func TestTextModelsOfTheRegistry(t *testing.T) {
+	reg, err := configs.DefaultRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		valid []int
+		minTP int
+	}{
+		"HuatuoGPT-o1-72B": {[]int{1, 2, 4, 8}, 4}, // 64 heads, 8 KV, 152,064; 145 GB
+		"HuatuoGPT-o1-7B":  {[]int{1, 2, 4}, 1},    // 28 heads
+		"Baichuan-M2-32B":  {[]int{1, 2, 4, 8}, 2}, // 40 heads, 8 KV; 65.5 GB
+		"Fleming-R1-32B":   {[]int{1, 2, 4, 8}, 2}, // 64 heads, 8 KV, 151,936
+		"Fleming-R1-7B":    {[]int{1, 2, 4}, 1},    // 28 heads
+		"Qwen3-30B-A3B":    {[]int{1, 2, 4, 8}, 1}, // 32 heads, 4 KV (replicated at TP 8)
+		"GPT-OSS-20B":      {[]int{1, 2, 4, 8}, 1}, // 64 heads, 8 KV, 201,088; 13.8 GB MXFP4
+		"GPT-OSS-120B":     {[]int{1, 2, 4, 8}, 2}, // 65.3 GB MXFP4: 80.5 GB estimated > 77.3
+	}
+	seen := 0
+	for _, name := range reg.Names() {
+		m, _ := reg.Get(name)
+		if !m.TextOnly || m.Engine.Kind == configs.EngineExternal {
+			continue
+		}
+		seen++
+		w, ok := want[name]
+		if !ok {
+			t.Errorf("text-only model %s has no expectation here; add one", name)
+			continue
+		}
+		valid, rej := ValidTP(m, 8)
+		if !reflect.DeepEqual(valid, w.valid) {
+			t.Errorf("%s: valid TP %v, want %v (%q)", name, valid, w.valid, messages(rej))
+		}
+		res := Evaluate(m, A800SXM8(), Constraints{})
+		minTP := 0
+		for _, p := range res.Options {
+			if minTP == 0 || p.TP < minTP {
+				minTP = p.TP
+			}
+		}
+		if minTP != w.minTP {
+			t.Errorf("%s: smallest TP that fits an A800 %d, want %d (%q)", name, minTP, w.minTP, messages(res.Rejections))
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("%d local text-only models in the registry, want %d", seen, len(want))
+	}
+}
+
 func TestEvaluateSkipsInvalidTP(t *testing.T) {
 	res := Evaluate(lingshu7B(), A800SXM8(), Constraints{})
 	for _, p := range res.Options {

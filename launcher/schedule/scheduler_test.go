@@ -430,6 +430,9 @@ func TestScaleOutFillsTheTail(t *testing.T) {
 	}
 }
 
+// registryCampaign is the registry's image models at the paper's L3 + L6
+// scale (testdata/paper_mixes.json); the text-only models answer neither
+// level and are left out.
 func registryCampaign(t testing.TB) ([]configs.Model, []Workload) {
 	t.Helper()
 	reg, err := configs.DefaultRegistry()
@@ -438,8 +441,9 @@ func registryCampaign(t testing.TB) ([]configs.Model, []Workload) {
 	}
 	var models []configs.Model
 	for _, name := range reg.Names() {
-		m, _ := reg.Get(name)
-		models = append(models, m)
+		if m, _ := reg.Get(name); !m.TextOnly {
+			models = append(models, m)
+		}
 	}
 	var wls []Workload
 	for _, m := range models {

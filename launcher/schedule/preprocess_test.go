@@ -143,7 +143,7 @@ func TestTextAndImageModelsInOneCampaign(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byModel := map[string]Replica{}
+	byModel := map[string]Assignment{}
 	for _, r := range rec.started {
 		byModel[r.Model] = r
 	}

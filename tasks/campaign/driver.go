@@ -112,7 +112,7 @@ func (d *driver) resolveModels(prompts *tasks.Prompts) error {
 		return err
 	}
 	for _, m := range c.Resolved {
-		m = reg.TrimTasks(m)
+		m = d.reg.TrimTasks(m)
 		m.Engine.Sim = slices.Clone(m.Engine.Sim)
 		if m.Engine.Kind == configs.EngineSim {
 			key, err := tasks.BuildSimKey(d.reg, d.builder(m), prompts, itemsFor(d.items, m).Items())

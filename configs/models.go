@@ -19,7 +19,8 @@ type Model struct {
 	// Family groups related models in reports (Qwen3-VL, Lingshu, ...).
 	Family string `yaml:"family,omitempty" json:"family,omitempty"`
 	// ParamsB is the parameter count in billions; WeightBytes the size of
-	// the bf16 weights on disk.
+	// the weights on disk: bf16, or the checkpoint's own format (GPT-OSS
+	// ships its experts in MXFP4).
 	ParamsB     float64 `yaml:"params_b,omitempty" json:"params_b,omitempty"`
 	WeightBytes int64   `yaml:"weight_bytes,omitempty" json:"weight_bytes,omitempty"`
 	// AttentionHeads, KVHeads, VisionHeads and VocabSize decide which tensor
@@ -30,6 +31,13 @@ type Model struct {
 	VocabSize      int `yaml:"vocab_size,omitempty" json:"vocab_size,omitempty"`
 	// MoE marks mixture-of-experts models (active parameters are fewer).
 	MoE bool `yaml:"moe,omitempty" json:"moe,omitempty"`
+	// TextOnly marks a model that reads no images (the paper's Table A7
+	// input interface "Text"): it is asked no task whose prompts show
+	// images or build on answers about images, its engine gets no
+	// multimodal flag (--limit-mm-per-prompt, --allowed-local-media-path)
+	// and no API servers for image preprocessing. Such a model has no
+	// vision tower (vision_heads) and no mm_processor_kwargs.
+	TextOnly bool `yaml:"text_only,omitempty" json:"text_only,omitempty"`
 
 	Engine Engine `yaml:"engine" json:"engine"`
 	// ContextLength is the engine's --max-model-len.
@@ -90,6 +98,10 @@ type Engine struct {
 	// BaseURL and APIKeyEnv describe an external endpoint (Kind external).
 	BaseURL   string `yaml:"base_url,omitempty" json:"base_url,omitempty"`
 	APIKeyEnv string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	// APIModel is the model id an external endpoint serves and lists in
+	// /v1/models ("gpt-4.1", "deepseek-chat"); empty means the registry
+	// name. Journals, logs and score files keep the registry name.
+	APIModel string `yaml:"api_model,omitempty" json:"api_model,omitempty"`
 	// Sim holds the simulated engine's extra flags (Kind sim), e.g.
 	// ["--sim-policy", "right=0.8"].
 	Sim []string `yaml:"sim,omitempty" json:"sim,omitempty"`

@@ -177,6 +177,9 @@ func (m Model) validate(loc locator, path string) error {
 	default:
 		return loc.errorf(path+".engine.kind", "model %q: unknown engine kind %q; use one of vllm, sglang, external, sim, wrapper", m.Name, m.Engine.Kind)
 	}
+	if m.Engine.APIModel != "" && m.Engine.Kind != EngineExternal {
+		return loc.errorf(path+".engine.api_model", "model %q: api_model names the model of an external endpoint, and this engine is %s (it serves the registry name); remove it", m.Name, m.Engine.Kind)
+	}
 	if err := m.Engine.validateCommand(loc, path, m.Name); err != nil {
 		return err
 	}
@@ -191,7 +194,36 @@ func (m Model) validate(loc locator, path string) error {
 	if tp := m.Engine.TensorParallel; tp < 0 || tp&(tp-1) != 0 {
 		return loc.errorf(path+".engine.tensor_parallel", "model %q: %d is not a power of two", m.Name, tp)
 	}
+	if err := m.validateTextOnly(loc, path); err != nil {
+		return err
+	}
 	return checkLimits(loc, path+".tasks", m.Tasks)
+}
+
+// ServedName is the model name requests carry and /v1/models lists: an
+// external endpoint's own model id (engine.api_model) when set, else the
+// registry name, which npcorch's engines serve (--served-model-name).
+func (m Model) ServedName() string {
+	if m.Engine.Kind == EngineExternal && m.Engine.APIModel != "" {
+		return m.Engine.APIModel
+	}
+	return m.Name
+}
+
+// validateTextOnly refuses a text-only model that also describes a vision
+// tower or image processing: one of the two is a mistake, and npcorch
+// would plan and launch the model as the wrong kind.
+func (m Model) validateTextOnly(loc locator, path string) error {
+	if !m.TextOnly {
+		return nil
+	}
+	if m.VisionHeads > 0 {
+		return loc.errorf(path+".vision_heads", "model %q is text_only but has a vision tower of %d heads; remove text_only if it reads images, else vision_heads", m.Name, m.VisionHeads)
+	}
+	if len(m.MMProcessorKwargs) > 0 {
+		return loc.errorf(path+".mm_processor_kwargs", "model %q is text_only, and vLLM takes --mm-processor-kwargs only for multimodal models; remove mm_processor_kwargs, or text_only if it reads images", m.Name)
+	}
+	return nil
 }
 
 // checkLimits refuses negative task limits; path locates the settings.

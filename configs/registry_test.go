@@ -11,16 +11,22 @@ func TestDefaultRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(r.Models); got != 21 {
-		t.Fatalf("registry has %d models, want the paper's 21", got)
+	if got := len(r.Models); got != 30 {
+		t.Fatalf("registry has %d models, want the paper's 30 (Table A7)", got)
 	}
-	local := 0
+	var local, text []string
 	for _, name := range r.Names() {
 		m, _ := r.Get(name)
+		if m.TextOnly {
+			text = append(text, name)
+		}
 		if m.Engine.Kind != EngineExternal {
-			local++
-			if m.WeightBytes <= 0 || m.AttentionHeads <= 0 || m.VisionHeads <= 0 {
-				t.Errorf("%s: missing weights or heads", name)
+			local = append(local, name)
+			if m.WeightBytes <= 0 || m.AttentionHeads <= 0 || m.KVHeads <= 0 || m.VocabSize <= 0 || m.HFID == "" {
+				t.Errorf("%s: missing weights, heads, vocabulary or Hugging Face id", name)
+			}
+			if m.TextOnly == (m.VisionHeads > 0) {
+				t.Errorf("%s: text_only %v with %d vision heads", name, m.TextOnly, m.VisionHeads)
 			}
 		}
 		for task := range r.Defaults.Tasks {
@@ -29,8 +35,15 @@ func TestDefaultRegistry(t *testing.T) {
 			}
 		}
 	}
-	if local != 15 {
-		t.Errorf("%d local models, want 15", local)
+	if len(local) != 23 {
+		t.Errorf("%d local models, want the paper's 23 (15 multimodal, 8 text): %v", len(local), local)
+	}
+	// Table A7: "Medical-Specific LLMs" and "Open-Source LLMs", input
+	// interface "Text".
+	wantText := []string{"HuatuoGPT-o1-72B", "HuatuoGPT-o1-7B", "Baichuan-M2-32B", "Fleming-R1-32B", "Fleming-R1-7B",
+		"Qwen3-30B-A3B", "GPT-OSS-20B", "GPT-OSS-120B", "DeepSeek-V3.1"}
+	if !reflect.DeepEqual(text, wantText) {
+		t.Errorf("text-only models %v, want Table A7's %v", text, wantText)
 	}
 	intern, _ := r.Get("InternVL3.5-38B")
 	if got := intern.Tasks["t_groups"].MaxImages; got != 35 {
@@ -43,6 +56,37 @@ func TestDefaultRegistry(t *testing.T) {
 	if got := gpt.Tasks["card"].MaxTokens; got != 1024 {
 		t.Errorf("GPT-4.1 card max_tokens = %d, want the default 1024", got)
 	}
+	// "Fleming-R1-7B allows up to 16,384 within its 32,768-token context"
+	// (Appendix C).
+	if fl, _ := r.Get("Fleming-R1-7B"); fl.ContextLength != 32768 {
+		t.Errorf("Fleming-R1-7B context %d, want the paper's 32,768", fl.ContextLength)
+	}
+	for _, name := range []string{"GPT-OSS-20B", "GPT-OSS-120B"} {
+		if m, _ := r.Get(name); m.Engine.ReasoningParser != "openai_gptoss" || !m.MoE {
+			t.Errorf("%s: reasoning parser %q, moe %v; want vLLM's openai_gptoss and moe", name, m.Engine.ReasoningParser, m.MoE)
+		}
+	}
+	if m, _ := r.Get("Qwen3-30B-A3B"); m.Engine.ReasoningParser != "qwen3" {
+		t.Errorf("Qwen3-30B-A3B reasoning parser %q, want qwen3", m.Engine.ReasoningParser)
+	}
+}
+
+// TestTextOnlyModelWithImageSettingsIsRefused: a text-only model that also
+// describes a vision tower or image processing is a contradiction the
+// loader names, with the file, line and field.
+func TestTextOnlyModelWithImageSettingsIsRefused(t *testing.T) {
+	for in, want := range map[string]string{
+		"models:\n  - name: T\n    text_only: true\n    vision_heads: 16\n    engine: {kind: sim}\n":                     `reg.yaml: line 4: field models[0].vision_heads: model "T" is text_only but has a vision tower of 16 heads`,
+		"models:\n  - name: T\n    text_only: true\n    engine: {kind: sim}\n    mm_processor_kwargs: {max_pixels: 9}\n": `reg.yaml: line 5: field models[0].mm_processor_kwargs: model "T" is text_only`,
+	} {
+		_, err := ParseRegistry("reg.yaml", []byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseRegistry(%q):\n got %v\nwant it to contain %q", in, err, want)
+		}
+	}
+	if _, err := ParseRegistry("reg.yaml", []byte("models:\n  - name: T\n    text_only: true\n    engine: {kind: sim}\n")); err != nil {
+		t.Errorf("a plain text-only model: %v", err)
+	}
 }
 
 func TestRegistryErrorsNameFileLineField(t *testing.T) {
@@ -50,6 +94,7 @@ func TestRegistryErrorsNameFileLineField(t *testing.T) {
 		"models:\n  - name: A\n    engine: {kind: vllm}\n":                                      "reg.yaml: line 2: field models[0].hf_id:",
 		"models:\n  - name: A\n    engine: {kind: warp}\n":                                      `reg.yaml: line 3: field models[0].engine.kind: model "A": unknown engine kind "warp"`,
 		"models:\n  - name: A\n    engine: {kind: external}\n":                                  "reg.yaml: line 3: field models[0].engine.base_url:",
+		"models:\n  - name: A\n    engine: {kind: sim, api_model: a-1}\n":                       `reg.yaml: line 3: field models[0].engine.api_model: model "A": api_model names the model of an external endpoint`,
 		"models:\n  - name: A\n    engine: {kind: sim}\n  - name: A\n    engine: {kind: sim}\n": `line 4: field models[1].name: model "A" is listed twice`,
 		"models:\n  - name: A\n    engine: {kind: sim}\n    tasks: {card: {max_tokens: -1}}\n":  `reg.yaml: line 4: field models[0].tasks.card: negative limits`,
 		"models:\n  - name: A\n    enigne: {kind: sim}\n":                                       "reg.yaml: line 3: field enigne not found",
@@ -126,5 +171,32 @@ func TestParseRelease(t *testing.T) {
 	}
 	if !(Engine{}).Supports(MustRelease(ReferenceVLLM)) || (Engine{Version: "0.8.5"}).Supports(MustRelease("0.9.0")) {
 		t.Error("Supports: the empty version must be the reference release, and 0.8.5 is before 0.9.0")
+	}
+}
+
+// TestServedNameOfAnExternalModelIsItsAPIModel: an API model's requests
+// carry the endpoint's own model id, which /v1/models lists ("gpt-4.1"),
+// not npcorch's registry name ("GPT-4.1"); npcorch's own engines serve
+// the registry name. Before, every API request named the registry entry.
+func TestServedNameOfAnExternalModelIsItsAPIModel(t *testing.T) {
+	reg, err := ParseRegistry("reg.yaml", []byte("models:\n  - name: GPT-4.1\n    engine: {kind: external, base_url: 'http://x/v1', api_model: gpt-4.1}\n"+
+		"  - name: Plain\n    engine: {kind: external, base_url: 'http://x/v1'}\n  - name: S\n    engine: {kind: sim}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"GPT-4.1": "gpt-4.1", "Plain": "Plain", "S": "S"} {
+		if m, _ := reg.Get(name); m.ServedName() != want {
+			t.Errorf("%s serves %q, want %q", name, m.ServedName(), want)
+		}
+	}
+	def, err := DefaultRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range def.Names() {
+		m, _ := def.Get(name)
+		if m.Engine.Kind == EngineExternal && m.Engine.APIModel == "" {
+			t.Errorf("API model %s has no engine.api_model: its endpoint would be asked for a model named %q", m.Name, m.Name)
+		}
 	}
 }

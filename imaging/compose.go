@@ -80,6 +80,11 @@ type Fit struct {
 // aspect (pixel spacing: row spacing, column spacing), centred on black,
 // with Pillow-identical Lanczos resampling.
 func FitTile(g *image.Gray, spacing [2]float64, tile int) (*image.Gray, Fit, error) {
+	return fitTile(g, spacing, tile, nil)
+}
+
+// fitTile is FitTile with the coefficients of memo (nil: computed).
+func fitTile(g *image.Gray, spacing [2]float64, tile int, memo *coeffMemo) (*image.Gray, Fit, error) {
 	b := g.Bounds()
 	sw, sh := b.Dx(), b.Dy()
 	if sw <= 0 || sh <= 0 {
@@ -93,7 +98,7 @@ func FitTile(g *image.Gray, spacing [2]float64, tile int) (*image.Gray, Fit, err
 	s := math.Min(float64(tile)/pw, float64(tile)/ph)
 	w := clampInt(int(math.Floor(pw*s+0.5)), 1, tile)
 	h := clampInt(int(math.Floor(ph*s+0.5)), 1, tile)
-	r, err := ResizeGray(g, w, h)
+	r, err := resizeGray(g, w, h, memo)
 	if err != nil {
 		return nil, Fit{}, err
 	}

@@ -200,61 +200,134 @@ func describeSeries(all []*seriesFiles) string {
 // preamble are read; files that are not DICOM at all, and a DICOMDIR,
 // are skipped and listed in Series.Skipped.
 func ReadDICOMSeries(fsys fs.FS, dir, sequence string, opt ReadOptions) (*Series, error) {
-	found, skipped, err := scanSeriesFolder(fsys, dir, sequence, opt.Limits)
+	names, err := folderFiles(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	src := dicomSource{fsys: fsys, dir: dir, name: dir, sequence: sequence, opt: opt, skipOthers: true}
+	return src.read(names, "the folder holds", "keep one folder per series (move the others out, or list each in dataset.json with its own sequence)")
+}
+
+// ReadDICOMFiles reads one series of single-frame DICOM MR slices listed
+// file by file (paths relative to the root of fsys), as a folder is read
+// by ReadDICOMSeries, except that every file listed must be a DICOM slice
+// of the series: one that is missing or not DICOM is an error naming it.
+// The series is named in errors by the folder its files share and their
+// number.
+func ReadDICOMFiles(fsys fs.FS, files []string, sequence string, opt ReadOptions) (*Series, error) {
+	name := ListedSeriesName(files)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("series %s: no files listed", name)
+	}
+	for _, f := range files {
+		if !fs.ValidPath(f) || f == "." {
+			return nil, fmt.Errorf("series %s: file %q must be a relative path inside the dataset", name, f)
+		}
+	}
+	src := dicomSource{fsys: fsys, name: name, sequence: sequence, opt: opt}
+	return src.read(files, "its files hold", "list the files of one series only")
+}
+
+// ListedSeriesName names a series listed file by file: the folder its
+// files share (".", the dataset root, when none) and how many there are.
+func ListedSeriesName(files []string) string {
+	common := ""
+	for i, f := range files {
+		d := path.Dir(f)
+		if i == 0 {
+			common = d
+			continue
+		}
+		for common != "." && d != common && !strings.HasPrefix(d, common+"/") {
+			common = path.Dir(common)
+		}
+	}
+	if common == "" {
+		common = "."
+	}
+	return fmt.Sprintf("%s (%d listed files)", common, len(files))
+}
+
+// dicomSource is one DICOM series to read: its files are names relative
+// to dir in fsys.
+type dicomSource struct {
+	fsys      fs.FS
+	dir, name string // name names the series in errors
+	sequence  string
+	opt       ReadOptions
+	// skipOthers skips files that are not DICOM, and a DICOMDIR, instead
+	// of refusing them.
+	skipOthers bool
+}
+
+// read scans the headers of names and builds the series; holds and fix
+// word the error for files of several series.
+func (src dicomSource) read(names []string, holds, fix string) (*Series, error) {
+	found, skipped, err := src.scan(names)
 	if err != nil {
 		return nil, err
 	}
 	if series := groupBySeries(found); len(series) > 1 {
-		return nil, fmt.Errorf("series %s: the folder holds %d DICOM series, and dataset.json lists it as one %s series: %s; keep one folder per series (move the others out, or list each in dataset.json with its own sequence)",
-			dir, len(series), sequence, describeSeries(series))
+		return nil, fmt.Errorf("series %s: %s %d DICOM series, and dataset.json lists it as one %s series: %s; %s",
+			src.name, holds, len(series), src.sequence, describeSeries(series), fix)
 	}
 	if len(found) == 0 {
-		return nil, fmt.Errorf("series %s: no %s and no DICOM files found", dir, SidecarName)
+		return nil, fmt.Errorf("series %s: no %s and no DICOM files found", src.name, SidecarName)
 	}
-	meta := SeriesMeta{Sequence: sequence}
+	meta := SeriesMeta{Sequence: src.sequence}
 	for i, sc := range found {
 		h := sc.h
 		if i == 0 {
 			meta.FrameOfReference, meta.Orientation, meta.PixelSpacing, meta.SliceThickness = h.frameOfReference, h.orientation, h.spacing, h.thickness
 		} else if err := sameGeometry(h, meta); err != nil {
-			return nil, fmt.Errorf("dicom %s: %w", path.Join(dir, sc.name), err)
+			return nil, fmt.Errorf("dicom %s: %w", path.Join(src.dir, sc.name), err)
 		}
 		meta.Slices = append(meta.Slices, SliceMeta{File: sc.name, Instance: h.instance, Position: h.position})
 	}
 	if err := ValidateMeta(meta); err != nil {
-		return nil, fmt.Errorf("series %s: %w", dir, err)
+		return nil, fmt.Errorf("series %s: %w", src.name, err)
 	}
 	if err := SortSlices(&meta); err != nil {
-		return nil, fmt.Errorf("series %s: %w", dir, err)
+		return nil, fmt.Errorf("series %s: %w", src.name, err)
 	}
-	s := &Series{Meta: meta, Dir: dir, Skipped: skipped, Tiles: opt.Tiles}
+	s := &Series{Meta: meta, Dir: src.name, Skipped: skipped, Tiles: src.opt.Tiles}
 	for _, sl := range meta.Slices {
-		s.Files = append(s.Files, path.Join(dir, sl.File))
+		s.Files = append(s.Files, path.Join(src.dir, sl.File))
 	}
-	s.Source = opt.source(&dicomSlices{fsys: fsys, files: s.Files, ext: opt.External}, len(s.Files))
+	s.Source = src.opt.source(&dicomSlices{fsys: src.fsys, files: s.Files, ext: src.opt.External}, len(s.Files))
 	return s, nil
 }
 
-// scanSeriesFolder reads the header of every regular, not hidden file in
-// dir: the slices found, and the names of the files skipped (not DICOM, or
-// a DICOMDIR). A slice of another modality than MR, or over the limit, is
-// an error.
-func scanSeriesFolder(fsys fs.FS, dir, sequence string, lim Limits) (found []scannedSlice, skipped []string, err error) {
+// folderFiles lists the regular, not hidden files of dir by name.
+func folderFiles(fsys fs.FS, dir string) ([]string, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("series %s: %w (a series folder holds series.json with PNG/JPEG slices, or DICOM files)", dir, err)
+		return nil, fmt.Errorf("series %s: %w (a series folder holds series.json with PNG/JPEG slices, or DICOM files)", dir, err)
 	}
+	var names []string
 	for _, e := range entries {
-		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
-			continue
+		if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") && e.Type().IsRegular() {
+			names = append(names, e.Name())
 		}
-		name := path.Join(dir, e.Name())
-		f, err := scanDICOMHeader(fsys, name)
-		if errors.Is(err, dicomfile.ErrNotDICOM) || err == nil && f.String(dicomfile.MediaStorageSOPClassUID) == sopClassDICOMDIR {
-			skipped = append(skipped, e.Name())
+	}
+	return names, nil
+}
+
+// scan reads the header of every file: the slices found, and the names
+// of the files skipped (not DICOM, or a DICOMDIR, when src.skipOthers).
+// A slice of another modality than MR, or over the limit, is an error.
+func (src dicomSource) scan(names []string) (found []scannedSlice, skipped []string, err error) {
+	for _, n := range names {
+		name := path.Join(src.dir, n)
+		f, err := scanDICOMHeader(src.fsys, name)
+		other := errors.Is(err, dicomfile.ErrNotDICOM) || err == nil && f.String(dicomfile.MediaStorageSOPClassUID) == sopClassDICOMDIR
+		switch {
+		case other && src.skipOthers:
+			skipped = append(skipped, n)
 			continue
-		}
-		if err != nil {
+		case other && err == nil:
+			return nil, nil, fmt.Errorf("dicom %s: a DICOMDIR, listed as a slice of series %s", name, src.name)
+		case err != nil:
 			return nil, nil, fmt.Errorf("dicom %s: %w", name, err)
 		}
 		h, err := readDICOMHeader(f)
@@ -262,12 +335,12 @@ func scanSeriesFolder(fsys fs.FS, dir, sequence string, lim Limits) (found []sca
 			return nil, nil, fmt.Errorf("dicom %s: %w", name, err)
 		}
 		if h.modality != "" && h.modality != "MR" {
-			return nil, nil, fmt.Errorf("dicom %s: modality %s, not MR: dataset.json lists %s as the %s series, and npcorch reads MR series only; point it at the MR series", name, h.modality, dir, sequence)
+			return nil, nil, fmt.Errorf("dicom %s: modality %s, not MR: dataset.json lists %s as the %s series, and npcorch reads MR series only; point it at the MR series", name, h.modality, src.name, src.sequence)
 		}
-		if int64(h.rows)*int64(h.cols) > lim.MaxSlicePixels {
-			return nil, nil, fmt.Errorf("dicom %s: %dx%d pixels, over the limit of %d: %w", name, h.cols, h.rows, lim.MaxSlicePixels, ErrTooLarge)
+		if int64(h.rows)*int64(h.cols) > src.opt.Limits.MaxSlicePixels {
+			return nil, nil, fmt.Errorf("dicom %s: %dx%d pixels, over the limit of %d: %w", name, h.cols, h.rows, src.opt.Limits.MaxSlicePixels, ErrTooLarge)
 		}
-		found = append(found, scannedSlice{e.Name(), h})
+		found = append(found, scannedSlice{n, h})
 	}
 	return found, skipped, nil
 }

@@ -380,3 +380,85 @@ func TestJPEGBaselineIsWindowedAsNative(t *testing.T) {
 		t.Errorf("JPEG frame larger than the header: %v", err)
 	}
 }
+
+// TestDICOMFilesListedFromAMixedFolder: a series listed file by file is
+// read from a folder that holds two series (as a PACS export keeps them),
+// with the geometry and pixels of the same series read as a folder of its
+// own; a listed file that is missing, not DICOM or of the other series is
+// refused by name.
+func TestDICOMFilesListedFromAMixedFolder(t *testing.T) {
+	t1 := testSlices(6, "1.2.3.100", "T1 TRA")
+	t1c := testSlices(6, "1.2.3.200", "T1+C TRA")
+	fsys, own := fstest.MapFS{}, fstest.MapFS{}
+	var files []string
+	for k := range t1 {
+		t1c[k].Instance += 100
+		name := fmt.Sprintf("pacs/P1/ST1/IM%03d", 2*k)
+		fsys[name] = &fstest.MapFile{Data: t1[k].Encode()}
+		fsys[fmt.Sprintf("pacs/P1/ST1/IM%03d", 2*k+1)] = &fstest.MapFile{Data: t1c[k].Encode()}
+		own[fmt.Sprintf("d/IM%03d", k)] = &fstest.MapFile{Data: t1[k].Encode()}
+		files = append(files, name)
+	}
+	fsys["pacs/P1/README"] = &fstest.MapFile{Data: []byte("not DICOM")}
+	ctx := context.Background()
+	opt := ReadOptions{Limits: DefaultLimits}
+	listed, err := ReadDICOMFiles(fsys, files, SeqT1Ax, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder, err := ReadSeries(own, "d", SeqT1Ax, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if listed.Dir != "pacs/P1/ST1 (6 listed files)" || len(listed.Files) != 6 || listed.Files[0] != "pacs/P1/ST1/IM000" {
+		t.Errorf("listed series named %q, files %v", listed.Dir, listed.Files)
+	}
+	for i := range folder.Meta.Slices {
+		a, b := listed.Meta.Slices[i], folder.Meta.Slices[i]
+		if a.Instance != b.Instance || a.Position != b.Position || a.File != files[i] {
+			t.Fatalf("slice %d: listed %+v, folder %+v", i, a, b)
+		}
+		ga, err := listed.Slice(ctx, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gb, _ := folder.Slice(ctx, i)
+		if !bytes.Equal(ga.Pix, gb.Pix) {
+			t.Fatalf("slice %d: pixels differ", i)
+		}
+	}
+	for name, c := range map[string]struct {
+		files []string
+		want  []string
+	}{
+		"missing":      {append(slices.Clone(files), "pacs/P1/ST1/IM999"), []string{"pacs/P1/ST1/IM999"}},
+		"not DICOM":    {append(slices.Clone(files), "pacs/P1/README"), []string{"pacs/P1/README", "not a DICOM file"}},
+		"other series": {append(slices.Clone(files), "pacs/P1/ST1/IM001"), []string{"1.2.3.100", "1.2.3.200", "list the files of one series only"}},
+		"leaves root":  {[]string{"../x"}, []string{`"../x"`}},
+		"empty":        {nil, []string{"no files listed"}},
+	} {
+		_, err := ReadDICOMFiles(fsys, c.files, SeqT1Ax, opt)
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %v does not name %q", name, err, w)
+			}
+		}
+	}
+}
+
+func TestListedSeriesName(t *testing.T) {
+	for _, c := range []struct {
+		files []string
+		want  string
+	}{
+		{[]string{"a/b/c/1", "a/b/c/2"}, "a/b/c (2 listed files)"},
+		{[]string{"a/b/c/1", "a/b/d/2", "a/b/3"}, "a/b (3 listed files)"},
+		{[]string{"a/1", "b/2"}, ". (2 listed files)"},
+		{[]string{"ab/1", "a/2"}, ". (2 listed files)"},
+		{[]string{"1"}, ". (1 listed files)"},
+	} {
+		if got := ListedSeriesName(c.files); got != c.want {
+			t.Errorf("%v: %q, want %q", c.files, got, c.want)
+		}
+	}
+}

@@ -1,6 +1,6 @@
 // Package imaging owns every pixel npcorch sends to a model: reading MRI
-// series (DICOM folders read by imaging/dicomfile, one SeriesInstanceUID
-// of modality MR each, with dcmtk decompressing the transfer syntaxes Go
+// series (DICOM folders, or lists of DICOM files, read by
+// imaging/dicomfile, one SeriesInstanceUID of modality MR each, with dcmtk decompressing the transfer syntaxes Go
 // does not decode; or PNG/JPEG folders with a series.json sidecar) and
 // pathology slides (OpenSlide behind the build tag openslide, or plain
 // PNG/JPEG/TIFF), the pure transforms that build NPCBench's inputs, and
@@ -45,5 +45,9 @@
 // while decoding it, a row at a time; a TileCache (ReadOptions.Tiles)
 // resizes a slice once for all the outputs of a batch that show it; and
 // cards that use every gray level stay gray with their boxes (BoxedGray)
-// until the encoder writes them as RGB.
+// until the encoder writes them as RGB. Tiles enlarged by about two run
+// their six-tap Lanczos passes unrolled, with coefficients computed once
+// per axis for all the tiles of a TileCache; the PNG writer sums each row
+// filter as it makes it, computes Paeth eight bytes at a time and stops it
+// as soon as it cannot win.
 package imaging

@@ -7,9 +7,9 @@ import (
 	"sort"
 )
 
-// parallelTolerance is how far from 1 the |cosine| between two slice normals
+// ParallelTolerance is how far from 1 the |cosine| between two slice normals
 // may be for the series to count as parallel (about 0.8°).
-const parallelTolerance = 1e-4
+const ParallelTolerance = 1e-4
 
 // Normal returns the unit slice normal row × col of the series orientation.
 // It fails when the orientation is not two non-parallel vectors.
@@ -95,7 +95,7 @@ func MatchSlices(ref, other SeriesMeta) (Match, error) {
 	if err != nil {
 		return Match{}, err
 	}
-	if c := math.Abs(dot(nr, no)); c < 1-parallelTolerance {
+	if c := math.Abs(dot(nr, no)); c < 1-ParallelTolerance {
 		return Match{}, fmt.Errorf("match %s with %s: slice planes are not parallel (angle %.2f°): %w",
 			ref.Sequence, other.Sequence, math.Acos(math.Min(c, 1))*180/math.Pi, ErrNotMatchable)
 	}

@@ -215,9 +215,6 @@ func newThumbnailer(w, h, bw, bh, sbpp int) *thumbnailer {
 	t.vc = precompute(rh, fb[1], fb[3], th)
 	t.yFirst = t.vc.bounds[0]
 	t.yLast = t.vc.bounds[th*2-2] + t.vc.bounds[th*2-1]
-	for i := 0; i < th; i++ {
-		t.vc.bounds[i*2] -= t.yFirst
-	}
 	tmpW := rw
 	if t.needH {
 		tmpW = tw
@@ -311,7 +308,7 @@ func (t *thumbnailer) result() *image.RGBA {
 		r = t.tmp
 		if t.needV {
 			r = newRaster(t.tmp, t.tmp.w, t.th)
-			resampleV(r, t.tmp, t.vc)
+			resampleV(r, t.tmp, t.vc, t.yFirst)
 		}
 	}
 	return &image.RGBA{Pix: r.pix, Stride: r.stride, Rect: image.Rect(0, 0, r.w, r.h)}

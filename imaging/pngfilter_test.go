@@ -2,6 +2,7 @@ package imaging
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 )
@@ -81,19 +82,67 @@ func TestFilterRowMatchesDefinition(t *testing.T) {
 			got[f], want[f] = make([]byte, n+1), make([]byte, n+1)
 		}
 		gf, wf := filterRow(&got, cur, prev, bpp), filterRowRef(&want, cur, prev, bpp)
-		for f := range got {
-			if !bytes.Equal(got[f], want[f]) {
-				t.Fatalf("trial %d (bpp %d, %d bytes): filter %d differs", trial, bpp, n, f)
-			}
-		}
 		if gf != wf {
 			t.Fatalf("trial %d (bpp %d, %d bytes): chose filter %d, want %d", trial, bpp, n, gf, wf)
+		}
+		if !bytes.Equal(got[gf], want[wf]) {
+			t.Fatalf("trial %d (bpp %d, %d bytes): filter %d differs", trial, bpp, n, gf)
 		}
 		chosen[gf]++
 	}
 	if len(chosen) < 4 {
 		t.Errorf("only filters %v were chosen; the test rows do not exercise the choice", chosen)
 	}
+}
+
+// TestPaethWordMatchesPredictor: the eight-lane predictor equals the
+// byte one in every lane, on random words and on every lane at the
+// extremes.
+func TestPaethWordMatchesPredictor(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	edge := []uint64{0, 1, 127, 128, 129, 254, 255}
+	for trial := 0; trial < 300000; trial++ {
+		var a, b, c uint64
+		if trial < 1000 {
+			for l := 0; l < 8; l++ {
+				a |= edge[r.IntN(len(edge))] << (8 * l)
+				b |= edge[r.IntN(len(edge))] << (8 * l)
+				c |= edge[r.IntN(len(edge))] << (8 * l)
+			}
+		} else {
+			a, b, c = r.Uint64(), r.Uint64(), r.Uint64()
+		}
+		got := paethWord(a, b, c)
+		for l := 0; l < 8; l++ {
+			sh := uint(8 * l)
+			want := paethPredict(int(a>>sh&0xff), int(b>>sh&0xff), int(c>>sh&0xff))
+			if int(got>>sh&0xff) != want {
+				t.Fatalf("lane %d of a %#x b %#x c %#x: %d, want %d", l, a, b, c, got>>sh&0xff, want)
+			}
+		}
+	}
+	for a := 0; a < 256; a++ {
+		for b := 0; b < 256; b++ {
+			for c := 0; c < 256; c++ {
+				if g := paethWord(uint64(a), uint64(b), uint64(c)); int(g&0xff) != paethPredict(a, b, c) {
+					t.Fatalf("a %d b %d c %d: %d, want %d", a, b, c, g&0xff, paethPredict(a, b, c))
+				}
+			}
+		}
+	}
+}
+
+// sumAbs sums the bytes of p read as signed values, in absolute value,
+// with absSum as filterRow does.
+func sumAbs(p []byte) int {
+	var s absSum
+	for ; len(p) >= 8; p = p[8:] {
+		s.word(binary.LittleEndian.Uint64(p))
+	}
+	for _, b := range p {
+		s.byte(b)
+	}
+	return s.total()
 }
 
 func TestSumAbsLongRows(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"sync"
 )
 
 // The resampler below reproduces Pillow's Resample.c (8 bits per channel,
@@ -134,12 +135,57 @@ func newRaster(like raster, w, h int) raster {
 	return r
 }
 
+// coeffKey names one axis of a resampling.
+type coeffKey struct {
+	inSize, outSize int
+	in0, in1        float32
+}
+
+// maxMemoAxes bounds a coeffMemo: a batch meets a few slice and tile
+// sizes, and beyond the bound coefficients are computed each time.
+const maxMemoAxes = 256
+
+// coeffMemo keeps the coefficients of the axes resampled so far, so that
+// a batch of same-sized slices computes them once (computing them is
+// about a tenth of a tile's resize). The zero value is ready; it is safe
+// for concurrent use, and its coefficients are never modified.
+type coeffMemo struct {
+	mu sync.Mutex
+	m  map[coeffKey]coeffs
+}
+
+// get returns precompute's coefficients, from the memo when it has them;
+// a nil memo computes them.
+func (cm *coeffMemo) get(inSize int, in0, in1 float32, outSize int) coeffs {
+	if cm == nil {
+		return precompute(inSize, in0, in1, outSize)
+	}
+	k := coeffKey{inSize, outSize, in0, in1}
+	cm.mu.Lock()
+	c, ok := cm.m[k]
+	cm.mu.Unlock()
+	if ok {
+		return c
+	}
+	c = precompute(inSize, in0, in1, outSize)
+	cm.mu.Lock()
+	if cm.m == nil {
+		cm.m = map[coeffKey]coeffs{}
+	}
+	if len(cm.m) < maxMemoAxes {
+		cm.m[k] = c
+	}
+	cm.mu.Unlock()
+	return c
+}
+
 // box is a source region in Pillow's float32 box convention.
 type box [4]float32
 
 // resample resizes src's box region to w×h exactly as Pillow's
-// Image.resize(size, LANCZOS, box) does for 8-bit modes.
-func resample(src raster, w, h int, bx box) raster {
+// Image.resize(size, LANCZOS, box) does for 8-bit modes, with the
+// coefficients of memo (nil: computed here).
+func resample(src raster, w, h int, bx box, memo *coeffMemo) raster {
 	if src.w == w && src.h == h && bx == (box{0, 0, float32(w), float32(h)}) {
 		out := newRaster(src, w, h)
 		for y := 0; y < h; y++ {
@@ -149,22 +195,19 @@ func resample(src raster, w, h int, bx box) raster {
 	}
 	needH := w != src.w || bx[0] != 0 || bx[2] != float32(w)
 	needV := h != src.h || bx[1] != 0 || bx[3] != float32(h)
-	hc := precompute(src.w, bx[0], bx[2], w)
-	vc := precompute(src.h, bx[1], bx[3], h)
+	hc := memo.get(src.w, bx[0], bx[2], w)
+	vc := memo.get(src.h, bx[1], bx[3], h)
 	yFirst := vc.bounds[0]
 	yLast := vc.bounds[h*2-2] + vc.bounds[h*2-1]
-	cur := src
+	cur, offset := src, 0
 	if needH {
-		for i := 0; i < h; i++ {
-			vc.bounds[i*2] -= yFirst
-		}
 		tmp := newRaster(src, w, yLast-yFirst)
 		resampleH(tmp, src, yFirst, hc)
-		cur = tmp
+		cur, offset = tmp, yFirst
 	}
 	if needV {
 		out := newRaster(cur, cur.w, h)
-		resampleV(out, cur, vc)
+		resampleV(out, cur, vc, offset)
 		cur = out
 	}
 	return cur
@@ -172,21 +215,18 @@ func resample(src raster, w, h int, bx box) raster {
 
 func resampleH(dst, src raster, offset int, c coeffs) {
 	half := int32(1) << (precisionBits - 1)
+	if src.bpp == 1 {
+		for yy := 0; yy < dst.h; yy++ {
+			horizontalGray(dst.pix[yy*dst.stride:yy*dst.stride+dst.w], src.pix[(yy+offset)*src.stride:], c, half)
+		}
+		return
+	}
 	for yy := 0; yy < dst.h; yy++ {
 		in := src.pix[(yy+offset)*src.stride:]
 		out := dst.pix[yy*dst.stride:]
 		for xx := 0; xx < dst.w; xx++ {
 			xmin, n := c.bounds[xx*2], c.bounds[xx*2+1]
 			k := c.kk[xx*c.ksize : xx*c.ksize+n]
-			if src.bpp == 1 {
-				ss := half
-				row := in[xmin : xmin+n]
-				for x, kv := range k {
-					ss += int32(row[x]) * kv
-				}
-				out[xx] = clip8(ss)
-				continue
-			}
 			if src.ch == 3 && (src.bpp == 3 || src.bpp == 4) {
 				var s0, s1, s2 int32
 				if src.bpp == 4 {
@@ -207,6 +247,35 @@ func resampleH(dst, src raster, offset int, c coeffs) {
 			}
 		}
 	}
+}
+
+// horizontalGray resamples one gray row: six taps (an enlargement by
+// about two, the tiles' case) unrolled, others four at a time.
+func horizontalGray(out, in []byte, c coeffs, half int32) {
+	for xx := range out {
+		xmin, n := c.bounds[xx*2], c.bounds[xx*2+1]
+		k := c.kk[xx*c.ksize : xx*c.ksize+n]
+		if n == 6 {
+			r := in[xmin : xmin+6 : xmin+6]
+			k := k[:6:6]
+			out[xx] = clip8(half + int32(r[0])*k[0] + int32(r[1])*k[1] + int32(r[2])*k[2] + int32(r[3])*k[3] + int32(r[4])*k[4] + int32(r[5])*k[5])
+			continue
+		}
+		out[xx] = clip8(half + tapsGray(in[xmin:xmin+n], k))
+	}
+}
+
+// tapsGray sums the taps k over gray pixels, four at a time.
+func tapsGray(row []byte, k []int32) (s int32) {
+	for len(k) >= 4 && len(row) >= 4 {
+		s += int32(row[0])*k[0] + int32(row[1])*k[1] + int32(row[2])*k[2] + int32(row[3])*k[3]
+		k, row = k[4:], row[4:]
+	}
+	for len(k) >= 1 && len(row) >= 1 {
+		s += int32(row[0]) * k[0]
+		k, row = k[1:], row[1:]
+	}
+	return s
 }
 
 // tapsRGB4 sums the taps k over RGBA pixels (alpha ignored), four then two
@@ -248,42 +317,50 @@ func tapsRGB3(row []byte, k []int32) (s0, s1, s2 int32) {
 	return s0, s1, s2
 }
 
-func resampleV(dst, src raster, c coeffs) {
+// resampleV resamples src's columns into dst; src's row 0 is row offset
+// of the image the coefficients index.
+func resampleV(dst, src raster, c coeffs, offset int) {
 	half := int32(1) << (precisionBits - 1)
 	rowBytes := dst.w * dst.bpp
 	acc := make([]int32, rowBytes)
 	for yy := 0; yy < dst.h; yy++ {
-		ymin, n := c.bounds[yy*2], c.bounds[yy*2+1]
+		ymin, n := c.bounds[yy*2]-offset, c.bounds[yy*2+1]
 		k := c.kk[yy*c.ksize : yy*c.ksize+n]
-		for i := range acc {
-			acc[i] = half
-		}
-		// Row-major accumulation, two rows at a time: the same integer
-		// sums as Pillow's per-pixel loop (integer addition is
-		// associative, also when it wraps), cache friendly.
-		y := ymin
-		for ; len(k) >= 2; k = k[2:] {
-			r0 := src.pix[y*src.stride : y*src.stride+rowBytes]
-			r1 := src.pix[(y+1)*src.stride : (y+1)*src.stride+rowBytes]
-			k0, k1 := k[0], k[1]
-			acc := acc[:len(r0)]
-			r1 = r1[:len(r0)]
-			for i, p := range r0 {
-				acc[i] += int32(p)*k0 + int32(r1[i])*k1
-			}
-			y += 2
-		}
-		if len(k) > 0 {
-			row := src.pix[y*src.stride : y*src.stride+rowBytes]
-			acc := acc[:len(row)]
-			for i, p := range row {
-				acc[i] += int32(p) * k[0]
-			}
-		}
 		out := dst.pix[yy*dst.stride : yy*dst.stride+rowBytes]
-		acc := acc[:len(out)]
-		for i, a := range acc {
-			out[i] = clip8(a)
+		row := func(t int) []byte { return src.pix[(ymin+t)*src.stride : (ymin+t)*src.stride+rowBytes] }
+		if n == 6 {
+			// Six taps (an enlargement by about two, the tiles' case): one
+			// pass, no accumulator.
+			vertical6(out, [6][]byte{row(0), row(1), row(2), row(3), row(4), row(5)}, [6]int32(k), half)
+		} else {
+			// Row-major accumulation, four rows then one at a time: the
+			// same integer sums as Pillow's per-pixel loop (integer
+			// addition is associative, also when it wraps), cache
+			// friendly.
+			for i := range acc {
+				acc[i] = half
+			}
+			t := 0
+			for ; t+4 <= n; t += 4 {
+				r0, r1, r2, r3 := row(t), row(t+1), row(t+2), row(t+3)
+				k0, k1, k2, k3 := k[t], k[t+1], k[t+2], k[t+3]
+				acc := acc[:len(r0)]
+				r1, r2, r3 = r1[:len(r0)], r2[:len(r0)], r3[:len(r0)]
+				for i, p := range r0 {
+					acc[i] += int32(p)*k0 + int32(r1[i])*k1 + int32(r2[i])*k2 + int32(r3[i])*k3
+				}
+			}
+			for ; t < n; t++ {
+				r, kt := row(t), k[t]
+				acc := acc[:len(r)]
+				for i, p := range r {
+					acc[i] += int32(p) * kt
+				}
+			}
+			acc := acc[:len(out)]
+			for i, a := range acc {
+				out[i] = clip8(a)
+			}
 		}
 		if dst.alphaOpaque {
 			for i := 3; i < len(out); i += 4 {
@@ -293,12 +370,26 @@ func resampleV(dst, src raster, c coeffs) {
 	}
 }
 
+// vertical6 writes out[i] = clip8(half + Σ rows[t][i]·k[t]) over six rows.
+func vertical6(out []byte, rows [6][]byte, k [6]int32, half int32) {
+	r0, r1, r2, r3, r4, r5 := rows[0], rows[1][:len(rows[0])], rows[2][:len(rows[0])], rows[3][:len(rows[0])], rows[4][:len(rows[0])], rows[5][:len(rows[0])]
+	out = out[:len(r0)]
+	for i, p := range r0 {
+		s := half + int32(p)*k[0] + int32(r1[i])*k[1] + int32(r2[i])*k[2] + int32(r3[i])*k[3] + int32(r4[i])*k[4] + int32(r5[i])*k[5]
+		out[i] = clip8(s)
+	}
+}
+
 // ResizeGray resizes a grayscale image to w×h with Pillow-identical
 // Lanczos resampling.
 func ResizeGray(src *image.Gray, w, h int) (*image.Gray, error) {
+	return resizeGray(src, w, h, nil)
+}
+
+func resizeGray(src *image.Gray, w, h int, memo *coeffMemo) (*image.Gray, error) {
 	if w <= 0 || h <= 0 || src.Bounds().Empty() {
 		return nil, fmt.Errorf("resize %v to %dx%d: empty image or size", src.Bounds().Size(), w, h)
 	}
-	r := resample(grayRaster(src), w, h, box{0, 0, float32(src.Bounds().Dx()), float32(src.Bounds().Dy())})
+	r := resample(grayRaster(src), w, h, box{0, 0, float32(src.Bounds().Dx()), float32(src.Bounds().Dy())}, memo)
 	return &image.Gray{Pix: r.pix, Stride: r.stride, Rect: image.Rect(0, 0, w, h)}, nil
 }

@@ -49,7 +49,7 @@ func thumbnailRef(src *image.RGBA, bw, bh int) *image.RGBA {
 			(bx[3] - float64(rb[1])) / float64(fy),
 		}
 	}
-	out := resample(r, tw, th, box{float32(bx[0]), float32(bx[1]), float32(bx[2]), float32(bx[3])})
+	out := resample(r, tw, th, box{float32(bx[0]), float32(bx[1]), float32(bx[2]), float32(bx[3])}, nil)
 	return &image.RGBA{Pix: out.pix, Stride: out.stride, Rect: image.Rect(0, 0, tw, th)}
 }
 

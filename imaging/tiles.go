@@ -27,6 +27,10 @@ type TileCache struct {
 	held    int64 // bytes of tiles kept for later uses
 	entries map[tileKey]*tileEntry
 	made    int // tiles resized, for tests and reports
+
+	// coeffs are the resampling coefficients of the tiles' axes, shared
+	// by every tile made through the cache.
+	coeffs coeffMemo
 }
 
 type tileKey struct {
@@ -147,7 +151,11 @@ func (s *Series) fitTile(ctx context.Context, i, size int) (*image.Gray, Fit, er
 	if err != nil {
 		return nil, Fit{}, err
 	}
-	tile, fit, err := FitTile(sl, s.Meta.PixelSpacing, size)
+	var memo *coeffMemo
+	if s.Tiles != nil {
+		memo = &s.Tiles.coeffs
+	}
+	tile, fit, err := fitTile(sl, s.Meta.PixelSpacing, size, memo)
 	if err != nil {
 		return nil, Fit{}, fmt.Errorf("series %s slice %d: %w", s.Dir, i, err)
 	}

@@ -55,14 +55,14 @@ func BenchmarkLifecycleReady(b *testing.B) {
 			go r.Start(context.Background())
 			var listened time.Time
 			for ev := range sub.C {
-				if ev.Kind == EventStarting {
+				if ev.Kind == ReplicaStarting {
 					listened = firstAccept(ev.Endpoint.Port, time.Now().Add(10*time.Second))
 				}
-				if ev.Kind == EventReady {
+				if ev.Kind == ReplicaReady {
 					lat = append(lat, ev.Time.Sub(listened))
 					break
 				}
-				if ev.Kind == EventFailed {
+				if ev.Kind == ReplicaFailed {
 					b.Fatal(ev)
 				}
 			}
@@ -93,14 +93,14 @@ func BenchmarkLifecycleCrash(b *testing.B) {
 			t0 := time.Now()
 			fault(&testing.T{}, cur, "crash")
 			for ev := range sub.C {
-				if ev.Kind == EventCrashed {
+				if ev.Kind == ReplicaCrashed {
 					lat = append(lat, ev.Time.Sub(t0))
 				}
-				if ev.Kind == EventReady {
+				if ev.Kind == ReplicaReady {
 					cur = ev.Endpoint
 					break
 				}
-				if ev.Kind == EventFailed {
+				if ev.Kind == ReplicaFailed {
 					b.Fatal(ev)
 				}
 			}

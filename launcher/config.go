@@ -186,6 +186,10 @@ type Config struct {
 	HTTP *http.Client
 	// Timing holds the lifecycle's delays.
 	Timing Timing
+
+	// onMove hears each replica state change (tests walk the lifecycle
+	// with it); it runs on the replica's goroutine and must not block.
+	onMove func(from, to State)
 }
 
 func (c Config) withDefaults() Config {

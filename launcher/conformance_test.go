@@ -293,6 +293,11 @@ func TestCommandLinesConformToVLLMAndSGLang(t *testing.T) {
 			if err := checkServeArgv(vllm, inv.Argv, len(m.Engine.Sim)); err != nil {
 				t.Errorf("%s: vllm serve would refuse %q: %v", where, inv.Argv, err)
 			}
+			// vLLM 0.10 and earlier refuse --limit-mm-per-prompt for a
+			// model that is not multimodal (ModelConfig._init_multimodal_config).
+			if m.TextOnly && slices.Contains(inv.Argv, "--limit-mm-per-prompt") {
+				t.Errorf("%s: the text-only model gets --limit-mm-per-prompt, which vLLM refuses for a model that is not multimodal: %q", where, inv.Argv)
+			}
 			// The same model served by SGLang.
 			ls := l
 			ls.Model.Engine.Kind, ls.Model.Engine.Command, ls.Model.Engine.ExtraArgs = configs.EngineSGLang, nil, nil

@@ -65,14 +65,11 @@ func vllmFlags(l Launch) ([]string, error) {
 		args = append(args, "--max-model-len", strconv.Itoa(m.ContextLength))
 	}
 	args = append(args, "--max-num-seqs", strconv.Itoa(maxNumSeqs(m)))
-	limit, err := mmLimit(l)
+	media, err := mediaFlags(l)
 	if err != nil {
 		return nil, err
 	}
-	args = append(args, "--limit-mm-per-prompt", limit)
-	if l.MediaRoot != "" {
-		args = append(args, "--allowed-local-media-path", l.MediaRoot)
-	}
+	args = append(args, media...)
 	// vLLM's neutral sampling defaults, not generation_config.json: the
 	// same as SGLang's --sampling-defaults openai (docs/conformance.md).
 	args = append(args, "--generation-config", "vllm")
@@ -99,6 +96,27 @@ func vllmFlags(l Launch) ([]string, error) {
 		args = append(args, "--mm-processor-kwargs", string(kw))
 	}
 	return append(args, m.Engine.ExtraArgs...), nil
+}
+
+// mediaFlags are the flags for the images requests carry: the image limit
+// and the folder file:// URLs may name. A text-only model gets neither:
+// vLLM 0.10 and earlier refuse --limit-mm-per-prompt for a model that is
+// not multimodal ("`limit_mm_per_prompt` is only supported for multimodal
+// models", ModelConfig._init_multimodal_config), the 2026 source ignores
+// it, and no request of such a model carries an image.
+func mediaFlags(l Launch) ([]string, error) {
+	if l.Model.TextOnly {
+		return nil, nil
+	}
+	limit, err := mmLimit(l)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"--limit-mm-per-prompt", limit}
+	if l.MediaRoot != "" {
+		args = append(args, "--allowed-local-media-path", l.MediaRoot)
+	}
+	return args, nil
 }
 
 // mmImage and mmLimitJSON give --limit-mm-per-prompt a fixed key order.
@@ -202,13 +220,31 @@ func (s SGLang) Invocation(l Launch) (Invocation, error) {
 		args = append(args, "--trust-remote-code")
 	}
 	if m.Engine.ReasoningParser != "" {
-		args = append(args, "--reasoning-parser", m.Engine.ReasoningParser)
+		args = append(args, "--reasoning-parser", sglangReasoningParser(m.Engine.ReasoningParser))
 	}
 	args = append(args, m.Engine.ExtraArgs...)
 	inv := openAIInvocation(l, args, "/health", "/metrics")
 	inv.Files = []SecretFile{{Path: keyFile, Content: []byte("api-key: " + strconv.Quote(l.APIKey) + "\n")}}
 	inv.CachedTokens = true
 	return inv, nil
+}
+
+// sglangReasoningParser is SGLang's name for the reasoning parser vLLM
+// calls name (the registry's reasoning_parser is vLLM's name). From
+// SGLang's ReasoningParser.DetectorMap
+// (python/sglang/srt/parser/reasoning_parser.py) against vLLM's reasoning
+// parser registry; names the two share, such as qwen3, glm45 or kimi_k2,
+// pass as they are.
+func sglangReasoningParser(name string) string {
+	switch name {
+	case "openai_gptoss":
+		return "gpt-oss"
+	case "deepseek_r1":
+		return "deepseek-r1"
+	case "deepseek_v3":
+		return "deepseek-v3"
+	}
+	return name
 }
 
 // Sim runs npcorch's simulated engine the way vLLM runs: `COMMAND serve

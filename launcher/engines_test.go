@@ -87,6 +87,49 @@ func TestVLLMDefaultsAndForkBinary(t *testing.T) {
 	}
 }
 
+// TestTextOnlyModelGetsNoMultimodalFlags: a text-only model's vLLM (and
+// simulated) command line carries no --limit-mm-per-prompt and no
+// --allowed-local-media-path, whatever image limits and media folder the
+// campaign hands the launch: vLLM 0.10 and earlier refuse the first for a
+// model that is not multimodal, and no request of such a model carries an
+// image.
+func TestTextOnlyModelGetsNoMultimodalFlags(t *testing.T) {
+	m := configs.Model{Name: "GPT-OSS-20B", HFID: "openai/gpt-oss-20b", TextOnly: true, ContextLength: 131072,
+		Engine: configs.Engine{Kind: configs.EngineVLLM, ReasoningParser: "openai_gptoss"},
+		Tasks:  map[string]configs.TaskSettings{"t_groups": {MaxTokens: 8192, MaxImages: 80}, "g_mem": {MaxTokens: 4096}}}
+	want := []string{"vllm", "serve", "openai/gpt-oss-20b",
+		"--host", "127.0.0.1", "--port", "21001",
+		"--served-model-name", "GPT-OSS-20B", "--tensor-parallel-size", "2",
+		"--gpu-memory-utilization", "0.9", "--max-model-len", "131072", "--max-num-seqs", "256",
+		"--generation-config", "vllm", "--enable-prompt-tokens-details", "--reasoning-parser", "openai_gptoss"}
+	inv, err := VLLM{Binary: []string{"vllm"}}.Invocation(launchFor(m, "GPU-a", "GPU-b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(inv.Argv, want) {
+		t.Errorf("argv\n got %q\nwant %q", inv.Argv, want)
+	}
+	m.Engine.Kind = configs.EngineSim
+	sim, err := Sim{Command: []string{"npcorch", "sim-engine"}}.Invocation(launchFor(m, "GPU-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{"--limit-mm-per-prompt", "--allowed-local-media-path"} {
+		if slices.Contains(sim.Argv, flag) {
+			t.Errorf("the simulated engine of a text-only model gets %s: %q", flag, sim.Argv)
+		}
+	}
+	// The same model reading images gets both.
+	m.TextOnly = false
+	mm, err := Sim{Command: []string{"npcorch", "sim-engine"}}.Invocation(launchFor(m, "GPU-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(mm.Argv, "--limit-mm-per-prompt") || !slices.Contains(mm.Argv, "--allowed-local-media-path") {
+		t.Errorf("a multimodal model lacks its media flags: %q", mm.Argv)
+	}
+}
+
 func TestTensorParallelMustMatchGPUs(t *testing.T) {
 	m := internVL()
 	m.Engine.TensorParallel = 4

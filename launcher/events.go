@@ -6,24 +6,25 @@ import (
 	"time"
 )
 
-// EventKind names a replica lifecycle event.
-type EventKind string
+// ReplicaEventKind names a replica lifecycle event.
+type ReplicaEventKind string
 
-// Event kinds, in the order a replica's life may show them.
+// Replica event kinds, in the order a replica's life may show them.
 const (
-	EventStarting   EventKind = "starting"   // process launched (or external probed); Endpoint has the port
-	EventProgress   EventKind = "start-up"   // a start reached a new readiness Stage, Delay after launch
-	EventReady      EventKind = "ready"      // proven ready; Endpoint is usable
-	EventCrashed    EventKind = "crashed"    // lost after ready (exit or stall); Err says why; the endpoint is down
-	EventRestarting EventKind = "restarting" // a restart is scheduled after Delay; Attempt counts from 1 (a move off a shared port keeps it)
-	EventFailed     EventKind = "failed"     // start failed or restarts exhausted; Err says why
-	EventStopped    EventKind = "stopped"    // stopped; Err is a verification failure, if any
+	ReplicaStarting   ReplicaEventKind = "starting"   // process launched (or external probed); Endpoint has the port
+	ReplicaStartUp    ReplicaEventKind = "start-up"   // a start reached a new readiness Stage, Delay after launch
+	ReplicaReady      ReplicaEventKind = "ready"      // proven ready; Endpoint is usable
+	ReplicaCrashed    ReplicaEventKind = "crashed"    // lost after ready (exit or stall); Err says why; the endpoint is down
+	ReplicaRestarting ReplicaEventKind = "restarting" // a restart is scheduled after Delay; Attempt counts from 1 (a move off a shared port keeps it)
+	ReplicaFailed     ReplicaEventKind = "failed"     // start failed or restarts exhausted; Err says why
+	ReplicaStopped    ReplicaEventKind = "stopped"    // stopped; Err is a verification failure, if any
 )
 
-// Event is one change in a replica's life.
-type Event struct {
+// ReplicaEvent is one change in a replica's life (the scheduler's own
+// events are schedule.Event).
+type ReplicaEvent struct {
 	Time     time.Time
-	Kind     EventKind
+	Kind     ReplicaEventKind
 	Model    string
 	Replica  int
 	Endpoint Endpoint
@@ -39,18 +40,18 @@ type Event struct {
 }
 
 // String is a one-line description without secrets.
-func (e Event) String() string {
+func (e ReplicaEvent) String() string {
 	s := fmt.Sprintf("%s %s/r%d %s", e.Time.Format("15:04:05.000"), e.Model, e.Replica, e.Kind)
 	switch e.Kind {
-	case EventStarting:
+	case ReplicaStarting:
 		if e.Endpoint.Port != 0 {
 			s += fmt.Sprintf(" port=%d pgid=%d", e.Endpoint.Port, e.Endpoint.PGID)
 		}
-	case EventProgress:
+	case ReplicaStartUp:
 		s += fmt.Sprintf(": %s (%v after launch)", e.Stage, e.Delay.Round(time.Millisecond))
-	case EventReady:
+	case ReplicaReady:
 		s += " " + e.Endpoint.BaseURL
-	case EventRestarting:
+	case ReplicaRestarting:
 		s += fmt.Sprintf(" attempt=%d in %v", e.Attempt, e.Delay)
 	}
 	if e.Err != nil {
@@ -62,12 +63,12 @@ func (e Event) String() string {
 // Subscription receives events in order, without ever blocking the
 // replicas: a slow reader's events queue up in memory.
 type Subscription struct {
-	C <-chan Event
+	C <-chan ReplicaEvent
 
-	bus   *bus
-	c     chan Event
+	bus   *Bus
+	c     chan ReplicaEvent
 	mu    sync.Mutex
-	queue []Event
+	queue []ReplicaEvent
 	kick  chan struct{}
 	stop  chan struct{}
 	once  sync.Once
@@ -81,7 +82,7 @@ func (s *Subscription) Close() {
 	})
 }
 
-func (s *Subscription) push(e Event) {
+func (s *Subscription) push(e ReplicaEvent) {
 	s.mu.Lock()
 	s.queue = append(s.queue, e)
 	s.mu.Unlock()
@@ -114,14 +115,18 @@ func (s *Subscription) forward() {
 	}
 }
 
-// bus fans events out to subscriptions.
-type bus struct {
+// Bus fans events out to subscriptions, in order, without ever blocking
+// the publisher. Its zero value is ready to use; the Supervisor has one,
+// and other backends (Slurm) can publish through one.
+type Bus struct {
 	mu   sync.Mutex
 	subs map[*Subscription]struct{}
 }
 
-func (b *bus) subscribe() *Subscription {
-	c := make(chan Event)
+// Subscribe returns a subscription to every event published from now on;
+// Close it when done.
+func (b *Bus) Subscribe() *Subscription {
+	c := make(chan ReplicaEvent)
 	s := &Subscription{C: c, c: c, bus: b, kick: make(chan struct{}, 1), stop: make(chan struct{})}
 	b.mu.Lock()
 	if b.subs == nil {
@@ -133,13 +138,14 @@ func (b *bus) subscribe() *Subscription {
 	return s
 }
 
-func (b *bus) remove(s *Subscription) {
+func (b *Bus) remove(s *Subscription) {
 	b.mu.Lock()
 	delete(b.subs, s)
 	b.mu.Unlock()
 }
 
-func (b *bus) publish(e Event) {
+// Publish hands e to every subscription.
+func (b *Bus) Publish(e ReplicaEvent) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs {

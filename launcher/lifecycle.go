@@ -23,7 +23,7 @@ func (r *Replica) launch() {
 	r.gen++
 	gen := r.gen
 	t := r.cfg.Timing
-	r.state = StateStarting
+	r.moveTo(StateStarting)
 	eng, err := r.cfg.Engines.For(r.spec.Model.Engine.Kind)
 	if err != nil {
 		r.failNow(FailureConfig, fmt.Sprintf("model %s: %v", r.spec.Model.Name, err), err)
@@ -96,7 +96,7 @@ func (r *Replica) launch() {
 	go p.run(ctx, r.kick, func(rep probeReport) {
 		r.post(func() { r.onProbe(gen, rep) })
 	})
-	r.emit(EventStarting, nil, func(e *Event) {
+	r.emit(ReplicaStarting, nil, func(e *ReplicaEvent) {
 		e.Attempt = r.attempts
 		e.Endpoint = r.endpointNow()
 	})
@@ -161,8 +161,8 @@ func (r *Replica) measureMemory() {
 
 func (r *Replica) endpointNow() Endpoint {
 	ep := Endpoint{
-		Model: r.spec.Model.Name, Replica: r.spec.Replica,
-		BaseURL: r.inv.BaseURL, APIKey: r.inv.APIKey, MaxNumSeqs: r.inv.MaxNumSeqs,
+		Model: r.spec.Model.Name, Replica: r.spec.Replica, External: r.spec.Model.Engine.Kind == configs.EngineExternal,
+		BaseURL: r.inv.BaseURL, APIKey: r.inv.APIKey, MaxNumSeqs: r.inv.MaxNumSeqs, MetricsURL: r.inv.Probe.MetricsURL,
 		GPUs: r.spec.GPUs, Port: r.port, CachedTokens: r.inv.CachedTokens,
 	}
 	if r.proc != nil {
@@ -213,7 +213,7 @@ func (r *Replica) onProbe(gen int, rep probeReport) {
 			if r.log != nil {
 				r.log.note("readiness: " + r.stage.String())
 			}
-			r.emit(EventProgress, nil, func(e *Event) {
+			r.emit(ReplicaStartUp, nil, func(e *ReplicaEvent) {
 				e.Stage, e.Attempt = r.stage.Describe(), r.attempts
 				e.Delay = r.cfg.Now().Sub(r.launchedAt)
 			})
@@ -233,7 +233,7 @@ func (r *Replica) noProgressDetail() string {
 
 func (r *Replica) becomeReady() {
 	r.stopStartTimers()
-	r.state = StateReady
+	r.moveTo(StateReady)
 	r.portMoves = 0
 	r.readyAt = r.cfg.Now()
 	r.endpoint = r.endpointNow()
@@ -244,7 +244,7 @@ func (r *Replica) becomeReady() {
 	if r.watchdog = NewWatchdog(r.cfg.HTTP, r.inv.Probe, r.cfg.Timing); r.watchdog.Enabled() {
 		r.stallT = time.NewTicker(r.cfg.Timing.StallCheck)
 	}
-	r.emit(EventReady, nil, func(e *Event) { e.Endpoint = r.endpoint; e.Attempt = r.attempts })
+	r.emit(ReplicaReady, nil, func(e *ReplicaEvent) { e.Endpoint = r.endpoint; e.Attempt = r.attempts })
 }
 
 func (r *Replica) stopStartTimers() {
@@ -348,12 +348,12 @@ func (r *Replica) failStart(kind FailureKind, detail string, err error) {
 	}
 	if e.Kind.portFault() && r.portMoves < maxPortMoves {
 		r.portMoves++
-		r.state = StateRestarting
+		r.moveTo(StateRestarting)
 		r.teardown(func(terr error) { r.movePort(e, terr) })
 		return
 	}
 	if r.attempts > 0 {
-		r.state = StateRestarting
+		r.moveTo(StateRestarting)
 		r.teardown(func(terr error) { r.afterCrash(e, terr) })
 		return
 	}
@@ -385,21 +385,21 @@ func (r *Replica) movePort(e *EngineError, teardownErr error) {
 		r.log.note(fmt.Sprintf("port %d is not ours to use (%s); starting again on another port", old, e.Kind))
 	}
 	r.backoff = time.NewTimer(0)
-	r.emit(EventRestarting, e, func(ev *Event) { ev.Attempt = r.attempts })
+	r.emit(ReplicaRestarting, e, func(ev *ReplicaEvent) { ev.Attempt = r.attempts })
 }
 
 // crash handles an engine lost after ready: event, teardown, restart.
 func (r *Replica) crash(e *EngineError) {
 	r.stopWatchdog()
 	r.stopStartTimers()
-	r.state = StateRestarting
+	r.moveTo(StateRestarting)
 	if r.cfg.Now().Sub(r.readyAt) >= r.cfg.Timing.StableAfter {
 		r.attempts = 0
 	}
 	if r.log != nil {
 		r.log.note("engine lost: " + e.Detail)
 	}
-	r.emit(EventCrashed, e, func(ev *Event) { ev.Endpoint = r.endpoint })
+	r.emit(ReplicaCrashed, e, func(ev *ReplicaEvent) { ev.Endpoint = r.endpoint })
 	r.teardown(func(terr error) { r.afterCrash(e, terr) })
 }
 
@@ -422,20 +422,20 @@ func (r *Replica) afterCrash(e *EngineError, teardownErr error) {
 	}
 	r.attempts++
 	delay := r.cfg.Timing.Backoff(r.attempts)
-	r.state = StateRestarting
+	r.moveTo(StateRestarting)
 	r.backoff = time.NewTimer(delay)
-	r.emit(EventRestarting, e, func(ev *Event) { ev.Attempt = r.attempts; ev.Delay = delay })
+	r.emit(ReplicaRestarting, e, func(ev *ReplicaEvent) { ev.Attempt = r.attempts; ev.Delay = delay })
 }
 
 func (r *Replica) fail(e *EngineError) {
-	r.state = StateFailed
+	r.moveTo(StateFailed)
 	r.failure = e
 	r.releasePort()
 	for _, w := range r.waiters {
 		w <- readyReply{err: e}
 	}
 	r.waiters = nil
-	r.emit(EventFailed, e, nil)
+	r.emit(ReplicaFailed, e, nil)
 }
 
 // teardown stops the current process group off the owning goroutine and
@@ -508,12 +508,12 @@ func (r *Replica) finishStop(err error) {
 		w <- readyReply{err: fmt.Errorf("%s: %w", r.spec.name(), ErrStopped)}
 	}
 	r.waiters = nil
-	r.state = StateStopped
+	r.moveTo(StateStopped)
 	RemoveSecretFiles(r.inv.Files)
 	if r.logFile != nil {
 		r.logFile.Close()
 	}
-	r.emit(EventStopped, verr, nil)
+	r.emit(ReplicaStopped, verr, nil)
 	r.quit = true
 }
 

@@ -72,7 +72,7 @@ func waitGroupEmpty(t *testing.T, pgid int, within time.Duration) {
 	}
 }
 
-func nextEvent(t *testing.T, sub *Subscription, kinds ...EventKind) Event {
+func nextEvent(t *testing.T, sub *Subscription, kinds ...ReplicaEventKind) ReplicaEvent {
 	t.Helper()
 	timeout := time.After(60 * time.Second)
 	for {
@@ -123,8 +123,8 @@ func TestSlowStartBecomesReadyAndStopsClean(t *testing.T) {
 	if got := sup.Endpoints("slow"); len(got) != 1 || got[0].BaseURL != ep.BaseURL {
 		t.Errorf("Endpoints = %v", got)
 	}
-	nextEvent(t, sub, EventStarting)
-	nextEvent(t, sub, EventReady)
+	nextEvent(t, sub, ReplicaStarting)
+	nextEvent(t, sub, ReplicaReady)
 	members, _ := ProcScanner{}.Members(ep.PGID)
 	if len(members) < 4 { // shim, engine, two workers
 		t.Errorf("group %d has %v, want shim, engine and 2 workers", ep.PGID, members)
@@ -132,7 +132,7 @@ func TestSlowStartBecomesReadyAndStopsClean(t *testing.T) {
 	log := sup.Replicas("slow")[0].Status().Log
 	stopAll(t, sup)
 	assertGroupEmpty(t, ep.PGID)
-	if ev := nextEvent(t, sub, EventStopped); ev.Err != nil {
+	if ev := nextEvent(t, sub, ReplicaStopped); ev.Err != nil {
 		t.Errorf("stopped event error: %v", ev.Err)
 	}
 	b, err := os.ReadFile(log)
@@ -165,10 +165,10 @@ func startFailure(t *testing.T, cfg Config, spec ReplicaSpec) (*EngineError, int
 	}
 	pgid := 0
 	for ev := range sub.C {
-		if ev.Kind == EventStarting {
+		if ev.Kind == ReplicaStarting {
 			pgid = ev.Endpoint.PGID
 		}
-		if ev.Kind == EventFailed {
+		if ev.Kind == ReplicaFailed {
 			break
 		}
 	}
@@ -253,10 +253,10 @@ func TestWarmUpAnswered5xxFailsWithTheBody(t *testing.T) {
 	}
 	var stages []string
 	for ev := range sub.C {
-		if ev.Kind == EventProgress {
+		if ev.Kind == ReplicaStartUp {
 			stages = append(stages, ev.Stage)
 		}
-		if ev.Kind == EventFailed {
+		if ev.Kind == ReplicaFailed {
 			break
 		}
 	}
@@ -327,10 +327,10 @@ func TestBadEngineArgumentsFailAsConfiguration(t *testing.T) {
 	}
 	starts := 0
 	for ev := range sub.C {
-		if ev.Kind == EventStarting {
+		if ev.Kind == ReplicaStarting {
 			starts++
 		}
-		if ev.Kind == EventFailed {
+		if ev.Kind == ReplicaFailed {
 			break
 		}
 	}
@@ -358,17 +358,17 @@ func TestCrashAfterReadyIsSeenAndRestarted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nextEvent(t, sub, EventReady)
+	nextEvent(t, sub, ReplicaReady)
 	fault(t, ep, "crash")
-	crash := nextEvent(t, sub, EventCrashed)
+	crash := nextEvent(t, sub, ReplicaCrashed)
 	if crash.Err == nil || !strings.Contains(crash.Err.Error(), "killed by signal 9") || !strings.Contains(crash.Err.Error(), "injected fault") {
 		t.Errorf("crash event: %v", crash.Err)
 	}
-	if r := nextEvent(t, sub, EventRestarting); r.Attempt != 1 {
+	if r := nextEvent(t, sub, ReplicaRestarting); r.Attempt != 1 {
 		t.Errorf("restart attempt %d", r.Attempt)
 	}
-	again := nextEvent(t, sub, EventReady, EventFailed)
-	if again.Kind != EventReady {
+	again := nextEvent(t, sub, ReplicaReady, ReplicaFailed)
+	if again.Kind != ReplicaReady {
 		t.Fatalf("after restart: %v", again)
 	}
 	assertGroupEmpty(t, ep.PGID) // the old engine's workers are gone
@@ -396,8 +396,8 @@ func TestCrashWithoutRestartsFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	fault(t, ep, "crash")
-	ev := nextEvent(t, sub, EventFailed, EventRestarting)
-	if ev.Kind != EventFailed || !strings.Contains(ev.Err.Error(), "gave up after 0 restarts") {
+	ev := nextEvent(t, sub, ReplicaFailed, ReplicaRestarting)
+	if ev.Kind != ReplicaFailed || !strings.Contains(ev.Err.Error(), "gave up after 0 restarts") {
 		t.Fatalf("event %v", ev)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -430,12 +430,12 @@ func TestStallWatchdogRestartsHungEngine(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	crash := nextEvent(t, sub, EventCrashed)
+	crash := nextEvent(t, sub, ReplicaCrashed)
 	var ee *EngineError
 	if !errors.As(crash.Err, &ee) || ee.Kind != FailureStalled {
 		t.Fatalf("crash event %v", crash.Err)
 	}
-	if ev := nextEvent(t, sub, EventReady, EventFailed); ev.Kind != EventReady {
+	if ev := nextEvent(t, sub, ReplicaReady, ReplicaFailed); ev.Kind != ReplicaReady {
 		t.Fatalf("after stall: %v", ev)
 	}
 	assertGroupEmpty(t, ep.PGID)
@@ -498,19 +498,19 @@ func TestForeignListenerOnOurPortIsDetected(t *testing.T) {
 				_, err := r.Start(context.Background())
 				res <- err
 			}()
-			st := nextEvent(t, sub, EventStarting)
+			st := nextEvent(t, sub, ReplicaStarting)
 			srv := foreignServer(listenReusePort(t, st.Endpoint.Port), "victim")
 			defer srv.Close()
 			// The start leaves the shared port: the old group is gone
 			// when the move is announced, and the engine starts again
 			// elsewhere.
-			ev := nextEvent(t, sub, EventRestarting, EventFailed)
+			ev := nextEvent(t, sub, ReplicaRestarting, ReplicaFailed)
 			var ee *EngineError
-			if ev.Kind != EventRestarting || !errors.As(ev.Err, &ee) || ee.Kind != FailureForeign || !strings.Contains(ee.Detail, tc.detail) {
+			if ev.Kind != ReplicaRestarting || !errors.As(ev.Err, &ee) || ee.Kind != FailureForeign || !strings.Contains(ee.Detail, tc.detail) {
 				t.Fatalf("%v; want a move off the port for a foreign listener, with %q", ev, tc.detail)
 			}
 			assertGroupEmpty(t, st.Endpoint.PGID)
-			if again := nextEvent(t, sub, EventStarting); again.Endpoint.Port == st.Endpoint.Port {
+			if again := nextEvent(t, sub, ReplicaStarting); again.Endpoint.Port == st.Endpoint.Port {
 				t.Errorf("started again on the shared port %d", again.Endpoint.Port)
 			}
 			stopAll(t, sup)
@@ -538,14 +538,14 @@ func TestPortTakenBeforeRestartIsReallocated(t *testing.T) {
 		t.Fatal(err)
 	}
 	fault(t, ep, "crash")
-	nextEvent(t, sub, EventRestarting) // sent once the old group is gone
+	nextEvent(t, sub, ReplicaRestarting) // sent once the old group is gone
 	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(ep.Port))
 	if err != nil {
 		t.Fatalf("the crashed engine's port is not free: %v", err)
 	}
 	defer ln.Close()
-	ev := nextEvent(t, sub, EventReady, EventFailed)
-	if ev.Kind != EventReady || ev.Endpoint.Port == ep.Port {
+	ev := nextEvent(t, sub, ReplicaReady, ReplicaFailed)
+	if ev.Kind != ReplicaReady || ev.Endpoint.Port == ep.Port {
 		t.Fatalf("restart with port %d taken: %v (port %d)", ep.Port, ev, ev.Endpoint.Port)
 	}
 }
@@ -618,7 +618,7 @@ func TestCancelledStartStopsTheEngine(t *testing.T) {
 		_, err := sup.Start(ctx, ReplicaSpec{Model: simModel("cancel", "--sim-fault", "never-ready", "--sim-workers", "1")})
 		res <- err
 	}()
-	st := nextEvent(t, sub, EventStarting)
+	st := nextEvent(t, sub, ReplicaStarting)
 	cancel()
 	if err := <-res; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Start: %v", err)
@@ -750,12 +750,12 @@ func TestEngineWhoseHealthFailsWhileServingIsRestarted(t *testing.T) {
 	// The engine core "dies": /health and every request answer 503 while
 	// the process lives on, so only the health watch can see it.
 	fault(t, ep, "503")
-	crash := nextEvent(t, sub, EventCrashed)
+	crash := nextEvent(t, sub, ReplicaCrashed)
 	var ee *EngineError
 	if !errors.As(crash.Err, &ee) || ee.Kind != FailureUnhealthy || !strings.Contains(ee.Error(), "/health answered 503") {
 		t.Fatalf("crash event %v", crash.Err)
 	}
-	if ev := nextEvent(t, sub, EventReady, EventFailed); ev.Kind != EventReady {
+	if ev := nextEvent(t, sub, ReplicaReady, ReplicaFailed); ev.Kind != ReplicaReady {
 		t.Fatalf("after the health failure: %v", ev)
 	}
 	assertGroupEmpty(t, ep.PGID)
@@ -816,12 +816,12 @@ func TestForeignListenerAtStartMovesToAnotherPort(t *testing.T) {
 	if ep.Port == first {
 		t.Fatalf("ready on port %d, which a foreign server shares", first)
 	}
-	var moved *Event
+	var moved *ReplicaEvent
 	for ev := range sub.C {
-		if ev.Kind == EventRestarting && moved == nil {
+		if ev.Kind == ReplicaRestarting && moved == nil {
 			moved = &ev
 		}
-		if ev.Kind == EventReady {
+		if ev.Kind == ReplicaReady {
 			break
 		}
 	}

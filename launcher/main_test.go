@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -65,6 +67,14 @@ func selfCmd(role string) []string {
 // testConfig is a supervisor configuration with shrunk delays, the shim
 // and the simulated engine (package simengine).
 func testConfig(t testing.TB) Config {
+	moves := &moveLog{}
+	t.Cleanup(func() {
+		for _, m := range moves.taken() {
+			if !canMove(m.from, m.to) {
+				t.Errorf("a replica moved %s → %s, which the lifecycle table lacks", m.from, m.to)
+			}
+		}
+	})
 	return Config{
 		Engines: Engines{Sim: selfCmd("sim-engine")},
 		Shim:    selfCmd("engine-shim"),
@@ -73,7 +83,26 @@ func testConfig(t testing.TB) Config {
 		// packages' engines at the same time from 20000 and 24000.
 		Ports:  &Ports{First: 26000, Last: 27999},
 		Timing: fastTiming(),
+		onMove: moves.add,
 	}
+}
+
+// moveLog records the state changes of a test's replicas.
+type moveLog struct {
+	mu    sync.Mutex
+	moves []transition
+}
+
+func (l *moveLog) add(from, to State) {
+	l.mu.Lock()
+	l.moves = append(l.moves, transition{from: from, to: to})
+	l.mu.Unlock()
+}
+
+func (l *moveLog) taken() []transition {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.moves)
 }
 
 // fakeConfig runs the fake engine of fakeengine_test.go instead, for

@@ -23,17 +23,29 @@ type ReplicaSpec struct {
 	APIServers int
 }
 
-func (s ReplicaSpec) name() string { return fmt.Sprintf("%s/r%d", s.Model.Name, s.Replica) }
+func (s ReplicaSpec) name() string { return replicaName(s.Model.Name, s.Replica) }
 
-// Endpoint is how clients reach a ready replica.
+// replicaName is how users see a replica: "Lingshu-7B/r0".
+func replicaName(model string, replica int) string { return fmt.Sprintf("%s/r%d", model, replica) }
+
+// Endpoint is how clients reach a ready replica: the one endpoint type of
+// npcorch, which the task runner's client and pool use too.
 type Endpoint struct {
-	Model      string
-	Replica    int
+	Model   string
+	Replica int
+	// External marks an endpoint npcorch did not start (engine kind
+	// external): it serves the model for as long as its owner runs it.
+	External   bool
 	BaseURL    string // OpenAI-compatible, ending in /v1
 	APIKey     string // bearer token; String redacts it
 	MaxNumSeqs int    // the engine's concurrency ceiling
+	// MetricsURL is the engine's Prometheus endpoint ("" when it has
+	// none): clients read its queue there.
+	MetricsURL string
 	// CachedTokens: the engine reports cached prompt tokens, so an answer
-	// without them had none cached (Invocation.CachedTokens).
+	// without them had none cached (Invocation.CachedTokens). vLLM leaves
+	// the details out when nothing was cached, so without this an absent
+	// figure means "not reported", never 0.
 	CachedTokens bool
 	GPUs         []string
 	Port         int // 0 for external endpoints
@@ -47,25 +59,6 @@ func (e Endpoint) String() string {
 
 // GoString keeps the key out of %#v too.
 func (e Endpoint) GoString() string { return "launcher.Endpoint{" + e.String() + "}" }
-
-// State is where a replica is in its lifecycle.
-type State int
-
-// Replica states.
-const (
-	StateNew        State = iota // created, not started
-	StateStarting                // launched, not yet proven ready
-	StateReady                   // serving
-	StateRestarting              // crashed or stalled: cleaning up, then waiting out the backoff
-	StateStopping                // stop requested, group being torn down
-	StateStopped                 // stopped and verified (terminal)
-	StateFailed                  // start failed or restarts exhausted; processes gone
-)
-
-// String names the state.
-func (s State) String() string {
-	return [...]string{"new", "starting", "ready", "restarting", "stopping", "stopped", "failed"}[s]
-}
 
 // Status is a snapshot of a replica.
 type Status struct {
@@ -84,7 +77,7 @@ var ErrStopped = errors.New("replica stopped")
 type Replica struct {
 	spec ReplicaSpec
 	cfg  Config
-	pub  func(Event)
+	pub  func(ReplicaEvent)
 
 	reqs   chan func()   // run on the owning goroutine
 	events chan func()   // async results, run on the owning goroutine
@@ -132,7 +125,7 @@ type readyReply struct {
 	err error
 }
 
-func newReplica(spec ReplicaSpec, cfg Config, pub func(Event)) *Replica {
+func newReplica(spec ReplicaSpec, cfg Config, pub func(ReplicaEvent)) *Replica {
 	r := &Replica{
 		spec:   spec,
 		cfg:    cfg,
@@ -296,8 +289,8 @@ func (r *Replica) status() Status {
 	return st
 }
 
-func (r *Replica) emit(kind EventKind, err error, f func(*Event)) {
-	ev := Event{Time: r.cfg.Now(), Kind: kind, Model: r.spec.Model.Name, Replica: r.spec.Replica, Err: err, Log: r.logPath}
+func (r *Replica) emit(kind ReplicaEventKind, err error, f func(*ReplicaEvent)) {
+	ev := ReplicaEvent{Time: r.cfg.Now(), Kind: kind, Model: r.spec.Model.Name, Replica: r.spec.Replica, Err: err, Log: r.logPath}
 	if f != nil {
 		f(&ev)
 	}
@@ -332,13 +325,13 @@ func (r *Replica) onStop(reply chan error) {
 	case r.state == StateStopping:
 		return
 	case r.tearing:
-		r.state = StateStopping
+		r.moveTo(StateStopping)
 		r.next = r.finishStop
 	case r.proc != nil && r.state != StateFailed:
-		r.state = StateStopping
+		r.moveTo(StateStopping)
 		r.teardown(r.finishStop)
 	default:
-		r.state = StateStopping
+		r.moveTo(StateStopping)
 		r.finishStop(nil)
 	}
 }

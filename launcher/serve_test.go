@@ -38,7 +38,7 @@ func TestServePrintsEndpointsAndStopsOnCancel(t *testing.T) {
 	go func() { done <- Serve(ctx, sup, ServeSpecs(m, nil, ""), out, file) }()
 	var pgids []int
 	for len(pgids) < 2 {
-		if ev := nextEvent(t, sub, EventReady); ev.Kind == EventReady {
+		if ev := nextEvent(t, sub, ReplicaReady); ev.Kind == ReplicaReady {
 			pgids = append(pgids, ev.Endpoint.PGID)
 		}
 	}

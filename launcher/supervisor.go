@@ -13,7 +13,7 @@ import (
 // their events. The campaign runner uses it as the one owner of engines.
 type Supervisor struct {
 	cfg Config
-	bus bus
+	bus Bus
 
 	mu       sync.Mutex
 	replicas map[string]*Replica // by ReplicaSpec.name
@@ -29,7 +29,7 @@ func (s *Supervisor) Timing() Timing { return s.cfg.Timing }
 
 // Subscribe returns a subscription to every replica's events; Close it
 // when done.
-func (s *Supervisor) Subscribe() *Subscription { return s.bus.subscribe() }
+func (s *Supervisor) Subscribe() *Subscription { return s.bus.Subscribe() }
 
 // Add registers a replica without starting it.
 func (s *Supervisor) Add(spec ReplicaSpec) (*Replica, error) {
@@ -38,7 +38,7 @@ func (s *Supervisor) Add(spec ReplicaSpec) (*Replica, error) {
 	if _, dup := s.replicas[spec.name()]; dup {
 		return nil, fmt.Errorf("replica %s already exists; stop it first or use another replica number", spec.name())
 	}
-	r := newReplica(spec, s.cfg, s.bus.publish)
+	r := newReplica(spec, s.cfg, s.bus.Publish)
 	s.replicas[spec.name()] = r
 	return r, nil
 }
@@ -139,6 +139,19 @@ func (s *Supervisor) Endpoints(model string) []Endpoint {
 // Stop stops model's replicas in parallel, verified, and forgets them.
 func (s *Supervisor) Stop(ctx context.Context, model string) error {
 	return s.stop(ctx, s.Replicas(model))
+}
+
+// StopReplica stops one replica of model, verified, and forgets it. A
+// replica the supervisor does not hold (never added, or already stopped
+// and forgotten) is stopped: nil.
+func (s *Supervisor) StopReplica(ctx context.Context, model string, replica int) error {
+	s.mu.Lock()
+	r := s.replicas[replicaName(model, replica)]
+	s.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	return s.stop(ctx, []*Replica{r})
 }
 
 // StopAll stops every replica in parallel, verified; npcorch calls it on

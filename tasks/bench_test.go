@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/npcbench"
@@ -67,7 +68,7 @@ func BenchmarkFileRequest(b *testing.B) {
 	item := tasks.Item{ID: "t_groups/B", Task: npcbench.TGroups, Patient: "B", Images: images, Gold: tasks.Gold{Label: "T3"}}
 	c := tasks.NewClient(engineSettings())
 	defer c.Close()
-	ep := tasks.Endpoint{Name: "b#0", BaseURL: srv.URL + "/v1", Local: true}
+	ep := launcher.Endpoint{Model: "b", BaseURL: srv.URL + "/v1"}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		req, err := bld.Build(prompts, item, i, nil)

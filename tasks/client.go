@@ -19,29 +19,8 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher"
 )
-
-// Endpoint is one serving replica as the client sees it.
-type Endpoint struct {
-	// Name identifies the replica in journals and logs ("Lingshu-7B#0").
-	Name string
-	// BaseURL is the OpenAI base URL, e.g. http://127.0.0.1:8001/v1.
-	BaseURL string
-	// APIKey is sent as a bearer token; it is never written anywhere.
-	APIKey string
-	// MaxNumSeqs is the engine's --max-num-seqs: the concurrency ceiling.
-	MaxNumSeqs int
-	// MetricsURL is the engine's Prometheus endpoint ("" when it has none).
-	MetricsURL string
-	// Local engines share the disk: images may travel as file:// URLs.
-	Local bool
-	// CachedTokens says the engine reports cached prompt tokens (vLLM
-	// started with --enable-prompt-tokens-details, SGLang with
-	// --enable-cache-report): an answer without them had none cached. vLLM
-	// leaves the details out when nothing was cached, so without this an
-	// absent figure means "not reported", never 0.
-	CachedTokens bool
-}
 
 // Answer is what a model said: content (reasoning stripped), the reasoning
 // separately, how it finished, token usage and client-side timing.
@@ -99,16 +78,17 @@ const (
 	FailRejected   = "rejected"            // HTTP 4xx: the request itself is wrong
 )
 
-// Failure is an infrastructure failure of one attempt. Status is the HTTP
-// status, or for a stream_error the code the engine put in the error it
-// streamed after its 200; Err carries the engine's own message.
-type Failure struct {
+// AttemptFailure is an infrastructure failure of one attempt of a request.
+// Status is the HTTP status, or for a stream_error the code the engine put
+// in the error it streamed after its 200; Err carries the engine's own
+// message.
+type AttemptFailure struct {
 	Kind   string
 	Status int
 	Err    error
 }
 
-func (f *Failure) Error() string {
+func (f *AttemptFailure) Error() string {
 	switch {
 	case f.Status != 0 && f.Kind == FailStream:
 		return fmt.Sprintf("%s (code %d inside the 200 stream): %v", f.Kind, f.Status, f.Err)
@@ -118,11 +98,11 @@ func (f *Failure) Error() string {
 	return fmt.Sprintf("%s: %v", f.Kind, f.Err)
 }
 
-func (f *Failure) Unwrap() error { return f.Err }
+func (f *AttemptFailure) Unwrap() error { return f.Err }
 
 // Retryable reports whether another attempt may succeed: transport errors,
 // 5xx, stream errors and timeouts are; a rejected request is not.
-func (f *Failure) Retryable() bool { return f.Kind != FailRejected }
+func (f *AttemptFailure) Retryable() bool { return f.Kind != FailRejected }
 
 var (
 	errFirstToken = errors.New("no first chunk within the first-token timeout")
@@ -158,18 +138,18 @@ func (c *Client) Close() { c.http.CloseIdleConnections() }
 // Send streams a prepared request to ep, its inline images read from their
 // files as the body goes out, and collects the answer. An error is always
 // a *Failure.
-func (c *Client) Send(ctx context.Context, ep Endpoint, req *Request) (*Answer, error) {
+func (c *Client) Send(ctx context.Context, ep launcher.Endpoint, req *Request) (*Answer, error) {
 	return c.stream(ctx, ep, req.Body, req.inline)
 }
 
 // Stream sends one streaming request body to ep and collects the answer. An
 // error is always a *Failure. The body must not hold inline placeholders
 // (use Send for a Request).
-func (c *Client) Stream(ctx context.Context, ep Endpoint, body openai.ChatCompletionRequest) (*Answer, error) {
+func (c *Client) Stream(ctx context.Context, ep launcher.Endpoint, body openai.ChatCompletionRequest) (*Answer, error) {
 	return c.stream(ctx, ep, body, nil)
 }
 
-func (c *Client) stream(ctx context.Context, ep Endpoint, body openai.ChatCompletionRequest, inline []inlineImage) (*Answer, error) {
+func (c *Client) stream(ctx context.Context, ep launcher.Endpoint, body openai.ChatCompletionRequest, inline []inlineImage) (*Answer, error) {
 	cfg := openai.DefaultConfig(ep.APIKey)
 	cfg.BaseURL = strings.TrimSuffix(ep.BaseURL, "/")
 	bw := &bodyWriter{next: c.http, inline: inline}
@@ -219,7 +199,7 @@ func (c *Client) stream(ctx context.Context, ep Endpoint, body openai.ChatComple
 		now := c.now()
 		var chunk streamChunk
 		if err := json.Unmarshal(raw, &chunk); err != nil {
-			return nil, &Failure{Kind: FailStream, Err: fmt.Errorf("malformed chunk %.200q: %w", raw, err)}
+			return nil, &AttemptFailure{Kind: FailStream, Err: fmt.Errorf("malformed chunk %.200q: %w", raw, err)}
 		}
 		if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
 			// go-openai's reader catches `data: {"error":` lines itself
@@ -267,7 +247,7 @@ func (c *Client) stream(ctx context.Context, ep Endpoint, body openai.ChatComple
 		}
 	}
 	if !finished {
-		return nil, &Failure{Kind: FailTruncated, Err: errors.New("the stream ended without a finish reason")}
+		return nil, &AttemptFailure{Kind: FailTruncated, Err: errors.New("the stream ended without a finish reason")}
 	}
 	end := c.now()
 	ans.Content, ans.Reasoning = SplitReasoning(content.String(), reasoning.String())
@@ -334,14 +314,14 @@ func classify(ctx context.Context, err error) error {
 	if cause := context.Cause(ctx); cause != nil {
 		switch {
 		case errors.Is(cause, errFirstToken):
-			return &Failure{Kind: FailFirstToken, Err: cause}
+			return &AttemptFailure{Kind: FailFirstToken, Err: cause}
 		case errors.Is(cause, errChunk):
-			return &Failure{Kind: FailChunk, Err: cause}
+			return &AttemptFailure{Kind: FailChunk, Err: cause}
 		case errors.Is(cause, errTotal):
-			return &Failure{Kind: FailTotal, Err: cause}
+			return &AttemptFailure{Kind: FailTotal, Err: cause}
 		}
 		if ctx.Err() != nil && errors.Is(cause, context.Canceled) {
-			return &Failure{Kind: FailConnect, Err: fmt.Errorf("cancelled: %w", cause)}
+			return &AttemptFailure{Kind: FailConnect, Err: fmt.Errorf("cancelled: %w", cause)}
 		}
 	}
 	// An HTTP status is the surest witness. go-openai turns a body it
@@ -357,28 +337,28 @@ func classify(ctx context.Context, err error) error {
 	if errors.As(err, &apiErr) {
 		e := engineError{Message: apiErr.Message, Type: apiErr.Type, Code: apiCode(apiErr.Code)}
 		if apiErr.HTTPStatusCode == 0 {
-			return &Failure{Kind: FailStream, Status: e.Code, Err: errors.New(e.text())}
+			return &AttemptFailure{Kind: FailStream, Status: e.Code, Err: errors.New(e.text())}
 		}
 		return httpFailure(apiErr.HTTPStatusCode, errors.New(e.text()))
 	}
 	var opErr *net.OpError
 	if errors.As(err, &opErr) && opErr.Op == "dial" || errors.Is(err, syscall.ECONNREFUSED) {
-		return &Failure{Kind: FailConnect, Err: err}
+		return &AttemptFailure{Kind: FailConnect, Err: err}
 	}
 	if strings.HasPrefix(err.Error(), "error, ") {
-		return &Failure{Kind: FailStream, Err: err}
+		return &AttemptFailure{Kind: FailStream, Err: err}
 	}
-	return &Failure{Kind: FailTruncated, Err: err}
+	return &AttemptFailure{Kind: FailTruncated, Err: err}
 }
 
 // streamFailure is the failure an error object inside a 200 stream makes
 // (line is its JSON), keeping the engine's message and code.
-func streamFailure(line []byte) *Failure {
+func streamFailure(line []byte) *AttemptFailure {
 	e, ok := parseEngineError(line)
 	if !ok {
-		return &Failure{Kind: FailStream, Err: fmt.Errorf("error inside the stream: %s", bodySnippet(line))}
+		return &AttemptFailure{Kind: FailStream, Err: fmt.Errorf("error inside the stream: %s", bodySnippet(line))}
 	}
-	return &Failure{Kind: FailStream, Status: e.Code, Err: errors.New(e.text())}
+	return &AttemptFailure{Kind: FailStream, Status: e.Code, Err: errors.New(e.text())}
 }
 
 // requestErrorText is what an HTTP error body says, in whatever shape.
@@ -409,11 +389,11 @@ func apiCode(c any) int {
 	return 0
 }
 
-func httpFailure(status int, err error) *Failure {
+func httpFailure(status int, err error) *AttemptFailure {
 	if status >= 500 || status == http.StatusTooManyRequests || status == http.StatusRequestTimeout {
-		return &Failure{Kind: FailServer, Status: status, Err: err}
+		return &AttemptFailure{Kind: FailServer, Status: status, Err: err}
 	}
-	return &Failure{Kind: FailRejected, Status: status, Err: err}
+	return &AttemptFailure{Kind: FailRejected, Status: status, Err: err}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -16,6 +16,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/npcbench"
 )
@@ -48,11 +49,11 @@ func hang(r *http.Request) {
 	<-r.Context().Done()
 }
 
-func serve(t *testing.T, h http.HandlerFunc) tasks.Endpoint {
+func serve(t *testing.T, h http.HandlerFunc) launcher.Endpoint {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return tasks.Endpoint{Name: "M#0", BaseURL: srv.URL + "/v1", APIKey: "secret", MaxNumSeqs: 4}
+	return launcher.Endpoint{Model: "M", BaseURL: srv.URL + "/v1", APIKey: "secret", MaxNumSeqs: 4}
 }
 
 func body() openai.ChatCompletionRequest {
@@ -136,7 +137,7 @@ func TestStreamFailures(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ep := serve(t, c.h)
 			_, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, body())
-			var f *tasks.Failure
+			var f *tasks.AttemptFailure
 			if !errors.As(err, &f) || f.Kind != c.kind {
 				t.Fatalf("err = %v, want a %s failure", err, c.kind)
 			}
@@ -151,8 +152,8 @@ func TestStreamConnectionRefused(t *testing.T) {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()
 	l.Close()
-	_, err := tasks.NewClient(testSettings()).Stream(context.Background(), tasks.Endpoint{BaseURL: "http://" + addr + "/v1"}, body())
-	var f *tasks.Failure
+	_, err := tasks.NewClient(testSettings()).Stream(context.Background(), launcher.Endpoint{BaseURL: "http://" + addr + "/v1"}, body())
+	var f *tasks.AttemptFailure
 	if !errors.As(err, &f) || f.Kind != tasks.FailConnect {
 		t.Fatalf("err = %v, want connect failure", err)
 	}
@@ -168,7 +169,7 @@ func TestStreamTotalTimeout(t *testing.T) {
 	s := testSettings()
 	s.TotalTimeout = 400 * time.Millisecond
 	_, err := tasks.NewClient(s).Stream(context.Background(), ep, body())
-	var f *tasks.Failure
+	var f *tasks.AttemptFailure
 	if !errors.As(err, &f) || f.Kind != tasks.FailTotal {
 		t.Fatalf("err = %v, want total timeout", err)
 	}
@@ -208,7 +209,7 @@ func TestErrorBodiesBothForms(t *testing.T) {
 				io.WriteString(w, c.body)
 			})
 			_, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, body())
-			var f *tasks.Failure
+			var f *tasks.AttemptFailure
 			if !errors.As(err, &f) || f.Kind != c.kind || f.Status != c.status || f.Error() != c.want {
 				t.Errorf("err = %v\nwant %s", err, c.want)
 			}
@@ -229,7 +230,7 @@ func TestStreamErrorKeepsEngineMessageAndCode(t *testing.T) {
 		sse(w, "[DONE]")
 	})
 	_, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, body())
-	var f *tasks.Failure
+	var f *tasks.AttemptFailure
 	want := "stream_error (code 500 inside the 200 stream): Internal server error [InternalServerError]"
 	if !errors.As(err, &f) || f.Kind != tasks.FailStream || f.Status != 500 || f.Error() != want || !f.Retryable() {
 		t.Fatalf("err = %v\nwant %s (retryable)", err, want)
@@ -242,7 +243,7 @@ func TestStreamErrorKeepsEngineMessageAndCode(t *testing.T) {
 	model, _ := reg.Get("Lingshu-7B")
 	items := []tasks.Item{{ID: "card/P01/x", Task: npcbench.Card, Patient: "P01", Gold: tasks.Gold{Label: "1"}}}
 	if _, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
-		Pool: tasks.NewPool([]tasks.Endpoint{ep}, 1), Items: tasks.ItemList(items)}); err != nil {
+		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items)}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := tasks.ReadJournal(run)

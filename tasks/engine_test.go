@@ -19,6 +19,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/proctest"
 	"github.com/npcorch/npcorch/launcher/simkey"
 	"github.com/npcorch/npcorch/tasks"
@@ -46,14 +47,14 @@ func textBody(text string) openai.ChatCompletionRequest {
 
 // failureKind sends body to ep and returns the kind of the failure, failing
 // the test when the request succeeds.
-func failureKind(t *testing.T, s configs.ClientSettings, ep tasks.Endpoint, body openai.ChatCompletionRequest) *tasks.Failure {
+func failureKind(t *testing.T, s configs.ClientSettings, ep launcher.Endpoint, body openai.ChatCompletionRequest) *tasks.AttemptFailure {
 	t.Helper()
 	c := tasks.NewClient(s)
 	defer c.Close()
 	ans, err := c.Stream(context.Background(), ep, body)
-	var f *tasks.Failure
+	var f *tasks.AttemptFailure
 	if !errors.As(err, &f) {
-		t.Fatalf("request succeeded (%+v) or failed without a *Failure (%v)", ans, err)
+		t.Fatalf("request succeeded (%+v) or failed without a *AttemptFailure (%v)", ans, err)
 	}
 	return f
 }
@@ -61,7 +62,7 @@ func failureKind(t *testing.T, s configs.ClientSettings, ep tasks.Endpoint, body
 func TestEngineConnectFailures(t *testing.T) {
 	t.Parallel()
 	t.Run("nobody listens", func(t *testing.T) {
-		ep := tasks.Endpoint{Name: "gone#0", BaseURL: fmt.Sprintf("http://127.0.0.1:%d/v1", proctest.FreePort(t))}
+		ep := launcher.Endpoint{Model: "gone", BaseURL: fmt.Sprintf("http://127.0.0.1:%d/v1", proctest.FreePort(t))}
 		f := failureKind(t, engineSettings(), ep, textBody("hello"))
 		if f.Kind != tasks.FailConnect || !f.Retryable() {
 			t.Fatalf("failure %v: want a retryable %s", f, tasks.FailConnect)
@@ -72,7 +73,7 @@ func TestEngineConnectFailures(t *testing.T) {
 		// The port is bound from here on, but refuses connections until
 		// the model has loaded, as vLLM's does.
 		eventually(t, "the engine starts loading", func() bool { return strings.Contains(e.out.String(), "Starting to load model") })
-		f := failureKind(t, engineSettings(), e.endpoint("loading#0", 4), textBody("hello"))
+		f := failureKind(t, engineSettings(), e.endpoint("loading", 4), textBody("hello"))
 		if f.Kind != tasks.FailConnect || !f.Retryable() {
 			t.Fatalf("failure %v: want a retryable %s", f, tasks.FailConnect)
 		}
@@ -86,7 +87,7 @@ func TestEngineFirstTokenTimeout(t *testing.T) {
 	t.Run("slow prefill", func(t *testing.T) {
 		// 100 prompt tokens at 1 token/s: nothing comes back for 100 s.
 		e := startEngine(t, "--sim-prefill-tps", "1")
-		f := failureKind(t, s, e.endpoint("slow#0", 4), textBody(strings.Repeat("word ", 80)))
+		f := failureKind(t, s, e.endpoint("slow", 4), textBody(strings.Repeat("word ", 80)))
 		if f.Kind != tasks.FailFirstToken || !f.Retryable() {
 			t.Fatalf("failure %v: want a retryable %s", f, tasks.FailFirstToken)
 		}
@@ -96,7 +97,7 @@ func TestEngineFirstTokenTimeout(t *testing.T) {
 		// hangs. A role chunk is not a token, so the first-token deadline
 		// (not the shorter between-chunk one) decides.
 		e := startEngine(t, append(textKey(t, "marker", "\\boxed{A}"), "--sim-fault", "hang-after=0", "--sim-chunk-tokens", "1000")...)
-		f := failureKind(t, s, e.endpoint("hang#0", 4), textBody("marker"))
+		f := failureKind(t, s, e.endpoint("hang", 4), textBody("marker"))
 		if f.Kind != tasks.FailFirstToken {
 			t.Fatalf("failure %v: want %s", f, tasks.FailFirstToken)
 		}
@@ -109,7 +110,7 @@ func TestEngineChunkTimeout(t *testing.T) {
 	e := startEngine(t, append(textKey(t, "marker", answer), "--sim-fault", "hang-after=0", "--sim-chunk-tokens", "1")...)
 	s := engineSettings()
 	s.ChunkTimeout = 300 * time.Millisecond
-	f := failureKind(t, s, e.endpoint("hang#0", 4), textBody("marker"))
+	f := failureKind(t, s, e.endpoint("hang", 4), textBody("marker"))
 	if f.Kind != tasks.FailChunk || !f.Retryable() {
 		t.Fatalf("failure %v: want a retryable %s", f, tasks.FailChunk)
 	}
@@ -123,7 +124,7 @@ func TestEngineTotalTimeout(t *testing.T) {
 	e := startEngine(t, append(textKey(t, "marker", answer), "--sim-decode-tps", "20", "--sim-chunk-tokens", "1")...)
 	s := engineSettings()
 	s.TotalTimeout = 600 * time.Millisecond
-	f := failureKind(t, s, e.endpoint("slow#0", 4), textBody("marker"))
+	f := failureKind(t, s, e.endpoint("slow", 4), textBody("marker"))
 	if f.Kind != tasks.FailTotal || !f.Retryable() {
 		t.Fatalf("failure %v: want a retryable %s", f, tasks.FailTotal)
 	}
@@ -131,11 +132,11 @@ func TestEngineTotalTimeout(t *testing.T) {
 
 // runItems runs items for simModel through one endpoint with one worker, so
 // requests go out in item order.
-func runItems(t *testing.T, r *tasks.Runner, ep tasks.Endpoint, root string, items []tasks.Item) tasks.Summary {
+func runItems(t *testing.T, r *tasks.Runner, ep launcher.Endpoint, root string, items []tasks.Item) tasks.Summary {
 	t.Helper()
 	m := simModelConfig(t)
 	s, err := r.Run(context.Background(), tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
-		Pool: tasks.NewPool([]tasks.Endpoint{ep}, 1), Items: tasks.ItemList(items), Workers: 1})
+		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items), Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestEngineStreamErrorsAnd503AreRetriedThenNotRun(t *testing.T) {
 			rec := newRecorder(t, e.base)
 			run := t.TempDir()
 			r := newEngineRunner(t, run, engineSettings()) // 2 retries
-			s := runItems(t, r, rec.endpoint("faulty#0", 1), root, items)
+			s := runItems(t, r, rec.endpoint("faulty", 1), root, items)
 
 			// The first request completes; then every attempt fails.
 			if s.Answered != 1 || s.NotRun != 2 || s.Failures[c.kind] != 6 {
@@ -201,7 +202,7 @@ func TestEngineTooManyImagesIsRejectedWithoutRetry(t *testing.T) {
 	e := startEngine(t, "--allowed-local-media-path", root, "--limit-mm-per-prompt", `{"image":2}`)
 	rec := newRecorder(t, e.base)
 	run := t.TempDir()
-	s := runItems(t, newEngineRunner(t, run, engineSettings()), rec.endpoint("small#0", 1), root, []tasks.Item{two, three})
+	s := runItems(t, newEngineRunner(t, run, engineSettings()), rec.endpoint("small", 1), root, []tasks.Item{two, three})
 	if s.Answered != 1 || s.NotRun != 1 || s.Failures[tasks.FailRejected] != 1 || len(s.Failures) != 1 {
 		t.Fatalf("summary %+v: want the 2-image item answered and the 3-image one rejected once", s)
 	}
@@ -241,7 +242,7 @@ func TestEngineReasoningIsStripped(t *testing.T) {
 			rec := newRecorder(t, e.base)
 			client := tasks.NewClient(engineSettings())
 			defer client.Close()
-			ans, err := client.Stream(context.Background(), rec.endpoint("think#0", 4), textBody("marker"))
+			ans, err := client.Stream(context.Background(), rec.endpoint("think", 4), textBody("marker"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -254,7 +255,7 @@ func TestEngineReasoningIsStripped(t *testing.T) {
 			// Thinking switched off through the chat template.
 			body := textBody("marker")
 			body.ChatTemplateKwargs = map[string]any{"enable_thinking": false}
-			ans, err = client.Stream(context.Background(), rec.endpoint("think#0", 4), body)
+			ans, err = client.Stream(context.Background(), rec.endpoint("think", 4), body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -288,7 +289,7 @@ func TestEngineUsageAndCachedTokens(t *testing.T) {
 			}
 			client := tasks.NewClient(engineSettings())
 			defer client.Close()
-			ep := e.endpoint("usage#0", 4)
+			ep := e.endpoint("usage", 4)
 			ep.CachedTokens = c.flag
 			// The engine counts ceil(text runes / 4) + 100 per image; the
 			// answer "0" is one token.
@@ -345,7 +346,7 @@ func TestEngineTornJournalLineIsResent(t *testing.T) {
 	rec := newRecorder(t, e.base)
 	run := t.TempDir()
 	r := newEngineRunner(t, run, engineSettings())
-	if s := runItems(t, r, rec.endpoint("e#0", 1), root, items); s.Answered != 6 {
+	if s := runItems(t, r, rec.endpoint("e", 1), root, items); s.Answered != 6 {
 		t.Fatalf("first run: %+v", s)
 	}
 	r.Journal.Close()
@@ -368,7 +369,7 @@ func TestEngineTornJournalLineIsResent(t *testing.T) {
 
 	before := len(rec.requests())
 	r2 := newEngineRunner(t, run, engineSettings())
-	s := runItems(t, r2, rec.endpoint("e#0", 1), root, items)
+	s := runItems(t, r2, rec.endpoint("e", 1), root, items)
 	if s.Answered != 1 || s.Skipped != 5 {
 		t.Fatalf("resume: %+v, want the torn item alone sent again", s)
 	}
@@ -449,7 +450,7 @@ func TestEngineResumeAfterSIGKILLOfTheRunner(t *testing.T) {
 
 	r := newEngineRunner(t, run, engineSettings())
 	s, err := r.Run(context.Background(), tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
-		Pool: tasks.NewPool([]tasks.Endpoint{rec.endpoint("e#0", 2)}, 2), Items: tasks.ItemList(items), Workers: 2})
+		Pool: tasks.NewPool([]launcher.Endpoint{rec.endpoint("e", 2)}, 2), Items: tasks.ItemList(items), Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -574,7 +575,7 @@ func TestEngineL6CareQuestionsCarryTheModelsOwnFindings(t *testing.T) {
 		cfg := simModelConfig(t)
 		cfg.Name = mod.name
 		s, err := r.Run(context.Background(), tasks.ModelRun{Model: cfg, Builder: tasks.RequestBuilder{Model: cfg, Media: configs.MediaFile, Root: root},
-			Pool: tasks.NewPool([]tasks.Endpoint{rec.endpoint(mod.name+"#0", 2)}, 2), Items: tasks.ItemList(items), Workers: 2})
+			Pool: tasks.NewPool([]launcher.Endpoint{rec.endpoint(mod.name+"#0", 2)}, 2), Items: tasks.ItemList(items), Workers: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -665,12 +666,12 @@ func TestEngineTwoReplicasShareWorkAndSurviveAKill(t *testing.T) {
 	// Replica A takes about 1 s per request, B about 0.1 s.
 	a := startEngine(t, append(key, "--allowed-local-media-path", root, "--sim-prefill-tps", "900")...)
 	b := startEngine(t, append(key, "--allowed-local-media-path", root, "--sim-prefill-tps", "9000")...)
-	pool := tasks.NewPool([]tasks.Endpoint{a.endpoint("A", 2), b.endpoint("B", 2)}, 2)
+	pool := tasks.NewPool([]launcher.Endpoint{a.endpoint("A", 2), b.endpoint("B", 2)}, 2)
 	pool.Down = time.Hour // a dead replica stays out for the rest of the run
 	killed := make(chan struct{})
 	var once sync.Once
 	watch := &replicaWatch{counts: map[string]int{}, hook: func(rec tasks.Record, counts map[string]int) {
-		if counts["A"] >= 1 {
+		if counts["A#0"] >= 1 {
 			once.Do(func() {
 				// Kill A while it holds a request.
 				go func() {
@@ -698,7 +699,7 @@ func TestEngineTwoReplicasShareWorkAndSurviveAKill(t *testing.T) {
 	if s.Answered != n || s.NotRun != 0 {
 		t.Fatalf("summary %+v: want all %d answered", s, n)
 	}
-	if watch.counts["A"] == 0 || watch.counts["B"] == 0 {
+	if watch.counts["A#0"] == 0 || watch.counts["B#0"] == 0 {
 		t.Errorf("records per replica %v: want both replicas used", watch.counts)
 	}
 	r.Journal.Close()
@@ -711,7 +712,7 @@ func TestEngineTwoReplicasShareWorkAndSurviveAKill(t *testing.T) {
 		if recd.Status != tasks.StatusAnswered {
 			t.Errorf("record %+v not answered", recd)
 		}
-		if recd.Replica == "B" && len(recd.Failures) > 0 {
+		if recd.Replica == "B#0" && len(recd.Failures) > 0 {
 			moved++
 		}
 	}
@@ -733,8 +734,8 @@ func TestEngineAdaptiveConcurrencyFollowsTheQueue(t *testing.T) {
 	// The engine runs one request at a time (0.2 s each); the client was
 	// told 8, so requests queue in the engine until the pool backs off.
 	e := startEngine(t, append(key, "--allowed-local-media-path", root, "--sim-prefill-tps", "4500", "--max-num-seqs", "1")...)
-	pool := tasks.NewPool([]tasks.Endpoint{e.endpoint("e#0", 8)}, 0)
-	rep := pool.Replicas()[0]
+	pool := tasks.NewPool([]launcher.Endpoint{e.endpoint("e", 8)}, 0)
+	rep := pool.Members()[0]
 	start := pool.Limit(rep)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

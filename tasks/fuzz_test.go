@@ -15,6 +15,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher"
 )
 
 // FuzzStream serves arbitrary bytes as an SSE body to the streaming client:
@@ -37,13 +38,13 @@ func FuzzStream(f *testing.F) {
 	f.Cleanup(srv.Close)
 	c := NewClient(configs.ClientSettings{ConnectTimeout: time.Second, FirstTokenTimeout: 5 * time.Second,
 		ChunkTimeout: 5 * time.Second, TotalTimeout: 10 * time.Second})
-	ep := Endpoint{Name: "fuzz#0", BaseURL: srv.URL + "/v1"}
+	ep := launcher.Endpoint{Model: "fuzz", BaseURL: srv.URL + "/v1"}
 	req := openai.ChatCompletionRequest{Model: "m", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "?"}}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		body.Store(&data)
 		ans, err := c.Stream(context.Background(), ep, req)
 		if err != nil {
-			var fail *Failure
+			var fail *AttemptFailure
 			if !errors.As(err, &fail) {
 				t.Fatalf("error is not a *Failure: %T %v", err, err)
 			}

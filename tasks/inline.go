@@ -47,7 +47,7 @@ func (w *bodyWriter) Do(req *http.Request) (*http.Response, error) {
 	}
 	segs, err := splitInline(body, w.inline)
 	if err != nil {
-		return nil, &Failure{Kind: FailRejected, Err: err}
+		return nil, &AttemptFailure{Kind: FailRejected, Err: err}
 	}
 	var size int64
 	for _, sg := range segs {
@@ -69,11 +69,11 @@ func (w *bodyWriter) Do(req *http.Request) (*http.Response, error) {
 
 // failure is the reason the last body could not be sent whole (an image
 // that changed since it was prepared), or nil.
-func (w *bodyWriter) failure() *Failure {
+func (w *bodyWriter) failure() *AttemptFailure {
 	if w.body == nil || w.body.err == nil {
 		return nil
 	}
-	return &Failure{Kind: FailRejected, Err: w.body.err}
+	return &AttemptFailure{Kind: FailRejected, Err: w.body.err}
 }
 
 // segment is a piece of a request body: JSON text, then optionally an

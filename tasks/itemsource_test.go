@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/npcbench"
@@ -71,7 +72,7 @@ func TestRunnerPullsItemsFromItsSourceAsItSends(t *testing.T) {
 			mu.Lock()
 			sent, ahead = 0, nil
 			mu.Unlock()
-			pool := tasks.NewPool([]tasks.Endpoint{ep}, workers)
+			pool := tasks.NewPool([]launcher.Endpoint{ep}, workers)
 			r := testRunner(t, t.TempDir())
 			s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaFile, Root: t.TempDir()},
 				Pool: pool, Items: src, Workers: workers})
@@ -132,7 +133,7 @@ func TestRunnerReadsItsSourceOncePerPhase(t *testing.T) {
 	model.Name = "M"
 	r := testRunner(t, t.TempDir())
 	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaFile, Root: root},
-		Pool: tasks.NewPool([]tasks.Endpoint{ep}, 2), Items: src, Repeats: 2, Workers: 2})
+		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 2), Items: src, Repeats: 2, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

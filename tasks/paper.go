@@ -7,9 +7,10 @@ import (
 
 // PaperScale returns each model's workload at the paper's scale, one per
 // task of the task list (task keys and family names; every task when
-// empty), in model order and then registry order: the request mix of each
-// task's descriptor (Task.Paper), which the scheduler takes as several
-// workloads per model.
+// empty) that the model can answer (Answerable: a text-only model none
+// that needs images), in model order and then registry order: the request
+// mix of each task's descriptor (Task.Paper), which the scheduler takes as
+// several workloads per model.
 func (r *Registry) PaperScale(models []configs.Model, names []string) ([]schedule.Workload, error) {
 	keys, err := r.Select(names)
 	if err != nil {
@@ -18,6 +19,9 @@ func (r *Registry) PaperScale(models []configs.Model, names []string) ([]schedul
 	var out []schedule.Workload
 	for _, m := range models {
 		for _, k := range keys {
+			if !r.Answerable(m, k) {
+				continue
+			}
 			out = append(out, schedule.MixWorkload(m, r.PaperMix(k)))
 		}
 	}

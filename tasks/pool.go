@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/npcorch/npcorch/launcher"
 )
 
 // Pool spreads one model's requests over its replicas: least outstanding
@@ -19,18 +21,22 @@ import (
 // as their engines start, crash and restart; once no replica will ever
 // come again, its owner closes the pool and every wait ends.
 type Pool struct {
-	mu       sync.Mutex
-	replicas []*Replica
-	changed  chan struct{}
-	closed   error // why no replica will come; set once by Close
+	mu      sync.Mutex
+	members []*PoolMember
+	changed chan struct{}
+	closed  error // why no replica will come; set once by Close
 	// Down is how long a replica is set aside after a connection failure.
 	Down time.Duration
 	now  func() time.Time
 }
 
-// Replica is one endpoint and its concurrency state.
-type Replica struct {
-	Endpoint Endpoint
+// PoolMember is one replica's endpoint in a pool, with its concurrency
+// state.
+type PoolMember struct {
+	// Name is how the journal and the pool name the replica
+	// (MemberName).
+	Name     string
+	Endpoint launcher.Endpoint
 	limit    float64
 	ceiling  int
 	inflight int
@@ -38,42 +44,55 @@ type Replica struct {
 	removed  bool
 }
 
-// NewPool makes a pool over the endpoints. concurrency caps in-flight
-// requests per replica (0 = each endpoint's MaxNumSeqs).
-func NewPool(eps []Endpoint, concurrency int) *Pool {
-	p := &Pool{changed: make(chan struct{}), Down: time.Second, now: time.Now}
-	for _, ep := range eps {
-		ceil := ep.MaxNumSeqs
-		if concurrency > 0 && (ceil == 0 || concurrency < ceil) {
-			ceil = concurrency
-		}
-		if ceil <= 0 {
-			ceil = 1
-		}
-		// Start at half the ceiling and let the metrics raise it.
-		p.replicas = append(p.replicas, &Replica{Endpoint: ep, ceiling: ceil, limit: max(1, float64(ceil)/2)})
+// MemberName is how the journal and the pool name replica number replica
+// of model: "Lingshu-7B#0".
+func MemberName(model string, replica int) string { return fmt.Sprintf("%s#%d", model, replica) }
+
+// memberName names ep's replica; an endpoint npcorch did not start is
+// "MODEL#ext".
+func memberName(ep launcher.Endpoint) string {
+	if ep.External {
+		return ep.Model + "#ext"
 	}
-	return p
+	return MemberName(ep.Model, ep.Replica)
 }
 
-// Upsert adds a replica, or replaces the endpoint of the replica of the
-// same name (a restart may move it to another port) and marks it up.
-func (p *Pool) Upsert(ep Endpoint, concurrency int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, r := range p.replicas {
-		if r.Endpoint.Name == ep.Name {
-			r.Endpoint, r.downTill, r.removed = ep, time.Time{}, false
-			p.wakeLocked()
-			return
-		}
-	}
+// newMember makes ep a member whose in-flight requests are capped at its
+// max-num-seqs, or at concurrency when lower (0: no cap of its own).
+func newMember(ep launcher.Endpoint, concurrency int) *PoolMember {
 	ceil := ep.MaxNumSeqs
 	if concurrency > 0 && (ceil == 0 || concurrency < ceil) {
 		ceil = concurrency
 	}
 	ceil = max(ceil, 1)
-	p.replicas = append(p.replicas, &Replica{Endpoint: ep, ceiling: ceil, limit: max(1, float64(ceil)/2)})
+	// Start at half the ceiling and let the metrics raise it.
+	return &PoolMember{Name: memberName(ep), Endpoint: ep, ceiling: ceil, limit: max(1, float64(ceil)/2)}
+}
+
+// NewPool makes a pool over the endpoints. concurrency caps in-flight
+// requests per replica (0 = each endpoint's MaxNumSeqs).
+func NewPool(eps []launcher.Endpoint, concurrency int) *Pool {
+	p := &Pool{changed: make(chan struct{}), Down: time.Second, now: time.Now}
+	for _, ep := range eps {
+		p.members = append(p.members, newMember(ep, concurrency))
+	}
+	return p
+}
+
+// Upsert adds a replica, or replaces the endpoint of the same replica (a
+// restart may move it to another port) and marks it up.
+func (p *Pool) Upsert(ep launcher.Endpoint, concurrency int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	name := memberName(ep)
+	for _, r := range p.members {
+		if r.Name == name {
+			r.Endpoint, r.downTill, r.removed = ep, time.Time{}, false
+			p.wakeLocked()
+			return
+		}
+	}
+	p.members = append(p.members, newMember(ep, concurrency))
 	p.wakeLocked()
 }
 
@@ -82,8 +101,8 @@ func (p *Pool) Upsert(ep Endpoint, concurrency int) {
 func (p *Pool) SetDown(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, r := range p.replicas {
-		if r.Endpoint.Name == name {
+	for _, r := range p.members {
+		if r.Name == name {
 			r.removed = true
 		}
 	}
@@ -114,7 +133,7 @@ func (p *Pool) Capacity() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := 0
-	for _, r := range p.replicas {
+	for _, r := range p.members {
 		n += r.ceiling
 	}
 	return n
@@ -122,10 +141,12 @@ func (p *Pool) Capacity() int {
 
 // Lease is one slot on a replica, taken by Acquire and given back with
 // Release. Endpoint is the replica's endpoint when the slot was taken: a
-// restart may move the replica to another port meanwhile.
+// restart may move the replica to another port meanwhile; Member names
+// the replica.
 type Lease struct {
-	Endpoint Endpoint
-	replica  *Replica
+	Member   string
+	Endpoint launcher.Endpoint
+	replica  *PoolMember
 }
 
 // Acquire waits for a replica with room and takes one slot on it. It
@@ -142,7 +163,7 @@ func (p *Pool) Acquire(ctx context.Context) (Lease, error) {
 		r, wake := p.pickLocked()
 		if r != nil {
 			r.inflight++
-			l := Lease{Endpoint: r.Endpoint, replica: r}
+			l := Lease{Member: r.Name, Endpoint: r.Endpoint, replica: r}
 			p.mu.Unlock()
 			return l, nil
 		}
@@ -173,11 +194,11 @@ func waitFor(ctx context.Context, ch <-chan struct{}, wake time.Duration) error 
 
 // pickLocked returns the up replica with the lowest load, or the time until
 // a down replica comes back.
-func (p *Pool) pickLocked() (*Replica, time.Duration) {
+func (p *Pool) pickLocked() (*PoolMember, time.Duration) {
 	now := p.now()
-	var best *Replica
+	var best *PoolMember
 	var wake time.Duration
-	for _, r := range p.replicas {
+	for _, r := range p.members {
 		if r.removed {
 			continue
 		}
@@ -229,7 +250,7 @@ type Load struct {
 // Adapt moves a replica's limit from its engine's load: additive increase
 // while nothing waits and the KV cache has room, multiplicative decrease
 // when requests queue in the engine or the cache is nearly full.
-func (p *Pool) Adapt(r *Replica, l Load) {
+func (p *Pool) Adapt(r *PoolMember, l Load) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -242,17 +263,17 @@ func (p *Pool) Adapt(r *Replica, l Load) {
 }
 
 // Limit returns a replica's current concurrency limit.
-func (p *Pool) Limit(r *Replica) float64 {
+func (p *Pool) Limit(r *PoolMember) float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return r.limit
 }
 
-// Replicas returns the pool's replicas.
-func (p *Pool) Replicas() []*Replica {
+// Members returns the pool's replicas.
+func (p *Pool) Members() []*PoolMember {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]*Replica(nil), p.replicas...)
+	return append([]*PoolMember(nil), p.members...)
 }
 
 // WatchMetrics scrapes each replica's /metrics every interval and adapts its
@@ -266,7 +287,7 @@ func (p *Pool) WatchMetrics(ctx context.Context, hc *http.Client, interval time.
 			return
 		case <-t.C:
 		}
-		for _, r := range p.Replicas() {
+		for _, r := range p.Members() {
 			p.mu.Lock()
 			url := r.Endpoint.MetricsURL
 			if url == "" {

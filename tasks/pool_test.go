@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
 )
 
@@ -15,8 +16,8 @@ import (
 // replica a restart has moved meanwhile; a failure on the current
 // endpoint does.
 func TestPoolLeaseKeepsItsEndpointAcrossARestart(t *testing.T) {
-	old := tasks.Endpoint{Name: "m#0", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 4}
-	p := tasks.NewPool([]tasks.Endpoint{old}, 0)
+	old := launcher.Endpoint{Model: "m", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 4}
+	p := tasks.NewPool([]launcher.Endpoint{old}, 0)
 	p.Down = time.Hour
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -51,7 +52,7 @@ func TestPoolLeaseKeepsItsEndpointAcrossARestart(t *testing.T) {
 // Closing the pool ends the waits already blocked and every later one,
 // with the reason.
 func TestClosedPoolEndsEveryWait(t *testing.T) {
-	p := tasks.NewPool([]tasks.Endpoint{{Name: "m#0", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 1}}, 0)
+	p := tasks.NewPool([]launcher.Endpoint{{Model: "m", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 1}}, 0)
 	p.Remove("m#0")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -67,11 +68,30 @@ func TestClosedPoolEndsEveryWait(t *testing.T) {
 	for range 2 {
 		err := <-errs
 		if !errors.Is(err, tasks.ErrPoolClosed) || !strings.Contains(err.Error(), "gave up after 5 restarts") {
-			t.Fatalf("blocked Acquire ended with %v, want tasks.ErrPoolClosed with the reason", err)
+			t.Fatalf("blocked Acquire ended with %v, want ErrPoolClosed with the reason", err)
 		}
 	}
-	p.Upsert(tasks.Endpoint{Name: "m#1", BaseURL: "http://127.0.0.1:2/v1", MaxNumSeqs: 1}, 0)
+	p.Upsert(launcher.Endpoint{Model: "m", Replica: 1, BaseURL: "http://127.0.0.1:2/v1", MaxNumSeqs: 1}, 0)
 	if _, err := p.Acquire(ctx); !errors.Is(err, tasks.ErrPoolClosed) {
 		t.Fatalf("Acquire after Close: %v, want tasks.ErrPoolClosed", err)
+	}
+}
+
+// TestPoolMembersKeepTheJournalsNames: a pool names its members as the
+// journal always did, "MODEL#N", and an endpoint npcorch did not start
+// "MODEL#ext"; a lease carries the name.
+func TestPoolMembersKeepTheJournalsNames(t *testing.T) {
+	p := tasks.NewPool([]launcher.Endpoint{{Model: "m", Replica: 2, BaseURL: "http://127.0.0.1:1/v1"},
+		{Model: "x", External: true, BaseURL: "http://127.0.0.1:2/v1"}}, 1)
+	var names []string
+	for _, m := range p.Members() {
+		names = append(names, m.Name)
+	}
+	if strings.Join(names, " ") != "m#2 x#ext" {
+		t.Errorf("members %v, want m#2 x#ext", names)
+	}
+	l, err := p.Acquire(context.Background())
+	if err != nil || l.Member != "m#2" {
+		t.Errorf("lease %+v (%v), want one on m#2", l, err)
 	}
 }

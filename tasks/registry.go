@@ -254,6 +254,48 @@ func (r *Registry) ImageNeeds() map[string][]string {
 	return needs
 }
 
+// Answerable reports whether model m can answer task key. A text-only
+// model (models.yaml text_only) answers no task that shows images or is of
+// an image level (ImageLevel), nor one whose prompts include answers to
+// such a task (After): "Text models cover
+// L1/L2/L4/L5/O1; image-capable models additionally cover L3 and L6" (the
+// paper, Table A7). Every other model answers every task.
+func (r *Registry) Answerable(m configs.Model, key string) bool {
+	return !m.TextOnly || !r.readsImages(key, map[string]bool{})
+}
+
+// readsImages reports whether task key shows images, is of an image
+// level, or builds on the
+// answers of a task that does; seen guards against a loop of After.
+func (r *Registry) readsImages(key string, seen map[string]bool) bool {
+	t := r.lookup(key)
+	if t == nil || seen[key] {
+		return false
+	}
+	seen[key] = true
+	if len(t.Images) > 0 || t.ImageLevel {
+		return true
+	}
+	return slices.ContainsFunc(t.After, func(k string) bool { return r.readsImages(k, seen) })
+}
+
+// TrimTasks returns m with the task settings of the tasks it can answer
+// only (Answerable): a campaign asks a model the tasks it has settings
+// for, so a text-only model is asked no task that needs images.
+func (r *Registry) TrimTasks(m configs.Model) configs.Model {
+	if !m.TextOnly {
+		return m
+	}
+	tasks := make(map[string]configs.TaskSettings, len(m.Tasks))
+	for k, v := range m.Tasks {
+		if r.Answerable(m, k) {
+			tasks[k] = v
+		}
+	}
+	m.Tasks = tasks
+	return m
+}
+
 // Families are the names a task list may use for several tasks.
 func (r *Registry) Families() []Family { return slices.Clone(r.b.Families) }
 

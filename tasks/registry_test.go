@@ -54,3 +54,54 @@ func TestNewRegistryRefusesWhatCannotRun(t *testing.T) {
 		}
 	}
 }
+
+// TestTextOnlyModelAnswersOnlyTasksWithoutImages: "Text models cover
+// L1/L2/L4/L5/O1; image-capable models additionally cover L3 and L6" (the
+// paper, Table A7). A text-only model answers a text task, but neither a
+// task that shows images nor one whose prompts include answers about
+// images (After), however deep; every other model answers all of them.
+func TestTextOnlyModelAnswersOnlyTasksWithoutImages(t *testing.T) {
+	img, read, deeper, text := plainTask("img"), plainTask("read"), plainTask("deeper"), plainTask("text")
+	img.Images = []string{"overview"}
+	for x, after := range map[*tasks.Task]string{read: "img", deeper: "read"} {
+		x.After = []string{after}
+		x.Needs = func(tasks.Item) []string { return nil }
+		x.Prior = func(tasks.Item, map[string]*tasks.Record) []string { return nil }
+	}
+	reg, err := tasks.NewRegistry(tasks.Benchmark{Structures: configs.DefaultStructures(), Tasks: []*tasks.Task{img, read, deeper, text}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := map[string]configs.TaskSettings{"img": {MaxTokens: 1}, "read": {MaxTokens: 2}, "deeper": {MaxTokens: 3}, "text": {MaxTokens: 4}}
+	tm := configs.Model{Name: "T", TextOnly: true, Tasks: settings}
+	mm := configs.Model{Name: "M", Tasks: settings}
+	for key, want := range map[string]bool{"img": false, "read": false, "deeper": false, "text": true, "unknown": true} {
+		if got := reg.Answerable(tm, key); got != want {
+			t.Errorf("text-only model, task %s: answerable %v, want %v", key, got, want)
+		}
+		if !reg.Answerable(mm, key) {
+			t.Errorf("image-capable model cannot answer %s", key)
+		}
+	}
+	trimmed := reg.TrimTasks(tm)
+	if len(trimmed.Tasks) != 1 || trimmed.Tasks["text"].MaxTokens != 4 {
+		t.Errorf("text-only model asked %v, want the text task only", trimmed.Tasks)
+	}
+	if len(tm.Tasks) != 4 {
+		t.Errorf("TrimTasks changed the model it was given: %v", tm.Tasks)
+	}
+	if got := reg.TrimTasks(mm); len(got.Tasks) != 4 {
+		t.Errorf("image-capable model asked %v, want every task", got.Tasks)
+	}
+	wls, err := reg.PaperScale([]configs.Model{tm, mm}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range wls {
+		got = append(got, w.Model+"/"+w.Task)
+	}
+	if want := "T/text M/img M/read M/deeper M/text"; strings.Join(got, " ") != want {
+		t.Errorf("paper-scale workloads %v, want %s", got, want)
+	}
+}

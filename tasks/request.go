@@ -140,7 +140,7 @@ func (b RequestBuilder) BuildTurns(prompts *Prompts, it Item, repeat int, prior 
 			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: t.Reply})
 	}
 	body := openai.ChatCompletionRequest{
-		Model:              b.Model.Name,
+		Model:              b.Model.ServedName(),
 		Messages:           append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, MultiContent: parts}),
 		Stream:             true,
 		StreamOptions:      &openai.StreamOptions{IncludeUsage: true},

@@ -86,6 +86,10 @@ type ModelRun struct {
 	// Workers is how many requests may be in flight at once across the
 	// pool, now and after replicas are added (0 = the pool's capacity).
 	Workers int
+	// OnRecord, when set, hears each request journaled by this run, as
+	// Progress does; it must not block (the campaign measures its
+	// replicas' speeds from it).
+	OnRecord func(Record)
 }
 
 // Summary counts a model's run.
@@ -318,6 +322,9 @@ func (r *Runner) runPhase(ctx context.Context, mr ModelRun, act *activity, phase
 				if r.Progress != nil {
 					r.Progress.Record(rec)
 				}
+				if mr.OnRecord != nil {
+					mr.OnRecord(rec)
+				}
 			}
 			return nil
 		})
@@ -389,10 +396,10 @@ func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request, act *activ
 		}
 		act.set(w, phaseSend, time.Time{}, "")
 		ans, err := r.Client.Send(ctx, lease.Endpoint, req)
-		var f *Failure
+		var f *AttemptFailure
 		errors.As(err, &f)
 		mr.Pool.Release(lease, f != nil && (f.Kind == FailConnect || f.Kind == FailServer))
-		rec.Attempts, rec.Replica = attempt, lease.Endpoint.Name
+		rec.Attempts, rec.Replica = attempt, lease.Member
 		if err == nil {
 			rec.Status, rec.Answer = StatusAnswered, ans
 			return rec, kinds, nil

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/npcbench"
@@ -112,7 +113,7 @@ func TestRunnerL6InjectionRetriesAndResume(t *testing.T) {
 	run := t.TempDir()
 	r := testRunner(t, run)
 	mr := tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
-		Pool: tasks.NewPool([]tasks.Endpoint{ep}, 2), Items: tasks.ItemList(items), Repeats: 1}
+		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 2), Items: tasks.ItemList(items), Repeats: 1}
 	s, err := r.Run(context.Background(), mr)
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +165,7 @@ func TestRunnerWritesSuppliedFindingsWithoutInjection(t *testing.T) {
 	run := t.TempDir()
 	r := testRunner(t, run)
 	mr := tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
-		Pool: tasks.NewPool([]tasks.Endpoint{ep}, 1), Items: tasks.ItemList(items), Repeats: 1}
+		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items), Repeats: 1}
 	if s, err := r.Run(context.Background(), mr); err != nil || s.Answered != 1 {
 		t.Fatalf("summary %+v, %v; want the question answered", s, err)
 	}
@@ -190,7 +191,7 @@ func TestRunnerMarksNotRunAfterRetriesAndNeverStoresAPrediction(t *testing.T) {
 	r := testRunner(t, run)
 	items := []tasks.Item{{ID: "pathology/P01", Task: npcbench.Pathology, Patient: "P01", Images: []dataset.Image{img}, Gold: tasks.Gold{Label: "1"}}}
 	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
-		Pool: tasks.NewPool([]tasks.Endpoint{ep}, 1), Items: tasks.ItemList(items)})
+		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func TestRequestRefusesImagesChangedAfterPrepAndPathEscapes(t *testing.T) {
 		w.WriteHeader(400)
 	})
 	_, err = tasks.NewClient(testSettings()).Send(context.Background(), ep, req)
-	var f *tasks.Failure
+	var f *tasks.AttemptFailure
 	if !errors.As(err, &f) || f.Kind != tasks.FailRejected || !strings.Contains(err.Error(), "does not match the sha256") || whole {
 		t.Errorf("changed image: err = %v, engine received a whole body: %v", err, whole)
 	}

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/proctest"
 	"github.com/npcorch/npcorch/launcher/simkey"
 	"github.com/npcorch/npcorch/tasks"
@@ -109,8 +110,8 @@ func (e *simEngine) kill() {
 }
 
 // endpoint is the engine as the client sees it.
-func (e *simEngine) endpoint(name string, maxNumSeqs int) tasks.Endpoint {
-	return tasks.Endpoint{Name: name, BaseURL: e.base + "/v1", MaxNumSeqs: maxNumSeqs, MetricsURL: e.base + "/metrics", Local: true}
+func (e *simEngine) endpoint(name string, maxNumSeqs int) launcher.Endpoint {
+	return launcher.Endpoint{Model: name, BaseURL: e.base + "/v1", MaxNumSeqs: maxNumSeqs, MetricsURL: e.base + "/metrics"}
 }
 
 // eventually polls cond until it holds, failing the test after waitLimit.
@@ -207,8 +208,8 @@ func (rec *recorder) requests() []sent {
 }
 
 // endpoint is the proxied engine as the client sees it.
-func (rec *recorder) endpoint(name string, maxNumSeqs int) tasks.Endpoint {
-	return tasks.Endpoint{Name: name, BaseURL: rec.URL, MaxNumSeqs: maxNumSeqs, Local: true}
+func (rec *recorder) endpoint(name string, maxNumSeqs int) launcher.Endpoint {
+	return launcher.Endpoint{Model: name, BaseURL: rec.URL, MaxNumSeqs: maxNumSeqs}
 }
 
 // pngBytes is a small, valid, distinct PNG for each seed.
@@ -357,9 +358,9 @@ func runRunnerChild(ctx context.Context, specPath string) (err error) {
 	r := newEngineRunner(t, spec.Run, engineSettings())
 	m := simModelConfig(t)
 	items := pathologyItems(t, spec.Root, spec.Items, false)
-	ep := tasks.Endpoint{Name: simModel + "#0", BaseURL: spec.BaseURL, MaxNumSeqs: spec.Workers, Local: true}
+	ep := launcher.Endpoint{Model: simModel, BaseURL: spec.BaseURL, MaxNumSeqs: spec.Workers}
 	_, err = r.Run(ctx, tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: spec.Root},
-		Pool: tasks.NewPool([]tasks.Endpoint{ep}, spec.Workers), Items: tasks.ItemList(items), Workers: spec.Workers})
+		Pool: tasks.NewPool([]launcher.Endpoint{ep}, spec.Workers), Items: tasks.ItemList(items), Workers: spec.Workers})
 	return err
 }
 

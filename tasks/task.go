@@ -30,6 +30,11 @@ type Task struct {
 	// (dataset.Kind*): what prep must make for it, and which of prep's
 	// failures leave an item without its images.
 	Images []string
+	// ImageLevel says that only models that read images answer the task
+	// though its prompts show none and build on no image answer (the L6
+	// controls with reference or no image findings: the paper asks L3 and
+	// L6 of image-capable models only).
+	ImageLevel bool
 	// PerImage says that every image is an item of its own, so an image
 	// prep could not make drops its item only, not the patient's others.
 	PerImage bool

@@ -19,6 +19,7 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/imaging"
+	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/campaign"
 	"github.com/npcorch/npcorch/tasks/dataset"
@@ -75,7 +76,7 @@ func TestBadInputsGiveTheirExactErrors(t *testing.T) {
 			}
 		})
 	}
-	for _, k := range []string{"campaign", "registry", "dataset", "prep", "manifest", "png", "dicom", "series", "engine"} {
+	for _, k := range []string{"campaign", "registry", "dataset", "prep", "manifest", "png", "dicom", "series", "engine", "labels"} {
 		if kinds[k] == 0 {
 			t.Errorf("the corpus has no %s input", k)
 		}
@@ -187,6 +188,8 @@ func feed(t *testing.T, kind, input string) (string, error) {
 		return fmt.Sprintf("%d slices", len(m.Slices)), nil
 	case "engine":
 		return streamFrom(t, input)
+	case "labels":
+		return runCLI(t, "import", "--dicom", t.TempDir(), "--labels", input, "--out", t.TempDir())
 	}
 	t.Fatalf("unknown corpus kind %q", kind)
 	return "", nil
@@ -301,13 +304,13 @@ func streamFrom(t *testing.T, input string) (string, error) {
 	c := tasks.NewClient(configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 5 * time.Second,
 		ChunkTimeout: 5 * time.Second, TotalTimeout: 20 * time.Second})
 	defer c.Close()
-	ep := tasks.Endpoint{Name: "bad#0", BaseURL: "http://" + ln.Addr().String() + "/v1", APIKey: "k"}
+	ep := launcher.Endpoint{Model: "bad", BaseURL: "http://" + ln.Addr().String() + "/v1", APIKey: "k"}
 	ans, err := c.Stream(context.Background(), ep, openai.ChatCompletionRequest{Model: "m",
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "?"}}})
 	if err != nil {
-		f, ok := err.(*tasks.Failure)
+		f, ok := err.(*tasks.AttemptFailure)
 		if !ok {
-			return "", fmt.Errorf("not a *tasks.Failure (%T): %w", err, err)
+			return "", fmt.Errorf("not a *tasks.AttemptFailure (%T): %w", err, err)
 		}
 		return "", fmt.Errorf("%w [retryable=%v]", f, f.Retryable())
 	}

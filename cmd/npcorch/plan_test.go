@@ -1,8 +1,14 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/npcorch/npcorch/launcher/schedule"
+	"github.com/npcorch/npcorch/tasks/campaign"
 )
 
 func TestPlanSpeedError(t *testing.T) {
@@ -30,6 +36,69 @@ func TestPlanSpeedError(t *testing.T) {
 		if _, err := runCLI(t, "plan", "--node", "fake:h100-sxm-4", "--speed-error", bad); err == nil ||
 			!strings.Contains(err.Error(), ": give a factor from 1 to 100") {
 			t.Errorf("--speed-error %s: %v", bad, err)
+		}
+	}
+}
+
+// TestPlanMixesTextAndImageModels plans text-only and image models in one
+// campaign on a fake 8×A800 node, at the paper's scale. "Text models cover
+// L1/L2/L4/L5/O1; image-capable models additionally cover L3 and L6" (the
+// paper, Table A7): a text model is asked every task but those of L3 and
+// L6, sends no image, and its engines run one API server (no image
+// preprocessing); the image model is asked every task.
+func TestPlanMixesTextAndImageModels(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "mixed.yaml")
+	if err := os.WriteFile(file, []byte(`
+name: mixed
+node: fake:a800-sxm-8
+output: run
+dataset: {raw: raw, prepared: prep}
+models: [Lingshu-7B, GPT-OSS-120B, HuatuoGPT-o1-7B, Qwen3-30B-A3B, DeepSeek-V3.1]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, "plan", "-c", file, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p schedule.Plan
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &p); err != nil {
+		t.Fatalf("plan JSON: %v\n%s", err, out)
+	}
+	// The paper's requests of every task, and of the tasks a text model
+	// answers: those outside L3 and L6, by the tasks' own levels.
+	reg := campaign.Benchmark()
+	all, text := 0, 0
+	for _, task := range reg.Tasks() {
+		n := reg.PaperMix(task.Key).Requests
+		all += n
+		if task.Level != "L3" && task.Level != "L6" {
+			text += n
+		}
+	}
+	byModel := map[string]schedule.ModelPlan{}
+	for _, m := range p.Models {
+		byModel[m.Model] = m
+	}
+	if m := byModel["Lingshu-7B"]; m.Status != schedule.StatusDone || m.Requests != all || m.Images == 0 {
+		t.Errorf("image model: %+v; want done, %d requests with images", m, all)
+	}
+	for _, name := range []string{"GPT-OSS-120B", "HuatuoGPT-o1-7B", "Qwen3-30B-A3B"} {
+		m := byModel[name]
+		want := schedule.StatusDone
+		if text == 0 {
+			want = schedule.StatusNoWork
+		}
+		if m.Status != want || m.Requests != text || m.Images != 0 {
+			t.Errorf("text model %s: %s, %d requests, %d images; want %s, %d requests, no image", name, m.Status, m.Requests, m.Images, want, text)
+		}
+	}
+	if m := byModel["DeepSeek-V3.1"]; m.Status != schedule.StatusExternal || m.Requests != text || m.Images != 0 {
+		t.Errorf("text API model: %+v; want external, %d requests, no image", m, text)
+	}
+	for _, w := range p.Waves {
+		if w.Model != "Lingshu-7B" && w.APIServers != 1 {
+			t.Errorf("wave %d: text model %s runs %d API servers, want 1", w.ID, w.Model, w.APIServers)
 		}
 	}
 }

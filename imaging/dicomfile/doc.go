@@ -9,9 +9,10 @@
 // meta information, guessing the encoding from the first element as dcmtk
 // does), implicit and explicit VR little endian, explicit VR big endian,
 // and deflated explicit VR little endian. Sequences are walked (defined
-// or undefined lengths, nested to a bounded depth) and skipped: their
-// contents are not returned. ScanHeader reads a file only up to its pixel
-// data, so a header scan touches a few kilobytes of each file.
+// or undefined lengths, nested to a bounded depth) and kept as one
+// element each; File.Items reads their items (a DICOMDIR's directory
+// records) on demand. ScanHeader reads a file only up to its pixel data,
+// so a header scan touches a few kilobytes of each file.
 //
 // It owns no state and knows nothing of series, modalities, windows or
 // images (package imaging interprets the elements). It never panics on

@@ -61,8 +61,18 @@ type Element struct {
 	// package's dictionary (UN for tags it does not know).
 	VR VR
 	// Value is the value's bytes, a slice of the parsed data; nil for a
-	// sequence of undefined length (whose contents are skipped).
+	// sequence of undefined length (whose contents Items reads).
 	Value []byte
+	// seq is where a sequence's items are, for Items; nil for other
+	// elements.
+	seq *span
+}
+
+// span is the items of a sequence: the decoder of its contents, whose
+// data ends where the items end, and where the first item starts.
+type span struct {
+	dec   decoder
+	start int
 }
 
 // Pixels is the value of the top-level (7fe0,0010) element.
@@ -96,6 +106,8 @@ type File struct {
 	HasPixelData bool
 	// Pixels is the pixel data (Parse only; nil from ScanHeader).
 	Pixels *Pixels
+	// depth is how deep in sequences the elements are (0: the data set).
+	depth int
 }
 
 // Parse reads a whole DICOM file in memory, its pixel data included.
@@ -324,18 +336,35 @@ func (d decoder) dataSet(f *File, pos int, withPixels bool) error {
 			if err != nil {
 				return err
 			}
-			f.Elements = append(f.Elements, Element{Tag: t, VR: VR{'S', 'Q'}})
+			f.Elements = append(f.Elements, d.sequence(t, vr, value, end-8))
 			pos = end
 		default:
 			v, err := d.value(t, value, length)
 			if err != nil {
 				return err
 			}
-			f.Elements = append(f.Elements, Element{Tag: t, VR: vr, Value: v})
+			f.Elements = append(f.Elements, d.element(t, vr, value, v))
 			pos = value + int(length)
 		}
 	}
 	return nil
+}
+
+// sequence is the element of a sequence whose items lie in [start, end).
+func (d decoder) sequence(t Tag, vr VR, start, end int) Element {
+	nd := d.nested(vr)
+	nd.data = nd.data[:end]
+	return Element{Tag: t, VR: VR{'S', 'Q'}, seq: &span{dec: nd, start: start}}
+}
+
+// element is a defined-length element: a sequence when its VR says so.
+func (d decoder) element(t Tag, vr VR, pos int, v []byte) Element {
+	if vr != (VR{'S', 'Q'}) {
+		return Element{Tag: t, VR: vr, Value: v}
+	}
+	e := d.sequence(t, vr, pos, pos+len(v))
+	e.Value = v
+	return e
 }
 
 // parse reads the preamble, the meta information and the data set.

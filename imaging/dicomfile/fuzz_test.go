@@ -8,7 +8,8 @@ import (
 )
 
 // FuzzParse: no input panics; whatever Parse reads, ScanHeader reads the
-// same header of; every accessor works on every element.
+// same header of; every accessor works on every element, and on every
+// element of every item of every sequence (Items).
 func FuzzParse(f *testing.F) {
 	s := sample()
 	f.Add(s.Encode())
@@ -41,9 +42,26 @@ func FuzzParse(f *testing.F) {
 			file.Strings(e.Tag)
 			file.Floats(e.Tag)
 			file.Int(e.Tag)
+			readItems(file, e.Tag, 0)
 		}
 		if file.HasPixelData != (file.Pixels != nil) {
 			t.Fatal("pixel data seen but not read")
 		}
 	})
+}
+
+// readItems calls every accessor on the items of sequence t of f and,
+// a few levels deep, of the sequences inside them.
+func readItems(f *dicomfile.File, t dicomfile.Tag, depth int) {
+	items, err := f.Items(t)
+	if err != nil || depth > 3 {
+		return
+	}
+	for _, it := range items {
+		for _, e := range it.Elements {
+			it.Strings(e.Tag)
+			it.Floats(e.Tag)
+			readItems(it, e.Tag, depth+1)
+		}
+	}
 }

@@ -10,11 +10,28 @@ import (
 const (
 	MediaStorageSOPClassUID   Tag = 0x00020002
 	TransferSyntaxUID         Tag = 0x00020010
+	DirectoryRecordSequence   Tag = 0x00041220
+	DirectoryRecordType       Tag = 0x00041430
+	ReferencedFileID          Tag = 0x00041500
+	ImageType                 Tag = 0x00080008
 	SOPClassUID               Tag = 0x00080016
+	StudyDate                 Tag = 0x00080020
 	Modality                  Tag = 0x00080060
+	StudyDescription          Tag = 0x00081030
 	SeriesDescription         Tag = 0x0008103E
+	PatientName               Tag = 0x00100010
 	PatientID                 Tag = 0x00100020
+	ContrastBolusAgent        Tag = 0x00180010
+	ScanningSequence          Tag = 0x00180020
+	SequenceVariant           Tag = 0x00180021
+	ScanOptions               Tag = 0x00180022
+	MRAcquisitionType         Tag = 0x00180023
+	SequenceName              Tag = 0x00180024
 	SliceThickness            Tag = 0x00180050
+	RepetitionTime            Tag = 0x00180080
+	EchoTime                  Tag = 0x00180081
+	InversionTime             Tag = 0x00180082
+	ProtocolName              Tag = 0x00181030
 	StudyInstanceUID          Tag = 0x0020000D
 	SeriesInstanceUID         Tag = 0x0020000E
 	SeriesNumber              Tag = 0x00200011
@@ -41,6 +58,7 @@ const (
 
 // dictionary gives the VRs of the tags above, for implicit VR data sets.
 var dictionary = map[Tag]VR{
+	DirectoryRecordSequence: {'S', 'Q'}, DirectoryRecordType: {'C', 'S'}, ReferencedFileID: {'C', 'S'},
 	MediaStorageSOPClassUID: {'U', 'I'}, TransferSyntaxUID: {'U', 'I'}, SOPClassUID: {'U', 'I'},
 	Modality: {'C', 'S'}, SeriesDescription: {'L', 'O'}, PatientID: {'L', 'O'}, SliceThickness: {'D', 'S'},
 	StudyInstanceUID: {'U', 'I'}, SeriesInstanceUID: {'U', 'I'}, SeriesNumber: {'I', 'S'}, InstanceNumber: {'I', 'S'},

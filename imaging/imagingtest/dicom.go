@@ -5,9 +5,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"image"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/npcorch/npcorch/imaging"
 )
 
 // DICOM transfer syntaxes the writer uses.
@@ -47,6 +50,19 @@ type DICOMSlice struct {
 	NoPreamble bool
 	// NoPixelData leaves out the PixelData element.
 	NoPixelData bool
+	// RepetitionTime and EchoTime in ms (0: 500 and 12, a T1's).
+	RepetitionTime, EchoTime float64
+	// InversionTime in ms is written when not 0.
+	InversionTime float64
+	// ContrastAgent is written as ContrastBolusAgent when not "".
+	ContrastAgent string
+	// ImageType replaces ORIGINAL\PRIMARY\M\ND when not "".
+	ImageType string
+	// Protocol is the ProtocolName ("" writes the series description).
+	Protocol string
+	// NoGeometry leaves out ImagePositionPatient and
+	// ImageOrientationPatient.
+	NoGeometry bool
 }
 
 // element is one data element to write.
@@ -92,6 +108,18 @@ func (s DICOMSlice) Encode() []byte {
 	if s.BitsStored == 0 {
 		s.BitsStored = s.BitsAllocated
 	}
+	if s.RepetitionTime == 0 {
+		s.RepetitionTime = 500
+	}
+	if s.EchoTime == 0 {
+		s.EchoTime = 12
+	}
+	if s.ImageType == "" {
+		s.ImageType = "ORIGINAL\\PRIMARY\\M\\ND"
+	}
+	if s.Protocol == "" {
+		s.Protocol = s.SeriesDescription
+	}
 	sop := fmt.Sprintf("%s.%d", s.SeriesUID, s.Instance)
 	pr := 0
 	if s.Signed {
@@ -99,7 +127,7 @@ func (s DICOMSlice) Encode() []byte {
 	}
 	els := []element{
 		str(0x00080005, "CS", "ISO_IR 100"),
-		str(0x00080008, "CS", "ORIGINAL\\PRIMARY\\M\\ND"),
+		str(0x00080008, "CS", s.ImageType),
 		str(0x00080016, "UI", MRImageStorage),
 		str(0x00080018, "UI", sop),
 		str(0x00080020, "DA", "20240101"),
@@ -121,11 +149,11 @@ func (s DICOMSlice) Encode() []byte {
 		str(0x00180022, "CS", "SAT1"),
 		str(0x00180023, "CS", "2D"),
 		ds(0x00180050, s.Thickness),
-		ds(0x00180080, 500),
-		ds(0x00180081, 12),
+		ds(0x00180080, s.RepetitionTime),
+		ds(0x00180081, s.EchoTime),
 		ds(0x00180087, 3),
 		ds(0x00180088, s.Thickness),
-		str(0x00181030, "LO", s.SeriesDescription),
+		str(0x00181030, "LO", s.Protocol),
 		str(0x00185100, "CS", "HFS"),
 		{tag: 0x00190010, vr: "LO", value: []byte("NPCORCH PRIVATE ")},
 		{tag: 0x00191008, vr: "OB", value: bytes.Repeat([]byte{0xA5}, 256)},
@@ -147,6 +175,15 @@ func (s DICOMSlice) Encode() []byte {
 		us(0x00280101, s.BitsStored),
 		us(0x00280102, s.BitsStored-1),
 		us(0x00280103, pr),
+	}
+	if s.InversionTime != 0 {
+		els = append(els, ds(0x00180082, s.InversionTime))
+	}
+	if s.ContrastAgent != "" {
+		els = append(els, str(0x00180010, "LO", s.ContrastAgent))
+	}
+	if s.NoGeometry {
+		els = slices.DeleteFunc(els, func(e element) bool { return e.tag == 0x00200032 || e.tag == 0x00200037 })
 	}
 	if s.WindowWidth > 0 {
 		els = append(els, ds(0x00281050, s.WindowCenter), ds(0x00281051, s.WindowWidth))
@@ -260,6 +297,9 @@ func DICOMSeries(o Options, p, si int) []DICOMSlice {
 		}
 		if si%2 == 0 {
 			sl.WindowCenter, sl.WindowWidth = 1600, 3000
+		}
+		if sp.Sequence == imaging.SeqT2Ax {
+			sl.RepetitionTime, sl.EchoTime = 4000, 100 // a T2's, as an import reads them
 		}
 		out[k] = sl
 	}

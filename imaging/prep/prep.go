@@ -146,6 +146,13 @@ func (e *Executor) ReadSeries(dir, sequence string) (*imaging.Series, error) {
 	return imaging.ReadSeries(e.fsys, dir, sequence, e.readOpt)
 }
 
+// ReadDICOMFiles reads a series given as a list of DICOM files under Root
+// (a PACS export keeps several series in one folder), as ReadSeries does
+// a folder.
+func (e *Executor) ReadDICOMFiles(files []string, sequence string) (*imaging.Series, error) {
+	return imaging.ReadDICOMFiles(e.fsys, files, sequence, e.readOpt)
+}
+
 // Image is one output PNG: its path under Out, sha256, size and geometry.
 type Image struct {
 	Path   string `json:"path"`

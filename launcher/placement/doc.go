@@ -78,5 +78,7 @@
 // tensor, is the next limit, and it is not modelled). vLLM from 0.9.0 (by
 // engine.version, whatever engine.command says) and the simulated engine
 // take the flag (ScalesAPIServers); older forks, SGLang and wrappers keep
-// one. Unknown cores mean one.
+// one. Unknown cores mean one. A text-only model (configs.Model.TextOnly)
+// preprocesses no image: it keeps one API server and has no ceiling
+// (ImagesPerS 0).
 package placement

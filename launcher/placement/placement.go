@@ -169,107 +169,44 @@ func (r Result) first(ok func(Placement) bool) (Placement, bool) {
 // best first, and a Rejection for every TP size or GPU set it ruled out.
 // Pinned sizes in m.Engine (TensorParallel, Replicas) are honoured or
 // rejected with the reason. Node.MemFree is taken as the memory free now.
+//
+// It is a chain of feasibility filters, each a function that returns why
+// it rules something out: the node and the model's size, then the TP
+// sizes (shape, pin), then for each TP size the GPUs' memory, the GPU
+// sets not yet failed and the pinned replica count.
 func Evaluate(m configs.Model, n Node, c Constraints) Result {
 	res := Result{Model: m.Name}
-	reject := func(reason Reason, tp int, gpus []int, format string, args ...any) {
-		res.Rejections = append(res.Rejections, Rejection{
-			Model: m.Name, Reason: reason, TP: tp, GPUs: gpus, Message: fmt.Sprintf(format, args...),
-		})
-	}
-	if err := n.Validate(); err != nil {
-		reject(ReasonNode, 0, nil, "%s cannot be placed: %v", m.Name, err)
+	if rej := nodeUsable(m, n); rej != nil {
+		res.Rejections = append(res.Rejections, *rej)
 		return res
 	}
-	if WeightBytes(m) == 0 {
-		reject(ReasonNoSize, 0, nil, "%s has neither weight_bytes nor params_b in the registry; add one so its memory can be checked", m.Name)
+	if rej := sized(m); rej != nil {
+		res.Rejections = append(res.Rejections, *rej)
 		return res
 	}
-
+	tps, shapeRej := ValidTP(m, len(n.GPUs))
+	res.Rejections = append(res.Rejections, shapeRej...)
+	tps, rej := pinnedTP(m, n, tps)
+	if rej != nil {
+		res.Rejections = append(res.Rejections, *rej)
+		return res
+	}
 	avail := available(n, c.Exclude)
 	limit := len(avail)
 	if c.MaxGPUs > 0 {
 		limit = min(limit, c.MaxGPUs)
 	}
-	tps, shapeRej := ValidTP(m, len(n.GPUs))
-	res.Rejections = append(res.Rejections, shapeRej...)
-	if p := m.Engine.TensorParallel; p > 0 {
-		switch {
-		case p > len(n.GPUs):
-			reject(ReasonPinnedTP, p, nil, "%s pins tensor_parallel %d but node %s has %d GPUs; valid sizes here: %s",
-				m.Name, p, n.Name, len(n.GPUs), sizesList(tps))
-			return res
-		case !slices.Contains(tps, p):
-			reject(ReasonPinnedTP, p, nil, "%s pins tensor_parallel %d, which its shape does not allow (%s); valid sizes: %s",
-				m.Name, p, tpProblemOrPower(m, p), sizesList(tps))
-			return res
-		}
-		tps = []int{p}
-	}
-
-	avoid := make(map[string]bool, len(c.Avoid))
-	for _, g := range c.Avoid {
-		s := slices.Clone(g)
-		slices.Sort(s)
-		avoid[groupKey(s)] = true
-	}
-	u := Utilization(m)
+	avoid := avoidSet(c.Avoid)
 	for _, t := range tps {
 		if t > limit {
 			continue
 		}
-		need := Footprint(m, t)
-		var eligible []int
-		var lacking []GPU
-		fits := false
-		for _, g := range avail {
-			budget := Budget(g, u)
-			if need >= budget { // no room left for the KV cache
-				continue
-			}
-			fits = true
-			if g.MemFree < budget {
-				lacking = append(lacking, g)
-				continue
-			}
-			eligible = append(eligible, g.Index)
-		}
-		if !fits {
-			g := avail[0]
-			reject(ReasonMemory, t, nil, "%s at TP %d needs %s per GPU (%s of weights × 1.2 + 2 GiB%s), more than the %s that utilization %s of %s allows",
-				m.Name, t, GiB(need), GiB(WeightBytes(m)), splitNote(t), GiB(Budget(g, u)), fmtFloat(u), GiB(g.MemTotal))
+		opts, rej := placeTP(m, n, c, t, avail, avoid, limit)
+		if rej != nil {
+			res.Rejections = append(res.Rejections, *rej)
 			continue
 		}
-		if len(eligible) < t {
-			msg := fmt.Sprintf("%s needs %d GPU%s with %s free at utilization %s", m.Name, t, plural(t), GiB(Budget(avail[0], u)), fmtFloat(u))
-			if len(lacking) > 0 {
-				msg += "; " + freeSummary(lacking)
-			}
-			res.Rejections = append(res.Rejections, Rejection{Model: m.Name, Reason: ReasonFreeMemory, TP: t, GPUs: indices(lacking), Message: msg})
-			continue
-		}
-		groups := pickGroups(n, eligible, t, avoid)
-		if len(groups) == 0 {
-			reject(ReasonFailedStart, t, eligible, "%s at TP %d already failed to start on every usable set of %d among %s",
-				m.Name, t, t, GPUList(eligible))
-			continue
-		}
-		for i := range groups {
-			groups[i].Throughput = GroupThroughput(n, m, t, groups[i].Link, minBudget(n, groups[i].GPUs, u))
-		}
-		maxR := min(len(groups), limit/t)
-		api := APIServers(m, n, t, c.MaxAPIServers)
-		if r := m.Engine.Replicas; r > 0 {
-			if r > maxR {
-				reject(ReasonPinnedReplicas, t, eligible, "%s pins %d replicas of TP %d (%d GPUs); only %d such group%s fit%s on %s",
-					m.Name, r, t, r*t, maxR, plural(maxR), verbS(maxR), GPUList(eligible))
-				continue
-			}
-			res.Options = append(res.Options, option(m, t, u, need, api, groups[:r]))
-			continue
-		}
-		for r := 1; r <= maxR; r++ {
-			res.Options = append(res.Options, option(m, t, u, need, api, groups[:r]))
-		}
+		res.Options = append(res.Options, opts...)
 	}
 	slices.SortStableFunc(res.Options, func(a, b Placement) int {
 		if c := cmp.Compare(b.Throughput, a.Throughput); c != 0 {
@@ -284,6 +221,142 @@ func Evaluate(m configs.Model, n Node, c Constraints) Result {
 		return slices.Compare(a.GPUs(), b.GPUs())
 	})
 	return res
+}
+
+// placeTP returns m's placements at TP size t on the available GPUs, or
+// the filter that ruled the size out and why.
+func placeTP(m configs.Model, n Node, c Constraints, t int, avail []GPU, avoid map[string]bool, limit int) ([]Placement, *Rejection) {
+	u := Utilization(m)
+	eligible, rej := memoryFits(m, n, t, avail, u)
+	if rej != nil {
+		return nil, rej
+	}
+	groups, rej := untriedGroups(m, n, t, eligible, avoid)
+	if rej != nil {
+		return nil, rej
+	}
+	for i := range groups {
+		groups[i].Throughput = GroupThroughput(n, m, t, groups[i].Link, minBudget(n, groups[i].GPUs, u))
+	}
+	maxR := min(len(groups), limit/t)
+	if rej := pinnedReplicas(m, t, maxR, eligible); rej != nil {
+		return nil, rej
+	}
+	api, need := APIServers(m, n, t, c.MaxAPIServers), Footprint(m, t)
+	if r := m.Engine.Replicas; r > 0 {
+		return []Placement{option(m, t, u, need, api, groups[:r])}, nil
+	}
+	var out []Placement
+	for r := 1; r <= maxR; r++ {
+		out = append(out, option(m, t, u, need, api, groups[:r]))
+	}
+	return out, nil
+}
+
+// rejection builds a Rejection of m with its message.
+func rejection(m configs.Model, reason Reason, tp int, gpus []int, format string, args ...any) *Rejection {
+	return &Rejection{Model: m.Name, Reason: reason, TP: tp, GPUs: gpus, Message: fmt.Sprintf(format, args...)}
+}
+
+// nodeUsable rules out a node whose inventory cannot be planned on.
+func nodeUsable(m configs.Model, n Node) *Rejection {
+	if err := n.Validate(); err != nil {
+		return rejection(m, ReasonNode, 0, nil, "%s cannot be placed: %v", m.Name, err)
+	}
+	return nil
+}
+
+// sized rules out a model whose memory cannot be checked.
+func sized(m configs.Model) *Rejection {
+	if WeightBytes(m) == 0 {
+		return rejection(m, ReasonNoSize, 0, nil, "%s has neither weight_bytes nor params_b in the registry; add one so its memory can be checked", m.Name)
+	}
+	return nil
+}
+
+// pinnedTP narrows the valid TP sizes to the one the campaign pins, or
+// rules the model out when that size cannot be used.
+func pinnedTP(m configs.Model, n Node, tps []int) ([]int, *Rejection) {
+	p := m.Engine.TensorParallel
+	switch {
+	case p <= 0:
+		return tps, nil
+	case p > len(n.GPUs):
+		return nil, rejection(m, ReasonPinnedTP, p, nil, "%s pins tensor_parallel %d but node %s has %d GPUs; valid sizes here: %s",
+			m.Name, p, n.Name, len(n.GPUs), sizesList(tps))
+	case !slices.Contains(tps, p):
+		return nil, rejection(m, ReasonPinnedTP, p, nil, "%s pins tensor_parallel %d, which its shape does not allow (%s); valid sizes: %s",
+			m.Name, p, tpProblemOrPower(m, p), sizesList(tps))
+	}
+	return []int{p}, nil
+}
+
+// memoryFits returns the available GPUs with room for m at TP t: its
+// footprint per GPU under the utilization's budget, with that budget free
+// now. It rules the size out when no GPU is big enough (memory) or too few
+// have the memory free (free-memory).
+func memoryFits(m configs.Model, n Node, t int, avail []GPU, u float64) ([]int, *Rejection) {
+	need := Footprint(m, t)
+	var eligible []int
+	var lacking []GPU
+	fits := false
+	for _, g := range avail {
+		budget := Budget(g, u)
+		if need >= budget { // no room left for the KV cache
+			continue
+		}
+		fits = true
+		if g.MemFree < budget {
+			lacking = append(lacking, g)
+			continue
+		}
+		eligible = append(eligible, g.Index)
+	}
+	if !fits {
+		g := avail[0]
+		return nil, rejection(m, ReasonMemory, t, nil, "%s at TP %d needs %s per GPU (%s of weights × 1.2 + 2 GiB%s), more than the %s that utilization %s of %s allows",
+			m.Name, t, GiB(need), GiB(WeightBytes(m)), splitNote(t), GiB(Budget(g, u)), fmtFloat(u), GiB(g.MemTotal))
+	}
+	if len(eligible) < t {
+		msg := fmt.Sprintf("%s needs %d GPU%s with %s free at utilization %s", m.Name, t, plural(t), GiB(Budget(avail[0], u)), fmtFloat(u))
+		if len(lacking) > 0 {
+			msg += "; " + freeSummary(lacking)
+		}
+		return nil, &Rejection{Model: m.Name, Reason: ReasonFreeMemory, TP: t, GPUs: indices(lacking), Message: msg}
+	}
+	return eligible, nil
+}
+
+// untriedGroups returns the TP groups of t GPUs among eligible, best
+// first, leaving out those that already failed to start for m.
+func untriedGroups(m configs.Model, n Node, t int, eligible []int, avoid map[string]bool) ([]Group, *Rejection) {
+	groups := pickGroups(n, eligible, t, avoid)
+	if len(groups) == 0 {
+		return nil, rejection(m, ReasonFailedStart, t, eligible, "%s at TP %d already failed to start on every usable set of %d among %s",
+			m.Name, t, t, GPUList(eligible))
+	}
+	return groups, nil
+}
+
+// pinnedReplicas rules out TP size t when the campaign pins more replicas
+// than the maxR groups that fit.
+func pinnedReplicas(m configs.Model, t, maxR int, eligible []int) *Rejection {
+	if r := m.Engine.Replicas; r > maxR {
+		return rejection(m, ReasonPinnedReplicas, t, eligible, "%s pins %d replicas of TP %d (%d GPUs); only %d such group%s fit%s on %s",
+			m.Name, r, t, r*t, maxR, plural(maxR), verbS(maxR), GPUList(eligible))
+	}
+	return nil
+}
+
+// avoidSet keys the GPU sets that failed to start.
+func avoidSet(sets [][]int) map[string]bool {
+	avoid := make(map[string]bool, len(sets))
+	for _, g := range sets {
+		s := slices.Clone(g)
+		slices.Sort(s)
+		avoid[groupKey(s)] = true
+	}
+	return avoid
 }
 
 func option(m configs.Model, t int, u float64, need uint64, api int, groups []Group) Placement {

@@ -76,6 +76,60 @@ func TestValidTP(t *testing.T) {
 	}
 }
 
+// TestTextModelsOfTheRegistry: the text-only models of models.yaml get
+// the TP sizes their heads, KV heads and vocabulary allow on an 8-GPU
+// node, and the smallest TP whose memory fits an A800 at utilization 0.9
+// (weights × 1.2 + 2 GiB per group).
+func TestTextModelsOfTheRegistry(t *testing.T) {
+	reg, err := configs.DefaultRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		valid []int
+		minTP int
+	}{
+		"HuatuoGPT-o1-72B": {[]int{1, 2, 4, 8}, 4}, // 64 heads, 8 KV, 152,064; 145 GB
+		"HuatuoGPT-o1-7B":  {[]int{1, 2, 4}, 1},    // 28 heads
+		"Baichuan-M2-32B":  {[]int{1, 2, 4, 8}, 2}, // 40 heads, 8 KV; 65.5 GB
+		"Fleming-R1-32B":   {[]int{1, 2, 4, 8}, 2}, // 64 heads, 8 KV, 151,936
+		"Fleming-R1-7B":    {[]int{1, 2, 4}, 1},    // 28 heads
+		"Qwen3-30B-A3B":    {[]int{1, 2, 4, 8}, 1}, // 32 heads, 4 KV (replicated at TP 8)
+		"GPT-OSS-20B":      {[]int{1, 2, 4, 8}, 1}, // 64 heads, 8 KV, 201,088; 13.8 GB MXFP4
+		"GPT-OSS-120B":     {[]int{1, 2, 4, 8}, 2}, // 65.3 GB MXFP4: 80.5 GB estimated > 77.3
+	}
+	seen := 0
+	for _, name := range reg.Names() {
+		m, _ := reg.Get(name)
+		if !m.TextOnly || m.Engine.Kind == configs.EngineExternal {
+			continue
+		}
+		seen++
+		w, ok := want[name]
+		if !ok {
+			t.Errorf("text-only model %s has no expectation here; add one", name)
+			continue
+		}
+		valid, rej := ValidTP(m, 8)
+		if !reflect.DeepEqual(valid, w.valid) {
+			t.Errorf("%s: valid TP %v, want %v (%q)", name, valid, w.valid, messages(rej))
+		}
+		res := Evaluate(m, A800SXM8(), Constraints{})
+		minTP := 0
+		for _, p := range res.Options {
+			if minTP == 0 || p.TP < minTP {
+				minTP = p.TP
+			}
+		}
+		if minTP != w.minTP {
+			t.Errorf("%s: smallest TP that fits an A800 %d, want %d (%q)", name, minTP, w.minTP, messages(res.Rejections))
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("%d local text-only models in the registry, want %d", seen, len(want))
+	}
+}
+
 func TestEvaluateSkipsInvalidTP(t *testing.T) {
 	res := Evaluate(lingshu7B(), A800SXM8(), Constraints{})
 	for _, p := range res.Options {
@@ -434,6 +488,68 @@ func TestGreedyGrowOnLargeNodes(t *testing.T) {
 	for _, g := range p.Groups {
 		if g.Link != LinkNVLink {
 			t.Fatalf("group %v spans islands", g.GPUs)
+		}
+	}
+}
+
+// TestFeasibilityFiltersNameTheirReason walks Evaluate's filters one by
+// one: each lets a feasible input through and rules out an infeasible one
+// with its own reason.
+func TestFeasibilityFiltersNameTheirReason(t *testing.T) {
+	n, err := FakeNode("fake:a800-sxm-8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := n
+	full.GPUs = slices.Clone(n.GPUs)
+	for i := range full.GPUs {
+		full.GPUs[i].MemFree = 1 << 30 // 1 GiB free on each
+	}
+	idx := func(gs []GPU) []int { return indices(gs) }
+	huge := lingshu7B()
+	huge.WeightBytes = 900_000_000_000
+	pinned := func(tp, r int) configs.Model {
+		m := lingshu7B()
+		m.Engine.TensorParallel, m.Engine.Replicas = tp, r
+		return m
+	}
+	avail := available(n, nil)
+	cases := []struct {
+		name       string
+		ok, reject func() *Rejection
+		want       Reason
+	}{
+		{"node", func() *Rejection { return nodeUsable(lingshu7B(), n) },
+			func() *Rejection { return nodeUsable(lingshu7B(), Node{Name: "empty"}) }, ReasonNode},
+		{"size", func() *Rejection { return sized(lingshu7B()) },
+			func() *Rejection { return sized(configs.Model{Name: "unsized"}) }, ReasonNoSize},
+		{"pinned TP beyond the node", func() *Rejection { _, r := pinnedTP(pinned(2, 0), n, []int{1, 2, 4}); return r },
+			func() *Rejection { _, r := pinnedTP(pinned(16, 0), n, []int{1, 2, 4}); return r }, ReasonPinnedTP},
+		{"pinned TP against the shape", func() *Rejection { _, r := pinnedTP(pinned(4, 0), n, []int{1, 2, 4}); return r },
+			func() *Rejection { _, r := pinnedTP(pinned(8, 0), n, []int{1, 2, 4}); return r }, ReasonPinnedTP},
+		{"memory", func() *Rejection { _, r := memoryFits(lingshu7B(), n, 1, avail, 0.9); return r },
+			func() *Rejection { _, r := memoryFits(huge, n, 1, avail, 0.9); return r }, ReasonMemory},
+		{"free memory", func() *Rejection { _, r := memoryFits(lingshu7B(), n, 2, avail, 0.9); return r },
+			func() *Rejection { _, r := memoryFits(lingshu7B(), full, 2, available(full, nil), 0.9); return r }, ReasonFreeMemory},
+		{"failed start", func() *Rejection { _, r := untriedGroups(lingshu7B(), n, 4, idx(avail), nil); return r },
+			func() *Rejection {
+				_, r := untriedGroups(lingshu7B(), n, 8, idx(avail), avoidSet([][]int{{7, 6, 5, 4, 3, 2, 1, 0}}))
+				return r
+			}, ReasonFailedStart},
+		{"pinned replicas", func() *Rejection { return pinnedReplicas(pinned(2, 4), 2, 4, idx(avail)) },
+			func() *Rejection { return pinnedReplicas(pinned(2, 5), 2, 4, idx(avail)) }, ReasonPinnedReplicas},
+	}
+	for _, c := range cases {
+		if r := c.ok(); r != nil {
+			t.Errorf("%s: a feasible input was rejected: %s", c.name, r.Message)
+		}
+		r := c.reject()
+		if r == nil {
+			t.Errorf("%s: an infeasible input passed", c.name)
+			continue
+		}
+		if r.Reason != c.want || r.Model == "" || r.Message == "" {
+			t.Errorf("%s: rejection %+v; want reason %s with the model and a message", c.name, *r, c.want)
 		}
 	}
 }

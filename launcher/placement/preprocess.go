@@ -15,8 +15,12 @@ const (
 
 // PreprocessRate returns the 512×1644 images per second one API server
 // process of model m preprocesses: the registry's PreprocessImagesPerS, or
-// DefaultPreprocessImagesPerS.
+// DefaultPreprocessImagesPerS; 0 for a text-only model, which preprocesses
+// none and so has no ceiling.
 func PreprocessRate(m configs.Model) float64 {
+	if m.TextOnly {
+		return 0
+	}
 	if m.PreprocessImagesPerS > 0 {
 		return m.PreprocessImagesPerS
 	}
@@ -44,12 +48,13 @@ func ScalesAPIServers(m configs.Model) bool {
 // The engine gets the node's CPU cores in proportion to its GPUs, less one
 // core per TP worker and one for the engine core; each API server then
 // takes a core. It is 1 when the engine cannot scale its API servers, when
-// the node's cores are unknown, or when too few are left.
+// the node's cores are unknown, when too few are left, and for a text-only
+// model: more API servers are for image preprocessing, which it has none of.
 func APIServers(m configs.Model, n Node, tp, limit int) int {
 	if limit <= 0 {
 		limit = DefaultMaxAPIServers
 	}
-	if !ScalesAPIServers(m) || n.CPUs <= 0 || len(n.GPUs) == 0 || tp < 1 {
+	if m.TextOnly || !ScalesAPIServers(m) || n.CPUs <= 0 || len(n.GPUs) == 0 || tp < 1 {
 		return 1
 	}
 	free := n.CPUs*tp/len(n.GPUs) - (tp + 1)

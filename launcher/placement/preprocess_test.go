@@ -52,6 +52,11 @@ func TestAPIServers(t *testing.T) {
 			t.Errorf("%s: APIServers = %d, want %d", c.name, got, c.want)
 		}
 	}
+	text := vllm
+	text.TextOnly, text.VisionHeads = true, 0
+	if got := APIServers(text, sxm, 1, 16); got != 1 {
+		t.Errorf("text-only model: %d API servers, want 1 (it preprocesses no image)", got)
+	}
 	tiny := sxm
 	tiny.CPUs = 8 // one core a GPU: nothing left for API servers, still one
 	if got := APIServers(vllm, tiny, 1, 0); got != 1 {
@@ -80,5 +85,25 @@ func TestEvaluateCarriesThePreprocessingCeiling(t *testing.T) {
 	}
 	if got := PreprocessRate(configs.Model{}); got != DefaultPreprocessImagesPerS {
 		t.Errorf("default rate %v", got)
+	}
+}
+
+// TestTextOnlyModelHasNoPreprocessingCeiling: a text-only model sends no
+// image, so its placements run one API server and carry no image ceiling
+// (0: none), whatever the registry says of its preprocessing.
+func TestTextOnlyModelHasNoPreprocessingCeiling(t *testing.T) {
+	m := configs.Model{Name: "GPT-OSS-20B", TextOnly: true, ParamsB: 20.9, WeightBytes: 13_760_000_000, MoE: true,
+		AttentionHeads: 64, KVHeads: 8, VocabSize: 201088, PreprocessImagesPerS: 7, Engine: configs.Engine{Kind: configs.EngineVLLM}}
+	res := Evaluate(m, A800SXM8(), Constraints{MaxAPIServers: 8})
+	if len(res.Options) == 0 {
+		t.Fatalf("no options: %v", messages(res.Rejections))
+	}
+	for _, p := range res.Options {
+		if p.APIServers != 1 || p.ImagesPerS != 0 {
+			t.Errorf("%v: %d API servers, %v images/s; want 1 and no ceiling", p, p.APIServers, p.ImagesPerS)
+		}
+	}
+	if got := PreprocessRate(m); got != 0 {
+		t.Errorf("text-only preprocessing rate %v, want 0", got)
 	}
 }

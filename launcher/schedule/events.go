@@ -9,9 +9,10 @@ import (
 // ReplicaID numbers the replicas of one campaign from 1 in start order.
 type ReplicaID int
 
-// Replica is one engine the scheduler wants running: one TP group of one
-// model.
-type Replica struct {
+// Assignment is the scheduler's decision to run one engine: one TP group
+// of one model on given GPUs. Whoever carries out the Effects starts a
+// replica for it (the campaign, a launcher Replica; the simulation, none).
+type Assignment struct {
 	ID    ReplicaID `json:"id"`
 	Model string    `json:"model"`
 	// Index numbers the model's replicas from 0 in start order: it is the
@@ -41,11 +42,12 @@ type Replica struct {
 // Effects is how the scheduler acts. Calls must not block on the outcome:
 // it comes back through the Source as an Event.
 type Effects interface {
-	// StartReplica starts r; the outcome is EventReady or EventFailed.
-	StartReplica(r Replica)
-	// StopReplica stops r (starting or ready) and verifies its GPUs are
-	// free; the end is EventStopped.
-	StopReplica(r Replica)
+	// StartReplica starts a replica for a; the outcome is EventReady or
+	// EventFailed.
+	StartReplica(a Assignment)
+	// StopReplica stops a's replica (starting or ready) and verifies its
+	// GPUs are free; the end is EventStopped.
+	StopReplica(a Assignment)
 	// AbandonModel says that model will never be served again (it could
 	// not be placed, or its engines failed for good, for why): its
 	// outstanding work must end as not run, or the work would wait for a

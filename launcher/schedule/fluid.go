@@ -11,7 +11,7 @@ import (
 type fluid struct {
 	now       time.Duration
 	remaining map[string]float64
-	ready     []Replica // ready replicas, by ID
+	ready     []Assignment // ready replicas, by ID
 	tenants   map[int]int
 	// served is each replica's seconds of serving weighted by its share
 	// of its GPUs, since it was first ready.
@@ -24,7 +24,7 @@ func newFluid() *fluid {
 
 // share is the part of its GPUs replica r gets: 1/k where k is the most
 // ready engines on one of its GPUs.
-func (f *fluid) share(r Replica) float64 {
+func (f *fluid) share(r Assignment) float64 {
 	k := 1
 	for _, g := range r.GPUs {
 		k = max(k, f.tenants[g])
@@ -59,14 +59,14 @@ func (f *fluid) advance(to time.Duration) {
 
 // setRate changes a ready replica's rate (call advance first).
 func (f *fluid) setRate(id ReplicaID, rate float64) {
-	if i := slices.IndexFunc(f.ready, func(r Replica) bool { return r.ID == id }); i >= 0 {
+	if i := slices.IndexFunc(f.ready, func(r Assignment) bool { return r.ID == id }); i >= 0 {
 		f.ready[i].Rate = rate
 	}
 }
 
 // addReady adds r to the ready set (call advance first).
-func (f *fluid) addReady(r Replica) {
-	i, _ := slices.BinarySearchFunc(f.ready, r.ID, func(a Replica, id ReplicaID) int { return int(a.ID - id) })
+func (f *fluid) addReady(r Assignment) {
+	i, _ := slices.BinarySearchFunc(f.ready, r.ID, func(a Assignment, id ReplicaID) int { return int(a.ID - id) })
 	f.ready = slices.Insert(f.ready, i, r)
 	for _, g := range r.GPUs {
 		f.tenants[g]++
@@ -75,7 +75,7 @@ func (f *fluid) addReady(r Replica) {
 
 // remove takes replica id out of the ready set, if it is there.
 func (f *fluid) remove(id ReplicaID) bool {
-	i := slices.IndexFunc(f.ready, func(r Replica) bool { return r.ID == id })
+	i := slices.IndexFunc(f.ready, func(r Assignment) bool { return r.ID == id })
 	if i < 0 {
 		return false
 	}

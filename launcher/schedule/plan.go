@@ -68,8 +68,8 @@ type Wave struct {
 	endLeft int
 }
 
-// Failure is one engine that failed to start or died for good.
-type Failure struct {
+// EngineFailure is one engine that failed to start or died for good.
+type EngineFailure struct {
 	Model   string    `json:"model"`
 	Replica ReplicaID `json:"replica"`
 	Index   int       `json:"index"`
@@ -118,7 +118,7 @@ type Plan struct {
 	Ratio             float64               `json:"ratio"`
 	Speedup           float64               `json:"speedup"`
 	SpeedupSequential float64               `json:"speedup_sequential"`
-	Failures          []Failure             `json:"failures,omitempty"`
+	Failures          []EngineFailure       `json:"failures,omitempty"`
 	Rejections        []placement.Rejection `json:"rejections,omitempty"`
 	// Replans are the re-plans on measured speeds, Speeds the measured
 	// speeds at the end; both are absent when no speed was measured.
@@ -131,7 +131,7 @@ func (s *Scheduler) Plan() *Plan {
 	p := &Plan{
 		Node: s.cfg.Node.Name, GPUs: len(s.gpus),
 		LowerBound: secs(s.bounds.LowerBound), Naive: secs(s.bounds.Naive), Sequential: secs(s.bounds.Sequential),
-		Failures: append([]Failure(nil), s.failures...),
+		Failures: append([]EngineFailure(nil), s.failures...),
 		Replans:  s.Replans(), Speeds: s.Speeds(),
 	}
 	for _, w := range s.waves {

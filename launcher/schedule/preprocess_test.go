@@ -61,7 +61,7 @@ func TestPreprocessingCeilingSlowsAnEngine(t *testing.T) {
 	// of preprocessing on one API server.
 	imageTask := Workload{Model: "M", Task: "t_groups", Requests: 10, PromptTokens: 500_000, Images: 1000}
 	textTask := Workload{Model: "M", Task: "cp_care", Requests: 10, PromptTokens: 500_000}
-	run := func(node int, cpus int, est Estimator, pol Policy, wls ...Workload) (*Plan, Replica) {
+	run := func(node int, cpus int, est Estimator, pol Policy, wls ...Workload) (*Plan, Assignment) {
 		t.Helper()
 		n := testNode(node)
 		n.CPUs = cpus
@@ -117,14 +117,62 @@ func TestPreprocessingCeilingSlowsAnEngine(t *testing.T) {
 	}
 }
 
+// TestTextAndImageModelsInOneCampaign: a text-only model and an image
+// model planned together. The text model's replica runs one API server
+// with no preprocessing ceiling (it sends no image) at its GPU's rate; the
+// image model's takes the node's spare cores for API servers and is
+// bound by its preprocessing.
+func TestTextAndImageModelsInOneCampaign(t *testing.T) {
+	img, text := imageModel("I"), small("T")
+	text.TextOnly, text.PreprocessImagesPerS = true, 1
+	for _, m := range []*configs.Model{&img, &text} {
+		m.Engine.TensorParallel, m.Engine.Replicas = 1, 1
+	}
+	n := testNode(2)
+	n.CPUs = 8 // 4 a GPU: 2 API servers for a TP-1 engine
+	est := fixed
+	cfg := Config{Node: n, Models: []configs.Model{img, text}, Estimator: est, Workloads: []Workload{
+		// 1,000 images and 500 s of GPU: 500 s of preprocessing on 2 API servers.
+		{Model: "I", Task: "t_groups", Requests: 10, PromptTokens: 500_000, Images: 1000},
+		// 800 s of GPU and no image.
+		{Model: "T", Task: "g_mem", Requests: 10, PromptTokens: 800_000},
+	}}
+	rec := &recorder{}
+	sim := NewSimulator(cfg)
+	p, err := Run(context.Background(), mustNew(t, cfg, teeEffects{sim, rec}), sim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byModel := map[string]Assignment{}
+	for _, r := range rec.started {
+		byModel[r.Model] = r
+	}
+	if r := byModel["T"]; r.APIServers != 1 || r.ImagesPerS != 0 || r.Rate != 1000 {
+		t.Errorf("text model's replica: %d API servers, %v images/s, %v tokens/s; want 1, no ceiling, the GPU's 1000", r.APIServers, r.ImagesPerS, r.Rate)
+	}
+	if r := byModel["I"]; r.APIServers != 2 || r.ImagesPerS != 2 || r.Rate != 1000 {
+		t.Errorf("image model's replica: %d API servers, %v images/s, %v tokens/s; want 2, 2, 1000", r.APIServers, r.ImagesPerS, r.Rate)
+	}
+	for _, m := range p.Models {
+		if m.Status != StatusDone {
+			t.Errorf("%s: %s, want done", m.Model, m.Status)
+		}
+	}
+	// Both start at once on their own GPU: the text model ends last, at
+	// 100 s of start-up + 800 s + 10 s of stop.
+	if p.Makespan != 100+800+10 {
+		t.Errorf("makespan %v s, want 910", float64(p.Makespan))
+	}
+}
+
 // teeEffects passes each decision to the simulator and records it.
 type teeEffects struct {
 	sim *Simulator
 	rec *recorder
 }
 
-func (t teeEffects) StartReplica(r Replica) { t.rec.StartReplica(r); t.sim.StartReplica(r) }
-func (t teeEffects) StopReplica(r Replica)  { t.rec.StopReplica(r); t.sim.StopReplica(r) }
+func (t teeEffects) StartReplica(r Assignment) { t.rec.StartReplica(r); t.sim.StartReplica(r) }
+func (t teeEffects) StopReplica(r Assignment)  { t.rec.StopReplica(r); t.sim.StopReplica(r) }
 func (t teeEffects) AbandonModel(m, why string) {
 	t.rec.AbandonModel(m, why)
 	t.sim.AbandonModel(m, why)

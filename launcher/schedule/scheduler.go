@@ -58,7 +58,7 @@ const (
 )
 
 type liveReplica struct {
-	Replica
+	Assignment
 	state replicaState
 	// starting stays true until the engine is ready or gone, even while it
 	// is being stopped: the one-at-a-time rule holds until then.
@@ -122,7 +122,7 @@ type Scheduler struct {
 	gpuAt    map[int]*gpuState
 	replicas []*liveReplica // index ID-1
 	waves    []Wave
-	failures []Failure
+	failures []EngineFailure
 	fluid    *fluid
 	bounds   Bounds
 	began    bool
@@ -330,7 +330,7 @@ func (s *Scheduler) ready(ms *modelState, r *liveReplica) {
 		return // ready after its stop was asked; the stop goes on
 	}
 	r.state = replicaReady
-	s.fluid.addReady(r.Replica)
+	s.fluid.addReady(r.Assignment)
 	r.served, r.sampledAt, r.servedAt = true, s.now, s.fluid.served[r.ID]
 }
 
@@ -338,7 +338,7 @@ func (s *Scheduler) failed(ms *modelState, r *liveReplica, why string, permanent
 	if why == "" {
 		why = "no reason given"
 	}
-	s.failures = append(s.failures, Failure{Model: r.Model, Replica: r.ID, Index: r.Index, TP: r.TP, GPUs: slices.Clone(r.GPUs), At: secs(s.now), Err: why})
+	s.failures = append(s.failures, EngineFailure{Model: r.Model, Replica: r.ID, Index: r.Index, TP: r.TP, GPUs: slices.Clone(r.GPUs), At: secs(s.now), Err: why})
 	s.waves[r.Wave-1].Failed++
 	if ms.status == StatusRunning {
 		ms.failures++
@@ -385,7 +385,7 @@ func (s *Scheduler) stopLive(ms *modelState) {
 		}
 		s.fluid.remove(r.ID)
 		r.state = replicaStopping
-		s.fx.StopReplica(r.Replica)
+		s.fx.StopReplica(r.Assignment)
 	}
 }
 
@@ -592,9 +592,9 @@ func (s *Scheduler) startWave(ms *modelState, p placement.Placement, kind WaveKi
 		Start: secs(s.now), Throughput: p.Throughput, TokensPerS: s.rateOf(ms, p),
 		endLeft: p.Replicas,
 	}
-	var start []Replica
+	var start []Assignment
 	for _, g := range p.Groups {
-		r := &liveReplica{Replica: Replica{
+		r := &liveReplica{Assignment: Assignment{
 			ID: ReplicaID(len(s.replicas) + 1), Model: ms.m.Name, Index: ms.replicas, Wave: w.ID, TP: p.TP,
 			GPUs: slices.Clone(g.GPUs), Utilization: p.Utilization, APIServers: p.APIServers,
 			Rate: s.groupRate(ms, g.Throughput, p.ImagesPerS), Throughput: g.Throughput, ImagesPerS: p.ImagesPerS,
@@ -610,7 +610,7 @@ func (s *Scheduler) startWave(ms *modelState, p placement.Placement, kind WaveKi
 		ms.replicas++
 		ms.live = append(ms.live, r.ID)
 		w.GPUs = append(w.GPUs, r.GPUs)
-		start = append(start, r.Replica)
+		start = append(start, r.Assignment)
 	}
 	s.waves = append(s.waves, w)
 	if !ms.started {

@@ -18,15 +18,15 @@ import (
 // recorder is the recording fake Effects: it only writes down calls.
 type recorder struct {
 	calls   []string
-	started []Replica
+	started []Assignment
 }
 
-func (r *recorder) StartReplica(x Replica) {
+func (r *recorder) StartReplica(x Assignment) {
 	r.calls = append(r.calls, fmt.Sprintf("start %s %v", x.Model, x.GPUs))
 	r.started = append(r.started, x)
 }
 
-func (r *recorder) StopReplica(x Replica) {
+func (r *recorder) StopReplica(x Assignment) {
 	r.calls = append(r.calls, fmt.Sprintf("stop %s %v", x.Model, x.GPUs))
 }
 
@@ -430,6 +430,9 @@ func TestScaleOutFillsTheTail(t *testing.T) {
 	}
 }
 
+// registryCampaign is the registry's image models at the paper's L3 + L6
+// scale (testdata/paper_mixes.json); the text-only models answer neither
+// level and are left out.
 func registryCampaign(t testing.TB) ([]configs.Model, []Workload) {
 	t.Helper()
 	reg, err := configs.DefaultRegistry()
@@ -438,8 +441,9 @@ func registryCampaign(t testing.TB) ([]configs.Model, []Workload) {
 	}
 	var models []configs.Model
 	for _, name := range reg.Names() {
-		m, _ := reg.Get(name)
-		models = append(models, m)
+		if m, _ := reg.Get(name); !m.TextOnly {
+			models = append(models, m)
+		}
 	}
 	var wls []Workload
 	for _, m := range models {
@@ -453,7 +457,7 @@ func registryCampaign(t testing.TB) ([]configs.Model, []Workload) {
 func TestSimulationIsDeterministic(t *testing.T) {
 	models, wls := registryCampaign(t)
 	fails := 0
-	failFirstTwo := func(r Replica) error {
+	failFirstTwo := func(r Assignment) error {
 		if r.Model == "Lingshu-32B" && fails < 2 {
 			fails++
 			return errors.New("CUDA out of memory")

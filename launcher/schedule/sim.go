@@ -23,7 +23,7 @@ type Simulator struct {
 	names  []string // model names in campaign order
 	// FailStart, when set, decides whether a replica's start fails and with
 	// what message; a failure is reported halfway through its start-up.
-	FailStart func(r Replica) error
+	FailStart func(r Assignment) error
 	// Truth is what the engines really do; set it before the first event.
 	Truth SpeedTruth
 
@@ -36,7 +36,7 @@ type Simulator struct {
 }
 
 type simReplica struct {
-	r       Replica
+	r       Assignment
 	readyAt int // seq of the pending ready/failed event, 0 when none
 	ready   bool
 	// sampleAt is the seq of the pending speed sample (0 when none);
@@ -69,7 +69,7 @@ func NewSimulator(cfg Config) *Simulator {
 func (sim *Simulator) Now() time.Duration { return sim.f.now }
 
 // StartReplica schedules r's ready (or failed) event.
-func (sim *Simulator) StartReplica(r Replica) {
+func (sim *Simulator) StartReplica(r Assignment) {
 	d := sim.est.StartupTime(sim.models[r.Model], r.TP)
 	ev := Event{Kind: EventReady, Replica: r.ID, Model: r.Model, Index: r.Index}
 	if sim.FailStart != nil {
@@ -85,7 +85,7 @@ func (sim *Simulator) StartReplica(r Replica) {
 
 // StopReplica cancels r's pending start, takes it out of the fluid and
 // schedules its stopped event.
-func (sim *Simulator) StopReplica(r Replica) {
+func (sim *Simulator) StopReplica(r Assignment) {
 	sr, ok := sim.live[r.ID]
 	if !ok {
 		return
@@ -170,7 +170,7 @@ func (sim *Simulator) push(at time.Duration, ev Event) int {
 // SimOptions adjust a simulation.
 type SimOptions struct {
 	// FailStart injects start failures (see Simulator.FailStart).
-	FailStart func(Replica) error
+	FailStart func(Assignment) error
 	// Trace, when set, receives one line per event as the loop handles it.
 	Trace io.Writer
 	// Truth is what the simulated engines really do (see SpeedTruth).
@@ -203,12 +203,12 @@ type tracedEffects struct {
 	w   io.Writer
 }
 
-func (t tracedEffects) StartReplica(r Replica) {
+func (t tracedEffects) StartReplica(r Assignment) {
 	fmt.Fprintf(t.w, "%8s  start    %s TP%d on %s\n", fmtDur(t.now()), ReplicaName(r.Model, r.Index), r.TP, placement.GPUList(r.GPUs))
 	t.fx.StartReplica(r)
 }
 
-func (t tracedEffects) StopReplica(r Replica) {
+func (t tracedEffects) StopReplica(r Assignment) {
 	fmt.Fprintf(t.w, "%8s  stop     %s\n", fmtDur(t.now()), ReplicaName(r.Model, r.Index))
 	t.fx.StopReplica(r)
 }

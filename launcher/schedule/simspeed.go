@@ -86,7 +86,7 @@ func newTruthState(cfg Config) *truthState {
 // trueReplica returns r with its true rate: the model's mix drained at its
 // true GPU speed on r's throughput, capped by r's preprocessing, as the
 // scheduler estimates it but with the true speed.
-func (sim *Simulator) trueReplica(r Replica) Replica {
+func (sim *Simulator) trueReplica(r Assignment) Assignment {
 	f, ok := sim.Truth.Factors[r.Model]
 	if !ok || f <= 0 {
 		f = 1

@@ -48,7 +48,7 @@ type Config struct {
 	Rand io.Reader
 	// OnEvent receives every replica event (starting, ready, crashed,
 	// restarting, failed, stopped) in order; it must not block.
-	OnEvent func(launcher.Event)
+	OnEvent func(launcher.ReplicaEvent)
 	// Log receives one line per job state change.
 	Log io.Writer
 	// WorkDir is the jobs' working directory (sbatch --chdir), so that
@@ -72,7 +72,7 @@ func (c Config) withDefaults() Config {
 		c.Rand = rand.Reader
 	}
 	if c.OnEvent == nil {
-		c.OnEvent = func(launcher.Event) {}
+		c.OnEvent = func(launcher.ReplicaEvent) {}
 	}
 	if c.Log == nil {
 		c.Log = io.Discard

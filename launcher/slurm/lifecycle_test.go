@@ -127,9 +127,9 @@ func TestNodeFailureResubmitsAndEngineExitFails(t *testing.T) {
 		logs:    []string{"", "loading\nRuntimeError: the model config is broken\n"},
 	}
 	b := newFakeBackend(t, f)
-	var events []launcher.EventKind
+	var events []launcher.ReplicaEventKind
 	var mu sync.Mutex
-	b.cfg.OnEvent = func(e launcher.Event) { mu.Lock(); events = append(events, e.Kind); mu.Unlock() }
+	b.cfg.OnEvent = func(e launcher.ReplicaEvent) { mu.Lock(); events = append(events, e.Kind); mu.Unlock() }
 	_, err := b.Start(context.Background(), launcher.ReplicaSpec{Model: simModel(), Replica: 1, GPUs: []string{"slurm:n1:0", "slurm:n1:1"}})
 	var ee *launcher.EngineError
 	if !errors.As(err, &ee) || ee.Kind != launcher.FailureExited || !strings.Contains(err.Error(), "the model config is broken") || !strings.Contains(err.Error(), "FAILED") {
@@ -147,7 +147,7 @@ func TestNodeFailureResubmitsAndEngineExitFails(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	want := []launcher.EventKind{launcher.EventStarting, launcher.EventRestarting, launcher.EventStarting, launcher.EventFailed}
+	want := []launcher.ReplicaEventKind{launcher.ReplicaStarting, launcher.ReplicaRestarting, launcher.ReplicaStarting, launcher.ReplicaFailed}
 	if fmt.Sprint(events) != fmt.Sprint(want) {
 		t.Errorf("events %v, want %v", events, want)
 	}
@@ -290,8 +290,8 @@ func TestHungEngineInALiveJobIsResubmitted(t *testing.T) {
 	b := newFakeBackend(t, jobsServedBy(t, hung, 3))
 	b.cfg.Timing.StallCheck, b.cfg.Timing.StallWindow = 10*time.Millisecond, 100*time.Millisecond
 	crashed := make(chan error, 4)
-	b.cfg.OnEvent = func(e launcher.Event) {
-		if e.Kind == launcher.EventCrashed {
+	b.cfg.OnEvent = func(e launcher.ReplicaEvent) {
+		if e.Kind == launcher.ReplicaCrashed {
 			crashed <- e.Err
 		}
 	}

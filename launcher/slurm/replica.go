@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -64,8 +63,8 @@ func (r *replica) settle(ep launcher.Endpoint, err error) {
 	})
 }
 
-func (r *replica) emit(kind launcher.EventKind, err error, f func(*launcher.Event)) {
-	ev := launcher.Event{Time: r.b.cfg.Now(), Kind: kind, Model: r.spec.Model.Name, Replica: r.spec.Replica, Err: err}
+func (r *replica) emit(kind launcher.ReplicaEventKind, err error, f func(*launcher.ReplicaEvent)) {
+	ev := launcher.ReplicaEvent{Time: r.b.cfg.Now(), Kind: kind, Model: r.spec.Model.Name, Replica: r.spec.Replica, Err: err}
 	if f != nil {
 		f(&ev)
 	}
@@ -102,7 +101,7 @@ func (r *replica) run() {
 		case endStopped:
 			r.stopErr = err
 			r.b.update(func() { a.Outcome = "stopped" })
-			r.emit(launcher.EventStopped, err, nil)
+			r.emit(launcher.ReplicaStopped, err, nil)
 			r.settle(launcher.Endpoint{}, fmt.Errorf("%s: %w", r.name(), launcher.ErrStopped))
 			return
 		case endFailed:
@@ -120,13 +119,13 @@ func (r *replica) run() {
 		delay := t.Backoff(resubmits)
 		r.b.update(func() { a.Outcome = "resubmitted: " + err.Error() })
 		r.logf("%v; re-submitting in %v (%d of at most %d)", err, delay, resubmits, r.b.cfg.Settings.MaxResubmits)
-		r.emit(launcher.EventRestarting, err, func(e *launcher.Event) { e.Attempt, e.Delay = resubmits, delay })
+		r.emit(launcher.ReplicaRestarting, err, func(e *launcher.ReplicaEvent) { e.Attempt, e.Delay = resubmits, delay })
 		wait := time.NewTimer(delay)
 		select {
 		case <-wait.C:
 		case <-r.stop:
 			wait.Stop()
-			r.emit(launcher.EventStopped, nil, nil)
+			r.emit(launcher.ReplicaStopped, nil, nil)
 			r.settle(launcher.Endpoint{}, fmt.Errorf("%s: %w", r.name(), launcher.ErrStopped))
 			return
 		}
@@ -134,7 +133,7 @@ func (r *replica) run() {
 }
 
 func (r *replica) fail(err error) {
-	r.emit(launcher.EventFailed, err, nil)
+	r.emit(launcher.ReplicaFailed, err, nil)
 	r.settle(launcher.Endpoint{}, err)
 }
 
@@ -220,7 +219,7 @@ func (r *replica) submit(attempt int) (*Attempt, JobSpec, error) {
 	r.b.record(a)
 	r.b.follow(id, r)
 	r.logf("submitted job %s (%s, %d GPU%s on %s, port %d)", id, js.Name, js.GPUs, plural(js.GPUs), r.node.Name, port)
-	r.emit(launcher.EventStarting, nil, func(e *launcher.Event) {
+	r.emit(launcher.ReplicaStarting, nil, func(e *launcher.ReplicaEvent) {
 		e.Attempt = attempt - 1
 		e.Log = js.LogPath()
 		e.Endpoint = launcher.Endpoint{Model: r.spec.Model.Name, Replica: r.spec.Replica, Port: port, GPUs: r.spec.GPUs}
@@ -251,151 +250,6 @@ const (
 	phaseReady                 // serving
 )
 
-// follow drives one attempt until its job is gone: it waits out the queue,
-// probes the engine once the job runs, serves, and reacts to the job's end
-// and to Stop. The job is never left active when it returns.
-func (r *replica) follow(a *Attempt, js JobSpec) (end, error) {
-	t := r.b.cfg.Timing
-	ph := phasePending
-	ctx, cancelProbe := context.WithCancel(context.Background())
-	defer cancelProbe()
-	probed := make(chan probeResult, 1)
-	progress := make(chan struct{}, 1)
-	var noProg, hardCap <-chan time.Time
-	var noProgT, hardCapT *time.Timer
-	defer func() {
-		for _, tm := range []*time.Timer{noProgT, hardCapT} {
-			if tm != nil {
-				tm.Stop()
-			}
-		}
-	}()
-	pushProgress := func() {
-		if noProgT != nil {
-			noProgT.Reset(t.NoProgress)
-		}
-	}
-	var logSize int64 = -1
-	last := ""
-	// Once ready, the engine is watched as a local one is: the shared
-	// watchdog reads its /health and /metrics every StallCheck, one
-	// reading at a time.
-	var (
-		watch    *launcher.Watchdog
-		watchC   <-chan time.Time
-		readings = make(chan launcher.Reading, 1)
-		reading  bool
-	)
-	for {
-		select {
-		case <-r.stop:
-			return endStopped, r.cancel(a)
-		case j := <-r.jobs:
-			if j.ID != a.JobID {
-				continue
-			}
-			if s := j.String(); s != last {
-				last = s
-				r.logf("%s", s)
-			}
-			r.b.update(func() { a.State, a.Reason = j.State, j.Reason })
-			if ph == phasePending && (j.Running() || !j.Active() && !j.Start.IsZero()) {
-				started := j.Start
-				if started.IsZero() {
-					started = r.b.cfg.Now()
-				}
-				r.b.update(func() { a.Started = started })
-				r.logf("job %s started on %s after %v pending", a.JobID, j.Node, a.Pending())
-				if j.Active() {
-					ph = phaseStarting
-					noProgT, hardCapT = time.NewTimer(t.NoProgress), time.NewTimer(t.HardCap)
-					noProg, hardCap = noProgT.C, hardCapT.C
-					go r.probe(ctx, js, a.JobID, probed, progress)
-				}
-			}
-			if ph == phaseStarting {
-				if st, err := os.Stat(js.LogPath()); err == nil && st.Size() != logSize {
-					logSize = st.Size()
-					pushProgress()
-				}
-			}
-			if j.Active() {
-				continue
-			}
-			r.b.update(func() { a.Ended = r.b.cfg.Now() })
-			cause := fmt.Errorf("Slurm job %s of %s ended %s%s", a.JobID, r.name(), j.State, reasonNote(j.Reason))
-			switch {
-			case ph == phaseReady:
-				r.emit(launcher.EventCrashed, cause, func(e *launcher.Event) { e.Log = js.LogPath() })
-				return endResubmit, cause
-			case j.ClusterEnded():
-				return endResubmit, cause
-			}
-			// Named from the log as a local engine's exit is.
-			e := r.jobError(launcher.FailureExited, a, js, "ended "+j.State+" before the engine was ready")
-			if e.Kind, e.Hint = launcher.Classify(e.Tail, launcher.FailureExited); e.Kind == launcher.FailurePortInUse {
-				return endResubmit, fmt.Errorf("%w: port %d was taken on %s", cause, js.Port, r.node.Name)
-			}
-			return endFailed, e
-		case res := <-probed:
-			if errors.Is(res.err, launcher.ErrForeignListener) {
-				// Another server holds the port on that node (engines bind
-				// with SO_REUSEPORT, so ours started anyway): the next
-				// attempt asks for another port.
-				err := fmt.Errorf("Slurm job %s on %s: port %d is served by another server: %w", a.JobID, r.node.Name, js.Port, res.err)
-				if cerr := r.cancel(a); cerr != nil {
-					return endFailed, errors.Join(err, cerr)
-				}
-				return endResubmit, err
-			}
-			if res.err != nil {
-				err := r.jobError(launcher.FailureRejected, a, js, "")
-				err.Err = res.err
-				return endFailed, errors.Join(err, r.cancel(a))
-			}
-			ph = phaseReady
-			noProgT.Stop()
-			hardCapT.Stop()
-			noProg, hardCap = nil, nil
-			now := r.b.cfg.Now()
-			r.b.update(func() { a.Ready = now })
-			r.logf("job %s ready at %s (pending %v, start-up %v)", a.JobID, res.ep.BaseURL, a.Pending().Round(time.Millisecond), a.StartUp().Round(time.Millisecond))
-			r.emit(launcher.EventReady, nil, func(e *launcher.Event) { e.Endpoint = res.ep; e.Log = js.LogPath() })
-			r.settle(res.ep, nil)
-			if w := launcher.NewWatchdog(r.b.cfg.HTTP, res.probe, t); w.Enabled() {
-				watchT := time.NewTicker(t.StallCheck)
-				defer watchT.Stop()
-				watch, watchC = w, watchT.C
-			}
-		case <-watchC:
-			if !reading {
-				reading = true
-				go func() { readings <- watch.Read(ctx) }()
-			}
-		case rd := <-readings:
-			reading = false
-			if kind, why := watch.Judge(rd, r.b.cfg.Now()); kind != "" {
-				err := r.jobError(kind, a, js, why)
-				r.emit(launcher.EventCrashed, err, func(e *launcher.Event) { e.Log = js.LogPath() })
-				if cerr := r.cancel(a); cerr != nil {
-					// A job that may still hold its GPUs and port is never
-					// replaced beside itself.
-					return endFailed, errors.Join(err, cerr)
-				}
-				return endResubmit, err
-			}
-		case <-progress:
-			pushProgress()
-		case <-noProg:
-			err := r.jobError(launcher.FailureNoProgress, a, js, fmt.Sprintf("no new log line and no readiness progress for %v", t.NoProgress))
-			return endFailed, errors.Join(err, r.cancel(a))
-		case <-hardCap:
-			err := r.jobError(launcher.FailureHardCap, a, js, fmt.Sprintf("not ready after the hard cap of %v", t.HardCap))
-			return endFailed, errors.Join(err, r.cancel(a))
-		}
-	}
-}
-
 // jobError is a failure of the attempt's engine, with the job and node
 // named, what went wrong (detail, may be empty) and its log's tail.
 func (r *replica) jobError(kind launcher.FailureKind, a *Attempt, js JobSpec, detail string) *launcher.EngineError {
@@ -411,7 +265,7 @@ func (r *replica) jobError(kind launcher.FailureKind, a *Attempt, js JobSpec, de
 // and proves the engine ready over the network.
 func (r *replica) probe(ctx context.Context, js JobSpec, jobID string, out chan<- probeResult, progress chan<- struct{}) {
 	t := r.b.cfg.Timing
-	var ep Endpoint
+	var ep EndpointFile
 	tick := time.NewTicker(t.ProbeInterval)
 	defer tick.Stop()
 	for {
@@ -459,7 +313,8 @@ func (r *replica) probe(ctx context.Context, js JobSpec, jobID string, out chan<
 		return
 	}
 	out <- probeResult{ep: launcher.Endpoint{Model: r.spec.Model.Name, Replica: r.spec.Replica, BaseURL: inv.BaseURL, APIKey: inv.APIKey,
-		MaxNumSeqs: inv.MaxNumSeqs, GPUs: r.spec.GPUs, Port: ep.Port, CachedTokens: inv.CachedTokens}, probe: inv.Probe, err: err}
+		MaxNumSeqs: inv.MaxNumSeqs, MetricsURL: inv.Probe.MetricsURL, GPUs: r.spec.GPUs, Port: ep.Port, CachedTokens: inv.CachedTokens},
+		probe: inv.Probe, err: err}
 }
 
 // cancel scancels the attempt's job and waits until Slurm reports it

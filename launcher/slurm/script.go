@@ -154,8 +154,9 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// Endpoint is what a job's endpoint file says.
-type Endpoint struct {
+// EndpointFile is what a job's endpoint file says: where its engine
+// listens (not a launcher.Endpoint: the file carries no key).
+type EndpointFile struct {
 	Job  string `json:"job"`
 	Node string `json:"node"`
 	Host string `json:"host"`

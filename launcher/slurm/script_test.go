@@ -70,7 +70,7 @@ func TestScriptWritesTheEndpointAndExecsTheEngine(t *testing.T) {
 			t.Errorf("engine environment lacks %s:\n%s", want, env)
 		}
 	}
-	var ep Endpoint
+	var ep EndpointFile
 	data, err := os.ReadFile(js.EndpointPath())
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestScriptWritesTheEndpointAndExecsTheEngine(t *testing.T) {
 	if err := json.Unmarshal(data, &ep); err != nil {
 		t.Fatalf("endpoint file %s: %v", data, err)
 	}
-	if ep != (Endpoint{Job: "77", Node: "gpu02", Host: "10.0.0.12", Port: 23456, GPUs: "0,1"}) {
+	if ep != (EndpointFile{Job: "77", Node: "gpu02", Host: "10.0.0.12", Port: 23456, GPUs: "0,1"}) {
 		t.Errorf("endpoint file says %+v", ep)
 	}
 }

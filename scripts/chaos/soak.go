@@ -72,11 +72,7 @@ func runSoak(ctx context.Context, o soakOptions, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("soak: start the engines: %w", err)
 	}
-	var tep []tasks.Endpoint
-	for _, ep := range eps {
-		tep = append(tep, tasks.Endpoint{Name: fmt.Sprintf("%s#%d", ep.Model, ep.Replica), BaseURL: ep.BaseURL, APIKey: ep.APIKey,
-			MaxNumSeqs: ep.MaxNumSeqs, Local: true})
-	}
+	tep := eps
 	items := make([]tasks.Item, o.Requests)
 	for i := range items {
 		id := fmt.Sprintf("P%05d", i)
@@ -89,11 +85,11 @@ func runSoak(ctx context.Context, o soakOptions, w io.Writer) error {
 	}
 	defer j.Close()
 	cs := configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 30 * time.Second, ChunkTimeout: 10 * time.Second,
-		TotalTimeout: time.Minute, Retries: 3, Backoff: 100 * time.Millisecond}
+		TotalTimeout: time.Minute, Retries: new(3), Backoff: 100 * time.Millisecond}
 	client := tasks.NewClient(cs)
 	defer client.Close()
 	prog := &soakProgress{every: 100}
-	r := &tasks.Runner{Client: client, Journal: j, Prompts: prompts, Progress: prog, Retries: cs.Retries, Backoff: cs.Backoff}
+	r := &tasks.Runner{Client: client, Journal: j, Prompts: prompts, Progress: prog, Retries: cs.RetryLimit(), Backoff: cs.Backoff}
 	pool := tasks.NewPool(tep, o.Concurrency)
 
 	before, err := cpuTime()

@@ -56,6 +56,10 @@ type Options struct {
 	Timing launcher.Timing
 	// SampleInterval is the GPU sampler's period (0 = 1 s).
 	SampleInterval time.Duration
+	// MeasureInterval is how often the scheduler hears each model's
+	// progress and each replica's measured speed (0 = 1 min); a replica
+	// that stops reports its last speed sample then.
+	MeasureInterval time.Duration
 }
 
 // Meta is RUN/run.json: what `npcorch score` needs to recompute the scores

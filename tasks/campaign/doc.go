@@ -7,5 +7,8 @@
 //
 // It is the one place where the gpu, launcher and tasks packages meet; each
 // of them stays ignorant of the others. It holds no global state: everything
-// a run needs comes in through Options.
+// a run needs comes in through Options. A run's changing state (the
+// scheduler, the replicas, the pools, the runners, the measurements) is
+// owned by one goroutine, the driver's loop (loop.go); engines run through
+// a Backend (backend.go): this machine's launcher, or Slurm.
 package campaign

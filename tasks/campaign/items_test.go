@@ -135,3 +135,52 @@ func TestMaxImagesCountsOnlyTheModelsTasks(t *testing.T) {
 		t.Errorf("model with t_groups uncapped: max images %d, want 80", got)
 	}
 }
+
+// TestDatasetWorkloadsAskTextModelsNoImageTask: counted in a prepared
+// dataset, a text-only model's work holds no item of a task that shows
+// images or builds on answers about them (all of L3 and L6), while the
+// image model beside it is asked every item, images included.
+func TestDatasetWorkloadsAskTextModelsNoImageTask(t *testing.T) {
+	data, prepDir := fixture(t)
+	c, err := configs.ParseCampaign("mixed.yaml", t.TempDir(), []byte(fmt.Sprintf(`
+name: mixed
+node: fake:a800-sxm-8
+output: run
+dataset: {raw: %q, prepared: %q}
+models:
+  - {name: Lingshu-7B, engine: {kind: sim}}
+  - {name: Text-7B, text_only: true, engine: {kind: sim}}
+`, data, prepDir)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wls, _, err := DatasetWorkloads(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := Benchmark()
+	byModel := map[string][]string{}
+	images := map[string]int64{}
+	for _, w := range wls {
+		byModel[w.Model] = append(byModel[w.Model], w.Task)
+		images[w.Model] += w.Images
+	}
+	for _, task := range byModel["Text-7B"] {
+		tk, err := reg.Task(task)
+		if err != nil || tk.Level == "L3" || tk.Level == "L6" {
+			t.Errorf("text-only model asked %s (%v)", task, err)
+		}
+	}
+	if images["Text-7B"] != 0 {
+		t.Errorf("text-only model sends %d images", images["Text-7B"])
+	}
+	var every []string // the default task list: every task but the matched controls
+	for _, k := range reg.Keys() {
+		if tk, _ := reg.Task(k); !tk.Control {
+			every = append(every, k)
+		}
+	}
+	if !slices.Equal(byModel["Lingshu-7B"], every) || images["Lingshu-7B"] == 0 {
+		t.Errorf("image model asked %v with %d images, want every task (%v) with images", byModel["Lingshu-7B"], images["Lingshu-7B"], every)
+	}
+}

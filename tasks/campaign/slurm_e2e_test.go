@@ -372,7 +372,7 @@ func TestSlurmHungEngineIsCancelledAndResubmitted(t *testing.T) {
 	timing := testTiming()
 	timing.StallCheck, timing.StallWindow = 200*time.Millisecond, time.Second
 	m := startMidRun(t, "hang", timing)
-	var hung slurm.Endpoint
+	var hung slurm.EndpointFile
 	m.await("an engine answering", func() bool {
 		files, _ := filepath.Glob(filepath.Join(m.dir, "slurm", "*", "*", "endpoint.json"))
 		for _, f := range files {

@@ -24,6 +24,7 @@ func DatasetWorkloads(c *configs.Campaign) ([]schedule.Workload, Problems, error
 	var out []schedule.Workload
 	for _, m := range c.Resolved {
 		if m.Engine.Kind != configs.EngineExternal {
+			m = reg.TrimTasks(m)
 			out = append(out, workload(m, itemsFor(b.Items, m).Items(), c.Repeat)...)
 		}
 	}

@@ -193,8 +193,8 @@ func (r *Raw) Validate(root string, structures []string) Problems {
 			}
 		}
 		for _, s := range p.Series {
-			if err := checkInside(root, s.Dir, true); err != nil {
-				add(where, "series %s: %v", s.Sequence, err)
+			for _, problem := range s.check(root) {
+				add(where, "series %s: %s", s.Sequence, problem)
 			}
 		}
 		for _, f := range p.Structures {
@@ -256,6 +256,34 @@ func checkControlCohort(add problemFunc, where string, p *Patient) {
 	case !in && has:
 		add(where+".cohorts", "the patient has control questions but is not in cohort %s; add it, or remove the questions", CohortCareControl)
 	}
+}
+
+// check returns what is wrong with a series reference: not exactly one
+// of a folder and a file list, or a path that leaves root or is missing.
+func (s SeriesRef) check(root string) []string {
+	switch {
+	case s.Dir == "" && len(s.Files) == 0:
+		return []string{"neither a folder (dir) nor a list of files (files)"}
+	case s.Dir != "" && len(s.Files) > 0:
+		return []string{fmt.Sprintf("both a folder (%q) and a list of %d files: give one", s.Dir, len(s.Files))}
+	case s.Dir != "":
+		if err := checkInside(root, s.Dir, true); err != nil {
+			return []string{err.Error()}
+		}
+		return nil
+	}
+	var out []string
+	seen := make(map[string]bool, len(s.Files))
+	for _, f := range s.Files {
+		if seen[f] {
+			out = append(out, fmt.Sprintf("file %q listed twice", f))
+		}
+		seen[f] = true
+		if err := checkInside(root, f, true); err != nil {
+			out = append(out, err.Error())
+		}
+	}
+	return out
 }
 
 // checkInside reports an error when rel is absolute, leaves root (symbolic

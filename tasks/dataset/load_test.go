@@ -59,6 +59,48 @@ func TestLoadRawReportsEveryProblemWithItsPlace(t *testing.T) {
 	}
 }
 
+// TestSeriesAsFileLists: a series is a folder or a list of files inside
+// the dataset, never both, never neither; every listed file is checked.
+func TestSeriesAsFileLists(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "pacs", "ST1"), 0o755)
+	for _, f := range []string{"IM1", "IM2"} {
+		os.WriteFile(filepath.Join(dir, "pacs", "ST1", f), []byte("x"), 0o644)
+	}
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "IM5"), []byte("x"), 0o644)
+	os.Symlink(outside, filepath.Join(dir, "escape"))
+	writeRaw(t, dir, `{"format":"npcorch-dataset/1","name":"x","patients":[
+ {"id":"P1","cohorts":["sequence"],"series":[{"sequence":"T1_Ax","files":["pacs/ST1/IM1","pacs/ST1/IM2"]}]},
+ {"id":"P2","cohorts":["sequence"],"series":[{"sequence":"T1_Ax","dir":"pacs/ST1","files":["pacs/ST1/IM1"]},
+  {"sequence":"T2_Ax"},
+  {"sequence":"T1+C_Ax","files":["pacs/ST1/IM1","pacs/ST1/IM3","../IM4","escape/IM5","pacs/ST1/IM1"]}]}
+]}`)
+	_, err := LoadRaw(dir, nil)
+	ps, _ := err.(Problems)
+	want := []string{
+		`patients[1] (P2): series T1_Ax: both a folder ("pacs/ST1") and a list of 1 files: give one`,
+		`patients[1] (P2): series T2_Ax: neither a folder (dir) nor a list of files (files)`,
+		`patients[1] (P2): series T1+C_Ax: path "pacs/ST1/IM3" does not exist`,
+		`patients[1] (P2): series T1+C_Ax: path "../IM4" leaves the dataset folder`,
+		`patients[1] (P2): series T1+C_Ax: path "escape/IM5" links outside the dataset folder`,
+		`patients[1] (P2): series T1+C_Ax: file "pacs/ST1/IM1" listed twice`,
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("missing problem %q in:\n%v", w, err)
+		}
+	}
+	if len(ps) != len(want) {
+		t.Errorf("%d problems, want %d:\n%v", len(ps), len(want), err)
+	}
+	raw := Raw{Patients: []Patient{{Series: []SeriesRef{{Sequence: "T1_Ax", Dir: "d"}, {Sequence: "T2_Ax", Files: []string{"a"}}}}}}
+	b, _ := json.Marshal(raw.Patients[0].Series)
+	if string(b) != `[{"sequence":"T1_Ax","dir":"d"},{"sequence":"T2_Ax","files":["a"]}]` {
+		t.Errorf("series written as %s", b)
+	}
+}
+
 func TestLoadRawSyntaxErrorNamesLine(t *testing.T) {
 	dir := t.TempDir()
 	writeRaw(t, dir, "{\n \"format\": \"npcorch-dataset/1\",\n \"patients\": [,]\n}")

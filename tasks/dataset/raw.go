@@ -37,8 +37,8 @@ type Raw struct {
 type Patient struct {
 	ID      string   `json:"id"`
 	Cohorts []string `json:"cohorts"`
-	// Series lists the patient's MRI series; each Dir holds slice images and
-	// a series.json sidecar (imaging.SeriesMeta).
+	// Series lists the patient's MRI series: each a folder (slice images
+	// with a series.json sidecar, or DICOM files) or a list of DICOM files.
 	Series []SeriesRef `json:"series,omitempty"`
 	// Pathology is the patient's slide, when the patient has one.
 	Pathology *Slide `json:"pathology,omitempty"`
@@ -55,10 +55,14 @@ type Patient struct {
 	Episode *Episode `json:"episode,omitempty"`
 }
 
-// SeriesRef points at one series folder.
+// SeriesRef points at one series: a folder (Dir), or the DICOM files of
+// the series listed one by one (Files), as `npcorch import` writes them
+// for a PACS export that keeps several series in one folder. Exactly one
+// of the two is set.
 type SeriesRef struct {
-	Sequence string `json:"sequence"`
-	Dir      string `json:"dir"`
+	Sequence string   `json:"sequence"`
+	Dir      string   `json:"dir,omitempty"`
+	Files    []string `json:"files,omitempty"`
 }
 
 // Slide is a pathology slide and its label (1 = nasopharyngeal carcinoma).

@@ -17,6 +17,7 @@ func cpCareNoFindings() *tasks.Task {
 		Cohort:      dataset.CohortCareControl,
 		Prompt:      CPCare,
 		Control:     true,
+		ImageLevel:  true,
 		Build:       func(b *tasks.Builder) { buildControlCare(b, withoutFindings) },
 		Answer:      answerCare,
 		ScoredAlone: true,

@@ -19,6 +19,7 @@ func cpCareRefFindings(st *configs.Structures) *tasks.Task {
 		Cohort:      dataset.CohortCareControl,
 		Prompt:      CPCare,
 		Control:     true,
+		ImageLevel:  true,
 		Build:       func(b *tasks.Builder) { buildControlCare(b, withReference(st)) },
 		Answer:      answerCare,
 		ScoredAlone: true,

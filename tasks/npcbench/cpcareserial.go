@@ -22,6 +22,7 @@ func cpCareSerial(st *configs.Structures) *tasks.Task {
 		Key: CPCareSerial, Level: "L6", Title: "CarePath control: serial conversation (L6, A13)",
 		Cohort:      dataset.CohortCareControl,
 		Control:     true,
+		ImageLevel:  true,
 		Build:       func(b *tasks.Builder) { buildSerialCare(b, withReference(st)) },
 		Answer:      answerCare,
 		ScoredAlone: true,

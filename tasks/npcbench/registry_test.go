@@ -143,3 +143,19 @@ func TestEmbeddedModelsHaveEveryTasksBudget(t *testing.T) {
 		}
 	}
 }
+
+// "Text models cover L1/L2/L4/L5/O1; image-capable models additionally
+// cover L3 and L6" (the paper, Table A7): a text-only model answers every
+// L1, L2, L4 and L5 task, the L5 controls included, and no L3 or L6 task,
+// not even the L6 controls whose prompts carry reference or no findings.
+func TestTextOnlyModelsAnswerTheTextLevelsOnly(t *testing.T) {
+	reg := Registry(configs.DefaultStructures())
+	tm := configs.Model{Name: "T", TextOnly: true}
+	for _, key := range reg.Keys() {
+		task, _ := reg.Task(key)
+		want := task.Level != "L3" && task.Level != "L6"
+		if got := reg.Answerable(tm, key); got != want {
+			t.Errorf("%s (%s): a text-only model answers it: %v, want %v", key, task.Level, got, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"image"
 	"image/png"
@@ -476,5 +477,86 @@ func TestImagesFollowTheTasksNeeds(t *testing.T) {
 	needs := bench().ImageNeeds()
 	if !slices.Equal(needs[dataset.CohortCarePath], []string{dataset.KindOverview, dataset.KindPage}) {
 		t.Errorf("CarePath needs %v, want its tasks' overview and pages", needs[dataset.CohortCarePath])
+	}
+}
+
+// BenchmarkPrepKinds runs prep over the inputs of scripts/bench/run.sh's
+// PNG rows (plane groups, cards, overviews), two workers; profile one with
+// -run '^$' -bench 'PrepKinds/groups' -cpuprofile cpu.out.
+func BenchmarkPrepKinds(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		o    datasettest.Options
+	}{
+		{"groups", datasettest.Options{Patients: 6, Cohorts: []string{dataset.CohortTGroups}}},
+		{"cards", datasettest.Options{Patients: 12, Cohorts: []string{dataset.CohortCards}}},
+		{"overviews", datasettest.Options{Patients: 6, Cohorts: []string{dataset.CohortPathology}, SlideSize: 4000,
+			Series: imagingtest.Options{AxialSlices: 1, CoronalSlices: 1, Size: 16}}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			dir := b.TempDir()
+			if _, err := datasettest.Write(dir, c.o); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, _, err := Run(context.Background(), Options{Tasks: bench(), Dataset: dir, Out: b.TempDir(), Workers: 2, External: noExternal{}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestSeriesListedAsFilesGiveTheSameImages: the same DICOM series, moved
+// into one folder per patient (as a PACS export keeps them) and listed
+// file by file in dataset.json, give the same images as one folder per
+// series.
+func TestSeriesListedAsFilesGiveTheSameImages(t *testing.T) {
+	data := t.TempDir()
+	raw, err := datasettest.Write(data, datasettest.Options{DICOM: true, Series: imagingtest.Options{AxialSlices: 8, CoronalSlices: 8, Size: 32},
+		Cohorts: []string{dataset.CohortSequence, dataset.CohortTGroups, dataset.CohortCards}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, _ := run(t, data, t.TempDir(), 2)
+	n := 0
+	for si, ref := range raw.Patients[0].Series {
+		entries, _ := os.ReadDir(filepath.Join(data, ref.Dir))
+		var files []string
+		for _, e := range entries {
+			n++
+			to := fmt.Sprintf("pacs/P001/ST1/%05d", n*7%997)
+			os.MkdirAll(filepath.Join(data, "pacs", "P001", "ST1"), 0o755)
+			if err := os.Rename(filepath.Join(data, ref.Dir, e.Name()), filepath.Join(data, filepath.FromSlash(to))); err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, to)
+		}
+		raw.Patients[0].Series[si] = dataset.SeriesRef{Sequence: ref.Sequence, Files: files}
+	}
+	b, _ := json.Marshal(raw)
+	os.WriteFile(filepath.Join(data, "dataset.json"), b, 0o644)
+	listed, rep := run(t, data, t.TempDir(), 2)
+	if len(rep.Errors) != 0 {
+		t.Fatalf("errors: %v", rep.Errors)
+	}
+	sums := func(m *dataset.Prepared) []string {
+		var out []string
+		for _, p := range m.Patients {
+			for _, x := range p.Panels {
+				out = append(out, x.Path+" "+x.SHA256)
+			}
+			for _, x := range p.Cards {
+				out = append(out, x.Path+" "+x.SHA256)
+			}
+			for _, x := range p.TGroups {
+				out = append(out, x.Path+" "+x.SHA256)
+			}
+		}
+		return out
+	}
+	want, got := sums(man), sums(listed)
+	if len(want) < 10 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("images from listed files:\n%s\nfrom folders:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/proctest"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/launcher/simengine"
@@ -186,7 +187,7 @@ func grayPNG(t *testing.T, level uint8) []byte {
 }
 
 // sendAll sends every item to the engine and journals the answers in run.
-func sendAll(t *testing.T, reg *tasks.Registry, p *tasks.Prompts, b tasks.RequestBuilder, ep tasks.Endpoint, run string, items []tasks.Item) {
+func sendAll(t *testing.T, reg *tasks.Registry, p *tasks.Prompts, b tasks.RequestBuilder, ep launcher.Endpoint, run string, items []tasks.Item) {
 	t.Helper()
 	j, err := tasks.OpenJournal(run)
 	if err != nil {
@@ -197,7 +198,7 @@ func sendAll(t *testing.T, reg *tasks.Registry, p *tasks.Prompts, b tasks.Reques
 		ChunkTimeout: 10 * time.Second, TotalTimeout: 20 * time.Second})
 	defer c.Close()
 	r := &tasks.Runner{Client: c, Journal: j, Prompts: p, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
-	s, err := r.Run(context.Background(), tasks.ModelRun{Model: b.Model, Builder: b, Pool: tasks.NewPool([]tasks.Endpoint{ep}, 2),
+	s, err := r.Run(context.Background(), tasks.ModelRun{Model: b.Model, Builder: b, Pool: tasks.NewPool([]launcher.Endpoint{ep}, 2),
 		Items: tasks.ItemList(items), Repeats: 1})
 	if err != nil || s.Answered != len(items) {
 		st, _ := tasks.ReadJournal(run)
@@ -207,7 +208,7 @@ func sendAll(t *testing.T, reg *tasks.Registry, p *tasks.Prompts, b tasks.Reques
 
 // startEngine runs the simulated engine in this process until the test
 // ends, and waits (at most 30 s) until it answers /health.
-func startEngine(t *testing.T, args ...string) tasks.Endpoint {
+func startEngine(t *testing.T, args ...string) launcher.Endpoint {
 	t.Helper()
 	port := proctest.FreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -239,5 +240,5 @@ func startEngine(t *testing.T, args ...string) tasks.Endpoint {
 			t.Fatal("timed out waiting for the simulated engine's /health")
 		}
 	}
-	return tasks.Endpoint{Name: "toy-model#0", BaseURL: base + "/v1", MaxNumSeqs: 4, Local: true}
+	return launcher.Endpoint{Model: "toy-model", BaseURL: base + "/v1", MaxNumSeqs: 4}
 }

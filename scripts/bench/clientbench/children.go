@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/npcbench"
@@ -139,7 +140,7 @@ func goClient(ctx context.Context, args []string, stdout io.Writer) error {
 	item := stagingItem(images)
 	client := tasks.NewClient(clientSettings())
 	defer client.Close()
-	ep := tasks.Endpoint{Name: benchModel + "#0", BaseURL: *base + "/v1", Local: true}
+	ep := launcher.Endpoint{Model: benchModel, BaseURL: *base + "/v1"}
 
 	res := clientResult{Client: "go", Media: *media, Requests: *n}
 
@@ -305,7 +306,7 @@ func goRunner(ctx context.Context, args []string, stdout io.Writer) error {
 	defer client.Close()
 	r := &tasks.Runner{Client: client, Journal: j, Prompts: prompts, Retries: 2, Backoff: 10 * time.Millisecond,
 		Tasks: npcbench.Registry(configs.DefaultStructures())}
-	ep := tasks.Endpoint{Name: benchModel + "#0", BaseURL: *base + "/v1", Local: true, MaxNumSeqs: *workers}
+	ep := launcher.Endpoint{Model: benchModel, BaseURL: *base + "/v1", MaxNumSeqs: *workers}
 
 	var peak, live atomic.Uint64
 	sctx, stop := context.WithCancel(ctx)
@@ -330,7 +331,7 @@ func goRunner(ctx context.Context, args []string, stdout io.Writer) error {
 	}()
 	cpu0, t0 := cpuSeconds(), time.Now()
 	s, err := r.Run(ctx, tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: *media, Root: *root},
-		Pool: tasks.NewPool([]tasks.Endpoint{ep}, *workers), Items: src, Repeats: *repeats, Workers: *workers})
+		Pool: tasks.NewPool([]launcher.Endpoint{ep}, *workers), Items: src, Repeats: *repeats, Workers: *workers})
 	stop()
 	<-sampled
 	if err != nil {

@@ -1,0 +1,485 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/gpu"
+	"github.com/npcorch/npcorch/launcher"
+	"github.com/npcorch/npcorch/launcher/schedule"
+	"github.com/npcorch/npcorch/tasks"
+)
+
+// loop is a run's changing state: the scheduler, every replica it
+// started, the models' pools and runners, the GPU spans and the
+// measurements. One goroutine owns it (run); everything else reports to
+// it as a message in its inbox: a backend call that ended, a runner that
+// ended, an answer journaled. The scheduler's effects are methods of the
+// loop, called on that goroutine; the slow ones (starting and stopping
+// engines) run off it and report back.
+type loop struct {
+	d      *driver
+	ctx    context.Context
+	cancel context.CancelFunc // ends the runners and backend calls
+	start  time.Time
+	inbox  chan message  // unbuffered: a report is taken before post returns
+	done   chan struct{} // closed when run returns: late reports are dropped
+
+	sched    *schedule.Scheduler // nil when every model is external
+	engines  map[schedule.ReplicaID]*engine
+	byMember map[string]*engine // by pool member name ("MODEL#N")
+	pools    map[string]*tasks.Pool
+	runners  map[string]bool // models whose runner was started
+	running  int             // runners not ended yet
+	calls    int             // backend calls not reported yet
+	progress map[string]*modelProgress
+	sums     map[string]tasks.Summary
+	spans    []gpu.Span
+	// err ends the loop: the scheduler refused an event, or the run was
+	// interrupted; extErr joins the external models' errors.
+	err, extErr error
+}
+
+// engine is the loop's view of one replica the scheduler started.
+type engine struct {
+	a      schedule.Assignment
+	member string
+	phase  enginePhase
+	// cancel ends its start; stopAsked records that the scheduler asked
+	// it to stop, which is then the only end the scheduler hears.
+	cancel    context.CancelFunc
+	stopAsked bool
+	// While its start is being answered, the backend may already report
+	// what came after: the latest endpoint, a crash, a failure for good.
+	latest *launcher.Endpoint
+	down   bool
+	lost   error
+	span   gpu.Span
+	meter  meter
+}
+
+// enginePhase is where the loop's view of a replica stands.
+type enginePhase int
+
+const (
+	phaseStarting enginePhase = iota // Backend.Start is running
+	phaseReady                       // serving; the scheduler heard EventReady
+	phaseStopping                    // Backend.Stop is running
+	phaseEnded                       // the scheduler heard its end
+)
+
+// message is something that reached the loop's inbox.
+type message interface{ isMessage() }
+
+// started: a Backend.Start call returned.
+type started struct {
+	id  schedule.ReplicaID
+	ep  launcher.Endpoint
+	err error
+}
+
+// stopped: a Backend.Stop call returned.
+type stopped struct {
+	id  schedule.ReplicaID
+	err error
+}
+
+// ran: a model's runner ended.
+type ran struct {
+	model    string
+	external bool
+	sum      tasks.Summary
+	err      error
+}
+
+// journaled: a runner journaled one request.
+type journaled struct{ rec tasks.Record }
+
+func (started) isMessage()   {}
+func (stopped) isMessage()   {}
+func (ran) isMessage()       {}
+func (journaled) isMessage() {}
+
+func newLoop(ctx context.Context, d *driver) *loop {
+	ctx, cancel := context.WithCancel(ctx)
+	return &loop{d: d, ctx: ctx, cancel: cancel, start: d.now(), inbox: make(chan message), done: make(chan struct{}),
+		engines: map[schedule.ReplicaID]*engine{}, byMember: map[string]*engine{}, pools: map[string]*tasks.Pool{},
+		runners: map[string]bool{}, progress: map[string]*modelProgress{}, sums: map[string]tasks.Summary{}}
+}
+
+// onRecord tells the loop of a journaled request (ModelRun.OnRecord).
+func (l *loop) onRecord(rec tasks.Record) { l.post(journaled{rec}) }
+
+// post hands m to the loop, or drops it once the loop has ended.
+func (l *loop) post(m message) {
+	select {
+	case l.inbox <- m:
+	case <-l.done:
+	}
+}
+
+// run schedules the local models and runs the external ones, until every
+// model has ended and every runner and backend call has reported; after
+// an interrupt, until the runners and calls have reported.
+func (l *loop) run(local []configs.Model, workloads []schedule.Workload, external []configs.Model) error {
+	defer close(l.done)
+	defer l.cancel()
+	if len(local) > 0 {
+		if err := l.begin(local, workloads); err != nil {
+			return err
+		}
+	}
+	for _, m := range external {
+		l.runExternal(m)
+	}
+	l.serve()
+	if l.sched != nil {
+		l.d.plan = l.sched.Plan()
+	}
+	for _, id := range l.engineIDs() {
+		if en := l.engines[id]; en.phase != phaseEnded && !en.span.Start.IsZero() {
+			l.spans = append(l.spans, en.span) // still serving: close ends it
+		}
+	}
+	return errors.Join(l.err, l.extErr)
+}
+
+// begin sets up the scheduler and lets it make its first decisions.
+func (l *loop) begin(local []configs.Model, workloads []schedule.Workload) error {
+	c := l.d.opt.Campaign
+	s, err := schedule.New(schedule.Config{Node: l.d.node, Models: local, Workloads: workloads, Estimator: l.d.est,
+		Policy: schedule.Policy{MaxStartFailures: c.Launch.MaxStartFailures}}, effects{l})
+	if err != nil {
+		return err
+	}
+	l.sched = s
+	l.trackProgress(workloads)
+	s.Begin()
+	l.sendProgress() // a resumed run has work done already
+	return nil
+}
+
+// serve handles what reaches the loop until it is over.
+func (l *loop) serve() {
+	events := l.d.backend.Events()
+	ctxDone := l.ctx.Done()
+	for !l.over() {
+		select {
+		case m := <-l.inbox:
+			l.handle(m)
+		case ev, ok := <-events:
+			if !ok {
+				events = nil // the backend closed: nothing more will come
+				continue
+			}
+			l.onEngineEvent(ev)
+		case <-l.d.measure:
+			l.measure()
+		case <-ctxDone:
+			ctxDone = nil
+			l.fail(fmt.Errorf("schedule: waiting for engines at %s: %w", schedule.Seconds(l.sinceStart().Seconds()), l.ctx.Err()))
+		}
+	}
+}
+
+// over reports whether the loop may end: every runner and backend call
+// has reported and, unless the run is ending on an error, the scheduler
+// has nothing left to wait for.
+func (l *loop) over() bool {
+	if l.running > 0 || l.calls > 0 {
+		return false
+	}
+	return l.err != nil || l.sched == nil || l.sched.Done()
+}
+
+func (l *loop) handle(m message) {
+	switch m := m.(type) {
+	case started:
+		l.calls--
+		l.onStarted(m)
+	case stopped:
+		l.calls--
+		l.onStopped(m)
+	case ran:
+		l.onRan(m)
+	case journaled:
+		l.onJournaled(m.rec)
+	}
+}
+
+// fail ends the run on err: the runners and backend calls are cancelled,
+// and the loop ends once they have reported.
+func (l *loop) fail(err error) {
+	if l.err == nil {
+		l.err = err
+	}
+	l.cancel()
+}
+
+// sinceStart is the campaign time, as the scheduler counts it.
+func (l *loop) sinceStart() time.Duration { return l.d.now().Sub(l.start) }
+
+// tell hands the scheduler an event, unless the run is ending (an
+// interrupted run starts nothing more); an event it refuses ends the run.
+func (l *loop) tell(ev schedule.Event) {
+	if l.sched == nil || l.err != nil || l.ctx.Err() != nil || l.sched.Done() {
+		return
+	}
+	ev.At = l.sinceStart()
+	fmt.Fprintf(l.d.opt.Log, "%8s  %s\n", schedule.Seconds(ev.At.Seconds()), ev)
+	if err := l.sched.Handle(ev); err != nil {
+		l.fail(err)
+	}
+}
+
+// effects carries out the scheduler's decisions on the loop's goroutine;
+// none of them blocks.
+type effects struct{ l *loop }
+
+// StartReplica starts a's engine off the loop; the outcome comes back as
+// a started message.
+func (e effects) StartReplica(a schedule.Assignment) {
+	l := e.l
+	m := l.d.models[a.Model]
+	lim := l.d.imgLimit
+	lim.Count = maxImages(m, l.d.items)
+	spec := launcher.ReplicaSpec{Model: m, Replica: a.Index, GPUs: a.UUIDs, MediaRoot: abs(l.d.prepDir), Images: lim, APIServers: a.APIServers}
+	ctx, cancel := context.WithCancel(l.ctx)
+	en := &engine{a: a, member: tasks.MemberName(a.Model, a.Index), cancel: cancel}
+	l.engines[a.ID] = en
+	l.byMember[en.member] = en
+	l.calls++
+	go func() {
+		ep, err := l.d.backend.Start(ctx, spec)
+		l.post(started{id: a.ID, ep: ep, err: err})
+	}()
+}
+
+// StopReplica takes a's replica out of its pool and stops its engine: at once when
+// ready, once its start has returned when starting (the start is
+// cancelled). The scheduler hears EventStopped when the stop returns.
+func (e effects) StopReplica(a schedule.Assignment) {
+	l := e.l
+	en := l.engines[a.ID]
+	if en == nil || en.phase == phaseEnded || en.stopAsked {
+		return
+	}
+	en.stopAsked = true
+	if p := l.pools[a.Model]; p != nil {
+		p.Remove(en.member)
+	}
+	switch en.phase {
+	case phaseStarting:
+		en.cancel()
+	case phaseReady:
+		l.stop(en)
+	}
+}
+
+// AbandonModel ends a model the scheduler gave up on: its pool closes, so
+// that its outstanding requests end as not run with the reason instead of
+// waiting for a replica that never comes; a model that never ran gets its
+// runner now, which journals each of its requests as not run.
+func (e effects) AbandonModel(model, why string) {
+	l := e.l
+	why = firstLine(why)
+	fmt.Fprintf(l.d.opt.Log, "model %s abandoned: %s\n", model, why)
+	l.pool(model).Close(fmt.Sprintf("model %s is not served: %s", model, why))
+	l.startRunner(model)
+}
+
+// Replanned logs a re-plan on measured speeds.
+func (e effects) Replanned(r schedule.Replan) {
+	fmt.Fprintf(e.l.d.opt.Log, "re-plan at %s: %s\n", r.At, r.Reason)
+}
+
+// stop runs Backend.Stop for en off the loop.
+func (l *loop) stop(en *engine) {
+	en.phase = phaseStopping
+	l.calls++
+	r := en.a
+	go func() {
+		err := l.d.backend.Stop(context.Background(), r.Model, r.Index)
+		l.post(stopped{id: r.ID, err: err})
+	}()
+}
+
+// onStarted takes a start's outcome: a ready engine joins its model's
+// pool and the scheduler hears EventReady (its runner starts with the
+// first); a failed start is EventFailed; a start the scheduler stopped
+// meanwhile is stopped for good now, and only that stop is reported.
+func (l *loop) onStarted(m started) {
+	en := l.engines[m.id]
+	en.cancel()
+	switch {
+	case en.stopAsked:
+		l.stop(en)
+	case m.err != nil:
+		l.end(en, m.err)
+	case en.lost != nil:
+		l.end(en, en.lost)
+	default:
+		en.phase = phaseReady
+		ep := m.ep
+		if en.latest != nil {
+			ep = *en.latest // restarted before its start was answered
+		}
+		en.span = gpu.Span{Model: en.a.Model, Replica: fmt.Sprint(en.a.Index), GPUs: slices.Clone(en.a.GPUs), Start: l.d.now()}
+		en.meter.since = en.span.Start
+		pool := l.pool(en.a.Model)
+		pool.Upsert(ep, l.d.opt.Campaign.Client.Concurrency)
+		if en.down {
+			pool.SetDown(en.member)
+		}
+		l.tell(schedule.Event{Kind: schedule.EventReady, Replica: en.a.ID, Model: en.a.Model, Index: en.a.Index})
+		l.startRunner(en.a.Model)
+	}
+}
+
+// onStopped ends a replica the scheduler stopped.
+func (l *loop) onStopped(m stopped) {
+	en := l.engines[m.id]
+	if m.err != nil {
+		fmt.Fprintf(l.d.opt.Log, "stop %s: %v\n", schedule.ReplicaName(en.a.Model, en.a.Index), m.err)
+	}
+	l.end(en, nil)
+}
+
+// end closes en's GPU span and tells the scheduler its end: EventStopped
+// when it asked for the stop, EventFailed with err otherwise. A replica
+// that served reports its last speed sample first.
+func (l *loop) end(en *engine, err error) {
+	if en.phase == phaseEnded {
+		return
+	}
+	served := !en.span.Start.IsZero()
+	en.phase = phaseEnded
+	delete(l.byMember, en.member)
+	if p := l.pools[en.a.Model]; p != nil {
+		p.Remove(en.member)
+	}
+	if served {
+		l.sendSpeed(en)
+		en.span.End = l.d.now()
+		l.spans = append(l.spans, en.span)
+	}
+	ev := schedule.Event{Kind: schedule.EventStopped, Replica: en.a.ID, Model: en.a.Model, Index: en.a.Index}
+	if !en.stopAsked {
+		if err == nil {
+			err = fmt.Errorf("%s failed", schedule.ReplicaName(en.a.Model, en.a.Index))
+		}
+		ev.Kind, ev.Err, ev.Permanent = schedule.EventFailed, err.Error(), launcher.IsPermanent(err)
+	}
+	l.tell(ev)
+}
+
+// onEngineEvent logs a backend event and follows it: a crashed replica
+// leaves its pool until it is ready again (its in-flight requests fail and
+// are retried on the others); one that failed for good while the scheduler
+// still wanted it is reported failed, which frees its GPUs and lets the
+// scheduler re-plan or abandon the model (before, such a model's requests
+// waited for ever: issue 12).
+func (l *loop) onEngineEvent(ev launcher.ReplicaEvent) {
+	fmt.Fprintf(l.d.opt.Log, "engine %s\n", ev)
+	en := l.byMember[tasks.MemberName(ev.Model, ev.Replica)]
+	if en == nil {
+		return // not the campaign's, or already ended
+	}
+	pool := l.pool(ev.Model)
+	switch ev.Kind {
+	case launcher.ReplicaCrashed:
+		en.down = true
+		pool.SetDown(en.member)
+	case launcher.ReplicaReady:
+		en.down = false
+		switch en.phase {
+		case phaseStarting:
+			ep := ev.Endpoint
+			en.latest = &ep // its start's answer adds it to the pool
+		case phaseReady:
+			pool.Upsert(ev.Endpoint, l.d.opt.Campaign.Client.Concurrency)
+		}
+	case launcher.ReplicaFailed:
+		pool.Remove(en.member)
+		err := ev.Err
+		if err == nil {
+			err = fmt.Errorf("%s failed", schedule.ReplicaName(ev.Model, ev.Replica))
+		}
+		switch {
+		case en.stopAsked:
+		case en.phase == phaseStarting:
+			en.lost = err // its start's answer reports it
+		case en.phase == phaseReady:
+			l.end(en, err)
+		}
+	case launcher.ReplicaStopped:
+		pool.Remove(en.member)
+	}
+}
+
+// pool returns model's pool, made on first use.
+func (l *loop) pool(model string) *tasks.Pool {
+	p, ok := l.pools[model]
+	if !ok {
+		p = tasks.NewPool(nil, l.d.opt.Campaign.Client.Concurrency)
+		l.pools[model] = p
+	}
+	return p
+}
+
+// startRunner starts model's runner once, when its first replica is ready
+// or when the scheduler abandons it (then every item ends not run).
+func (l *loop) startRunner(model string) {
+	if l.runners[model] {
+		return
+	}
+	l.runners[model] = true
+	l.running++
+	m, pool := l.d.models[model], l.pool(model)
+	workers := max(m.Engine.MaxNumSeqs, 1) * max(len(l.d.node.GPUs), 1)
+	go func() {
+		go pool.WatchMetrics(l.ctx, &http.Client{Timeout: 2 * time.Second}, time.Second)
+		sum, err := l.d.runner.Run(l.ctx, tasks.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool,
+			Items: itemsFor(l.d.items, m), Repeats: l.d.opt.Campaign.Repeat, Workers: workers, OnRecord: l.onRecord})
+		l.post(ran{model: model, sum: sum, err: err})
+	}()
+}
+
+// runExternal runs a model served by an existing endpoint beside the
+// schedule.
+func (l *loop) runExternal(m configs.Model) {
+	ep, err := externalEndpoint(m)
+	if err != nil {
+		l.extErr = errors.Join(l.extErr, err)
+		return
+	}
+	l.running++
+	pool := tasks.NewPool([]launcher.Endpoint{ep}, l.d.opt.Campaign.Client.Concurrency)
+	go func() {
+		sum, err := l.d.runner.Run(l.ctx, tasks.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool,
+			Items: itemsFor(l.d.items, m), Repeats: l.d.opt.Campaign.Repeat})
+		l.post(ran{model: m.Name, external: true, sum: sum, err: err})
+	}()
+}
+
+// onRan keeps a runner's summary; a local model whose runner answered
+// everything is finished, and the scheduler stops its replicas.
+func (l *loop) onRan(m ran) {
+	l.running--
+	l.sums[m.model] = m.sum
+	switch {
+	case m.external:
+		l.extErr = errors.Join(l.extErr, m.err)
+	case m.err != nil:
+		if l.ctx.Err() == nil {
+			l.fail(fmt.Errorf("model %s: %w", m.model, m.err))
+		}
+	default:
+		l.tell(schedule.Event{Kind: schedule.EventFinished, Model: m.model})
+	}
+}

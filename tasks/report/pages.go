@@ -222,6 +222,7 @@ func (r *Report) detailSection(p *page) {
 			ts := taskScores(r.reg, m)
 			taskTable(p, ts)
 			classTables(p, ts)
+			sliceTables(p, ts)
 			evidenceTable(p, m.Evidence)
 			carePathTables(p, m.CarePath)
 			reliabilityTable(p, r.reg, m.Reliability)
@@ -244,7 +245,7 @@ func taskTable(p *page, ts []taskScore) {
 		return
 	}
 	p.heading(3, "", "Scores by task")
-	g := &grid{RowHead: true, Head: []string{"Task", "units", "patients", "accuracy", "balanced acc.", "patient-macro", "AllCorrect",
+	g := &grid{RowHead: true, Head: []string{"Task", "units", "patients", "accuracy", "balanced acc.", "group-macro", "patient-macro", "AllCorrect",
 		"majority", "not run", "failed extr."}}
 	for _, t := range ts {
 		s := t.Score
@@ -258,11 +259,38 @@ func taskTable(p *page, ts []taskScore) {
 			base = num(fmt.Sprintf("%s (%s)", pct(s.Majority.Percent), s.Majority.Class))
 		}
 		g.row("", txt(t.Title), num(strconv.Itoa(s.Units)), num(strconv.Itoa(s.Patients)), scoreOf(s.Accuracy, prov),
-			scoreOf(s.Balanced, prov), scoreOf(s.PatientMacro, prov), scoreOf(s.AllCorrect, prov), base,
+			scoreOf(s.Balanced, prov), scoreOf(s.GroupMacro, prov), scoreOf(s.PatientMacro, prov), scoreOf(s.AllCorrect, prov), base,
 			num(strconv.Itoa(s.NotRun)), num(strconv.Itoa(fails)))
 	}
 	p.tables(g)
-	p.note("Majority: what always answering the cohort's most frequent class scores (its balanced accuracy is 100/K). Patient-macro and AllCorrect apply where a patient has several items.")
+	p.note("Majority: what always answering the cohort's most frequent class scores (its balanced accuracy is 100/K). Group-macro is the mean of the groups' accuracies (L2's main score, Eq. A1); patient-macro and AllCorrect apply where a patient has several items (L4's main score is patient-macro, Eq. A2; L5's all-turn success is AllCorrect).")
+}
+
+// sliceTables are the per-group and per-tag accuracies of the closed-choice
+// tasks: L1 by guideline source, L2 by capability group, L4 and L5 by
+// category.
+func sliceTables(p *page, ts []taskScore) {
+	first := true
+	for _, t := range ts {
+		s := t.Score
+		for _, part := range []struct {
+			kind   string
+			slices []score.Slice
+		}{{"group", s.Groups}, {"tag", s.Tags}} {
+			if len(part.slices) == 0 {
+				continue
+			}
+			if first {
+				p.heading(3, "", "Accuracy by group and tag")
+				first = false
+			}
+			g := &grid{Caption: t.Title + " by " + part.kind, RowHead: true, Head: []string{part.kind, "units", "accuracy"}}
+			for _, sl := range part.slices {
+				g.row("", txt(sl.Name), num(strconv.Itoa(sl.Units)), scoreOf(sl.Accuracy, !s.Complete))
+			}
+			p.tables(g)
+		}
+	}
 }
 
 func classTables(p *page, ts []taskScore) {

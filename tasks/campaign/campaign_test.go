@@ -90,7 +90,10 @@ func decide(seed int64, model, item string, p float64, nWrong int) (bool, int) {
 
 // expected derives a model's Table 1 figures from the gold labels and the
 // policy alone.
-type expected struct{ gmem, aapp, path, t, n, seq, cplan, turn, allTurn, care, strict float64 }
+type expected struct {
+	gmem, aapp, path, t, n, seq, cplan, turn, allTurn, care, strict float64
+	partial                                                         int // L2 items the constant policy answers with a partial set
+}
 
 // choiceRight says whether a model answers a closed-choice item right
 // under a policy: the oracle always, the constant policy when the first
@@ -135,6 +138,14 @@ func expectText(raw *dataset.Raw, seed int64, model, policy string, e *expected)
 		groups[q.Group] = append(groups[q.Group], choiceRight(seed, model, policy, "a_app/"+q.ID, &q.Choice))
 	}
 	e.aapp = meanOfGroups(groups)
+	// The constant policy answers A; on a multiple-select item whose
+	// reference set holds A and more, that is a partial set: "selecting
+	// only part of the set receives no credit".
+	for _, q := range raw.Application {
+		if q.Multiple && len(q.Answer) > 1 && q.Answer[0] == q.Options[0].Letter {
+			e.partial++
+		}
+	}
 	// L4: the mean over patient groups of each one's accuracy (Eq. A2).
 	patients := map[string][]bool{}
 	for _, q := range raw.Planning {
@@ -304,6 +315,9 @@ func TestCampaignEndToEndScoresFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 		}
 		if m.NotRun != 0 || m.Missing != 0 {
 			t.Errorf("%s: %d not run, %d missing", m.Model, m.NotRun, m.Missing)
+		}
+		if policies[m.Model] == "constant" && want.partial == 0 {
+			t.Errorf("the fixture has no L2 multiple-select item the constant policy answers with a partial set")
 		}
 	}
 	// Every (model, item) is in the journal exactly once.

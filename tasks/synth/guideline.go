@@ -217,6 +217,19 @@ func workupQuestion(r *rand.Rand) vignetteQuestion {
 	}
 }
 
+// leadWithRight makes option A one of a multiple-select question's right
+// options, so that a model that always answers A (the simulated constant
+// policy) gives a partial set, which scores wrong.
+func leadWithRight(c *dataset.Choice) {
+	if slices.Contains(c.Answer, "A") {
+		return
+	}
+	first := slices.IndexFunc(c.Options, func(o dataset.Option) bool { return o.Letter == c.Answer[0] })
+	c.Options[0].Text, c.Options[first].Text = c.Options[first].Text, c.Options[0].Text
+	c.Answer[0] = "A"
+	slices.Sort(c.Answer)
+}
+
 // planApplication writes n L2 vignettes A001.., round-robin over the four
 // groups; the first is multiple-select.
 func planApplication(seed int64, n int) ([]dataset.Vignette, error) {
@@ -233,7 +246,11 @@ func planApplication(seed int64, n int) ([]dataset.Vignette, error) {
 				q = workupQuestion(r)
 			}
 			context = q.context
-			return choiceOf(r, id, q.question, q.right, q.wrong, 3), q.context
+			c := choiceOf(r, id, q.question, q.right, q.wrong, 3)
+			if c.Multiple {
+				leadWithRight(&c)
+			}
+			return c, q.context
 		})
 		if err != nil {
 			return nil, err

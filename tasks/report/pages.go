@@ -225,6 +225,7 @@ func (r *Report) detailSection(p *page) {
 			sliceTables(p, ts)
 			evidenceTable(p, m.Evidence)
 			carePathTables(p, m.CarePath)
+			controlsTable(p, m.Controls)
 			reliabilityTable(p, r.reg, m.Reliability)
 		}
 		extractionTable(p, d.Extraction)
@@ -497,4 +498,38 @@ func (r *Report) fullPage() *page {
 	p.heading(1, "detail", "Per-model detail (run "+r.Runs[0].Name+")")
 	r.detailSection(p)
 	return p
+}
+
+// controlsTable is the model's matched controls (L5 history and serial,
+// L6 image evidence and serial): each endpoint under both conditions and
+// the paired difference with its interval.
+func controlsTable(p *page, cs []score.Comparison) {
+	if len(cs) == 0 {
+		return
+	}
+	p.heading(3, "", "Matched controls")
+	g := &grid{RowHead: true, Head: []string{"control", "units / patients", "item accuracy", "patient-macro", "all-correct", "+/− (Φ)", "B/W/S"}}
+	for _, c := range cs {
+		name := c.Name
+		if !c.Complete {
+			name += " *"
+		}
+		g.row("", txt(name), num(fmt.Sprintf("%d / %d", c.Units, c.Patients)), pairedText(c.Micro), pairedText(c.PatientMacro),
+			pairedText(c.AllCorrect), num(fmt.Sprintf("%d/%d (%s)", c.Corrected, c.Harmed, pct(c.Flip))),
+			num(fmt.Sprintf("%d/%d/%d", c.Better, c.Worse, c.Same)))
+	}
+	p.tables(g)
+	p.note("Each endpoint is baseline → treatment, then the difference (treatment − baseline, pp) with its paired patient-cluster bootstrap interval; +/− count units corrected and harmed, Φ the percentage whose correctness changed (Eq. A6); B/W/S count patients whose accuracy rose, fell or stayed (Table A23). *: some units were not run.")
+}
+
+// pairedText is "62.5 → 70.0: +7.5 [1.2, 13.8]"; – when not scored.
+func pairedText(pe score.Paired) gridCell {
+	if pe.Baseline == nil || pe.Treatment == nil {
+		return gridCell{Text: "–", Class: "na"}
+	}
+	out := fmt.Sprintf("%s → %s: %+.1f", pct(pe.Baseline.Percent), pct(pe.Treatment.Percent), pe.Difference)
+	if pe.Interval != nil {
+		out += fmt.Sprintf(" [%.1f, %.1f]", pe.Interval.Lower, pe.Interval.Upper)
+	}
+	return num(out)
 }

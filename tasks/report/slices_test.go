@@ -33,3 +33,27 @@ func TestDetailShowsGroupAndTagAccuracy(t *testing.T) {
 		}
 	}
 }
+
+// The detail shows each matched control: the endpoints under both
+// conditions and the paired difference with its interval (Table A23's
+// form: scores, difference, B/W/S).
+func TestDetailShowsMatchedControls(t *testing.T) {
+	s := func(v float64) *score.Score { return &score.Score{Percent: v} }
+	c := score.Comparison{Name: "L6 reference − own findings", Units: 12, Patients: 3, Complete: true,
+		Micro:        score.Paired{Baseline: s(50), Treatment: s(75), Difference: 25, Interval: &score.Interval{Lower: 8.3, Upper: 41.7}},
+		PatientMacro: score.Paired{Baseline: s(50), Treatment: s(75), Difference: 25},
+		AllCorrect:   score.Paired{Baseline: s(0), Treatment: s(33.3), Difference: 33.3},
+		Corrected:    4, Harmed: 1, Flip: 41.7, Better: 2, Worse: 0, Same: 1}
+	p := &page{}
+	controlsTable(p, []score.Comparison{c})
+	md := string(p.markdown())
+	want := "| L6 reference − own findings | 12 / 3 | 50.0 → 75.0: +25.0 [8.3, 41.7] | 50.0 → 75.0: +25.0 | 0.0 → 33.3: +33.3 | 4/1 (41.7) | 2/0/1 |"
+	if !strings.Contains(md, "### Matched controls") || !strings.Contains(md, want) {
+		t.Errorf("detail lacks the control row %q:\n%s", want, md)
+	}
+	p = &page{}
+	controlsTable(p, nil)
+	if strings.Contains(string(p.markdown()), "Matched controls") {
+		t.Errorf("a model without controls gets a section: %q", p.markdown())
+	}
+}

@@ -165,6 +165,13 @@ func TestMatchedControlsFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 		right := func(item string, ch *dataset.Choice) bool {
 			return choiceRight(5, m.Model, policies[m.Model], item, ch)
 		}
+		// The run asked no care decision: the findings the own-findings
+		// condition was given are scored alone.
+		if m.CarePath != nil || m.Task("cp_pathology") == nil || m.Task("cp_mri") == nil {
+			t.Errorf("%s: CarePath %v, cp_pathology %v, cp_mri %v; want the findings scored alone", m.Model, m.CarePath != nil, m.Task("cp_pathology") != nil, m.Task("cp_mri") != nil)
+		} else if policies[m.Model] == "oracle" && (m.Task("cp_pathology").Accuracy.Percent != 100 || m.Task("cp_mri").Accuracy.Percent != 100) {
+			t.Errorf("%s: the oracle's findings score below 100", m.Model)
+		}
 		if len(m.Controls) != len(pairs) {
 			t.Fatalf("%s: %d comparisons, want %d", m.Model, len(m.Controls), len(pairs))
 		}

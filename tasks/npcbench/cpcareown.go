@@ -22,10 +22,8 @@ func cpCareOwnFindings(st *configs.Structures) *tasks.Task {
 		ScoredAlone: true,
 		After:       []string{CPPathology, CPMRI},
 		Needs:       careNeeds,
-		Prior: func(it tasks.Item, answers map[string]*tasks.Record) []string {
-			return PriorFindings(it.Care, ownFindings(st, answers[CPPathology+"/"+it.Patient], answers[CPMRI+"/"+it.Patient]))
-		},
-		Sim:   tasks.Sim{Recognise: careText, Answers: careAnswers},
-		Paper: controlMix,
+		Prior:       ownPrior(st),
+		Sim:         tasks.Sim{Recognise: careText, Answers: careAnswers},
+		Paper:       controlMix,
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"iter"
 	"slices"
-	"strings"
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/schedule"
@@ -111,11 +110,11 @@ func withReference(st *configs.Structures) questionEdit {
 		for _, inj := range q.Inject {
 			switch inj {
 			case dataset.InjectPathology:
-				ref = append(ref, dataset.Supplied{Field: "Pathology (reference)", Value: strings.TrimPrefix(pathologyFinding(f.Pathology), "Pathology (model prediction): ")})
+				ref = append(ref, dataset.Supplied{Field: "Pathology (reference)", Value: pathologyValue(f.Pathology)})
 			case dataset.InjectTStage:
 				ref = append(ref, dataset.Supplied{Field: "MRI T stage (reference)", Value: f.TStage})
 			case dataset.InjectStructures:
-				ref = append(ref, dataset.Supplied{Field: "Invaded structures (reference)", Value: strings.TrimPrefix(invadedFinding(f.Invaded), "Invaded structures (model prediction): ")})
+				ref = append(ref, dataset.Supplied{Field: "Invaded structures (reference)", Value: invadedValue(f.Invaded)})
 			}
 		}
 		q.Inject, q.Supplied = nil, append(ref, q.Supplied...)

@@ -316,10 +316,13 @@ func rawOf(opt Options, patients []*patient) *dataset.Raw {
 func readme(opt Options, raw *dataset.Raw) []byte {
 	slidesAndSlices := 1 + 3*axialSlices + 2*coronalSlices + 2*sagittalSlice
 	images := len(raw.Patients) * slidesAndSlices
-	questions, excluded := 0, 0
+	questions, excluded, controls, controlPatients := 0, 0, 0, 0
 	for _, p := range raw.Patients {
 		if p.Episode != nil {
 			questions += len(p.Episode.Questions)
+			if n := len(p.Episode.ControlQuestions); n > 0 {
+				controls, controlPatients = controls+n, controlPatients+1
+			}
 			for _, q := range p.Episode.Questions {
 				if q.Excluded {
 					excluded++
@@ -347,7 +350,8 @@ func readme(opt Options, raw *dataset.Raw) []byte {
 	fmt.Fprintf(&b, "MRI:       7 series per patient (%d axial, %d coronal, %d sagittal slices each), %d×%d PNG\n", axialSlices, coronalSlices, sagittalSlice, opt.ImageSize, opt.ImageSize)
 	fmt.Fprintf(&b, "Pathology: one %d×%d slide per patient\n", opt.SlideWidth, opt.SlideHeight)
 	fmt.Fprintf(&b, "Cards:     %d findings per patient, boxed on T1_Ax, T2_Ax, T1+C_Ax, T1+C_COR_FS\n", len(opt.Structures.Cards()))
-	fmt.Fprintf(&b, "CarePath:  %d care questions, %d excluded from scoring\n", questions, excluded)
+	fmt.Fprintf(&b, "CarePath:  %d care questions, %d excluded from scoring; %d control questions of %d patients (%s)\n",
+		questions, excluded, controls, controlPatients, dataset.CohortCareControl)
 	fmt.Fprintf(&b, "Text:      %s\n", textSummary(raw))
 	fmt.Fprintf(&b, "Images:    %d PNG files\n\n", images)
 	if opt.Patients >= 3 {

@@ -423,6 +423,15 @@ func TestDefaultDataset(t *testing.T) {
 				continue
 			}
 			checkEpisode(t, p, st)
+			// The L6 controls replace or withhold image findings: each
+			// control question injects one, and none is a main question.
+			for _, q := range p.Episode.ControlQuestions {
+				if len(q.Inject) == 0 || q.Excluded || slices.ContainsFunc(p.Episode.Questions, func(m dataset.CareQuestion) bool {
+					return m.ID == q.ID || m.Checkpoint == q.Checkpoint
+				}) {
+					t.Errorf("%s control question %s: inject %v, excluded %v, or the same as a main question", p.ID, q.ID, q.Inject, q.Excluded)
+				}
+			}
 			for _, q := range p.Episode.Questions {
 				if q.Excluded {
 					excluded++

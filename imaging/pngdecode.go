@@ -12,6 +12,7 @@ import (
 	"image/png"
 	"io"
 	"slices"
+	"sync"
 
 	"github.com/klauspost/compress/zlib"
 )
@@ -255,13 +256,25 @@ func (h fastPNG) decodeIDAT(cr *chunkReader, length uint32, sink func(y int, row
 	return cr.verify()
 }
 
+// wholeBuffer is decodeIDATWhole's memory, pooled: the compressed image
+// data and the inflated rows of one PNG. A slide's are tens of megabytes,
+// so reusing them keeps prep's peak memory at its workers' buffers.
+type wholeBuffer struct {
+	comp, raw []byte
+}
+
+var wholeBuffers = sync.Pool{New: func() any { return new(wholeBuffer) }}
+
 // decodeIDATWhole reads the image data, which starts with an IDAT chunk
 // of the given length and runs over the IDAT chunks that follow it, into
 // memory, inflates it in one call (inflateZlib), unfilters it in place
 // and hands each row to sink. It returns the header of the chunk after
 // the image data.
 func (h fastPNG) decodeIDATWhole(cr *chunkReader, length uint32, sink func(y int, row []byte)) (string, uint32, error) {
-	var comp []byte
+	bufs := wholeBuffers.Get().(*wholeBuffer)
+	defer wholeBuffers.Put(bufs)
+	comp := bufs.comp[:0]
+	defer func() { bufs.comp = comp[:0] }()
 	name := "IDAT"
 	for name == "IDAT" {
 		// Grown as the data arrives, so a chunk that claims more than the
@@ -288,7 +301,8 @@ func (h fastPNG) decodeIDATWhole(cr *chunkReader, length uint32, sink func(y int
 	if int64(h.height)*int64(rowLen) > 1032*int64(len(comp))+1032 {
 		return "", 0, errors.New("png: not enough pixel data")
 	}
-	raw := make([]byte, h.height*rowLen)
+	raw := slices.Grow(bufs.raw[:0], h.height*rowLen)[:h.height*rowLen]
+	bufs.raw = raw
 	if err := inflateZlib(raw, comp); err != nil {
 		return "", 0, err
 	}

@@ -236,7 +236,34 @@ func (r *Registry) Select(names []string) ([]string, error) {
 			out = append(out, t.Key)
 		}
 	}
-	return out, nil
+	return out, r.checkAfter(out, want)
+}
+
+// checkAfter refuses a task list that names a task without the tasks whose
+// answers its prompts include: those items could never be asked.
+func (r *Registry) checkAfter(keys []string, want map[string]bool) error {
+	var errs []error
+	for _, k := range keys {
+		var lacking []string
+		for _, up := range r.byKey[k].After {
+			if !want[up] {
+				lacking = append(lacking, up)
+			}
+		}
+		if len(lacking) == 0 {
+			continue
+		}
+		msg := fmt.Sprintf("task %s writes the model's answers to %s into its prompts; add %s to the task list",
+			k, strings.Join(lacking, " and "), strings.Join(lacking, ", "))
+		for _, f := range r.b.Families {
+			if slices.Contains(f.Tasks, k) && !slices.ContainsFunc(lacking, func(l string) bool { return !slices.Contains(f.Tasks, l) }) {
+				msg += ", or name the family " + f.Name
+				break
+			}
+		}
+		errs = append(errs, errors.New(msg))
+	}
+	return errors.Join(errs...)
 }
 
 // ImageNeeds lists, per dataset cohort, the kinds of prepared image its

@@ -159,3 +159,24 @@ func TestTextOnlyModelsAnswerTheTextLevelsOnly(t *testing.T) {
 		}
 	}
 }
+
+// A task list that names a task without the tasks whose answers its
+// prompts include is refused, naming both and the family that holds them:
+// those items could never be asked.
+func TestTaskListNeedsTheTasksItBuildsOn(t *testing.T) {
+	reg := Registry(configs.DefaultStructures())
+	for list, want := range map[string]string{
+		"cp_care":              "task cp_care writes the model's answers to cp_pathology and cp_mri into its prompts; add cp_pathology, cp_mri to the task list, or name the family carepath",
+		"cp_care_own_findings": "task cp_care_own_findings writes the model's answers to cp_pathology and cp_mri into its prompts; add cp_pathology, cp_mri to the task list, or name the family carepath_controls",
+	} {
+		if _, err := reg.Select([]string{list}); err == nil || err.Error() != want {
+			t.Errorf("Select([%s]): %v\nwant %s", list, err, want)
+		}
+	}
+	for _, ok := range [][]string{{"cp_pathology", "cp_mri", "cp_care"}, {CarePath}, {CarePathControls}, {LRevControls},
+		{"cp_care_ref_findings"}, {"l_rev_serial"}, nil} {
+		if _, err := reg.Select(ok); err != nil {
+			t.Errorf("Select(%v): %v", ok, err)
+		}
+	}
+}

@@ -21,6 +21,8 @@ type Raw struct {
 	Name     string    `json:"name"`
 	Seed     int64     `json:"seed,omitempty"`
 	Patients []Patient `json:"patients"`
+	// Consultations are the O1 ConsultRubrics cases (o1.go).
+	Consultations []ConsultCase `json:"consultations,omitempty"`
 }
 
 // Patient is one patient with everything the benchmark knows about them.

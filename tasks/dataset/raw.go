@@ -12,6 +12,9 @@ const (
 	CohortTGroups   = "t_groups"  // L3 T staging from plane groups (A9)
 	CohortNGroups   = "n_groups"  // L3 N staging from plane groups (A10)
 	CohortCarePath  = "carepath"  // L6 CarePath episode (A11-A13)
+	// CohortConsult is O1 ConsultRubrics (A14, A15): its items are the
+	// dataset's consultations, not patients.
+	CohortConsult = "consult"
 )
 
 // Raw is a raw dataset: the content of DATA/dataset.json. All paths inside

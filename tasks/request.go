@@ -124,7 +124,7 @@ func (b RequestBuilder) Build(prompts *Prompts, it Item, repeat int, prior []str
 		ChatTemplateKwargs: b.Model.ChatTemplateKwargs,
 	}
 	if j := it.Consult; j != nil && j.Judged != nil {
-		settings.MaxTokens = judgeSettings(&body, prompts.tasks[it.Task], j.Judged, settings.MaxTokens)
+		settings.MaxTokens = judgeSettings(&body, b.Model.ReasoningEffort, prompts.tasks[it.Task], j.Judged, settings.MaxTokens)
 	}
 	if usesCompletionTokens(b.Model) {
 		body.MaxCompletionTokens = settings.MaxTokens
@@ -145,12 +145,15 @@ func (b RequestBuilder) Build(prompts *Prompts, it Item, repeat int, prior []str
 const greedy = math.SmallestNonzeroFloat32
 
 // judgeSettings sets a judge's request as the paper ran its judge
-// (greedy, top-p 1, the task's reasoning effort) at the attempt's rung of
-// JudgeAttempts, and returns its output allowance.
-func judgeSettings(body *openai.ChatCompletionRequest, task *Task, j *Judged, maxTokens int) int {
+// (greedy, top-p 1, the model's reasoning effort, else the task's) at the
+// attempt's rung of JudgeAttempts, and returns its output allowance.
+func judgeSettings(body *openai.ChatCompletionRequest, effort string, task *Task, j *Judged, maxTokens int) int {
 	body.Temperature, body.TopP = greedy, 1
-	if task != nil {
-		body.ReasoningEffort = task.JudgeEffort
+	if effort == "" && task != nil {
+		effort = task.JudgeEffort
+	}
+	if effort != "none" {
+		body.ReasoningEffort = effort
 	}
 	rungs := JudgeAttempts()
 	rung := rungs[min(max(j.Attempt, 0), len(rungs)-1)]

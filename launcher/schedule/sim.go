@@ -61,6 +61,11 @@ func NewSimulator(cfg Config) *Simulator {
 	for _, w := range cfg.Workloads {
 		sim.f.remaining[w.Model] += cfg.Estimator.Work(w)
 	}
+	for _, name := range sim.names {
+		if after := cfg.After[name]; len(after) > 0 {
+			sim.f.dependsOn(name, after, sim.f.remaining[name])
+		}
+	}
 	sim.truth = newTruthState(cfg)
 	return sim
 }
@@ -100,8 +105,12 @@ func (sim *Simulator) StopReplica(r Assignment) {
 	sim.push(sim.f.now+sim.est.StopTime(), Event{Kind: EventStopped, Replica: r.ID, Model: r.Model, Index: r.Index})
 }
 
-// AbandonModel implements Effects: a simulated model's work simply stops.
-func (sim *Simulator) AbandonModel(model, why string) {}
+// AbandonModel implements Effects: a simulated model's work simply stops,
+// and the work that waited for its answers goes on without them.
+func (sim *Simulator) AbandonModel(model, why string) {
+	sim.f.end(model)
+	sim.reschedule()
+}
 
 // Next advances the virtual clock to the next event and returns it. It
 // fails when nothing is left to happen, which means the scheduler waits for
@@ -132,6 +141,8 @@ func (sim *Simulator) Next(ctx context.Context) (Event, error) {
 		case EventFinished:
 			sim.f.remaining[it.ev.Model] = 0
 			delete(sim.finishAt, it.ev.Model)
+			sim.f.end(it.ev.Model)
+			sim.reschedule() // the work that waited for its answers
 		}
 		return it.ev, nil
 	}

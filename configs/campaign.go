@@ -380,13 +380,24 @@ func (c *Campaign) resolveModels(loc locator, reg *Registry) error {
 	if c.ResolvedJudges, err = c.resolveList(loc, reg, "judges", c.Judges, judges); err != nil {
 		return err
 	}
-	for i, m := range c.ResolvedJudges {
-		if seen[m.Name] {
-			return loc.errorf(fmt.Sprintf("judges[%d]", i), "model %q is both a generator and a judge; judge its answers in a campaign of its own over this run's output (its journal keeps the answers)", m.Name)
+	for i := range c.ResolvedJudges {
+		m := &c.ResolvedJudges[i]
+		if !seen[m.Name] {
+			continue
 		}
+		if m.Engine.Kind == EngineExternal {
+			return loc.errorf(fmt.Sprintf("judges[%d]", i), "API model %q is both a generator and a judge; judge its answers in a campaign of its own over this run's output (its journal keeps the answers)", m.Name)
+		}
+		// A local generator that also judges is served again, under a
+		// name of its own, once there are answers to judge.
+		m.Name += JudgeSuffix
 	}
 	return nil
 }
+
+// JudgeSuffix ends the name a local judge is served and journalled under
+// when it is also one of the campaign's generators.
+const JudgeSuffix = "@judge"
 
 // resolveList resolves the model entries of a list field.
 func (c *Campaign) resolveList(loc locator, reg *Registry, field string, nodes []yaml.Node, seen map[string]bool) ([]Model, error) {

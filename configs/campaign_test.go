@@ -178,8 +178,11 @@ func TestCampaignJudges(t *testing.T) {
 		c.ResolvedJudges[1].Engine.Kind != EngineExternal || len(c.Resolved) != 1 {
 		t.Errorf("judges %+v, models %+v", c.ResolvedJudges, c.Resolved)
 	}
+	both, err := ParseCampaign("c.yaml", ".", []byte(base+"judges: [Qwen3-VL-8B-Instruct]\n"), nil)
+	if err != nil || both.ResolvedJudges[0].Name != "Qwen3-VL-8B-Instruct@judge" || both.Resolved[0].Name != "Qwen3-VL-8B-Instruct" {
+		t.Errorf("a generator that judges: %v, %+v", err, both)
+	}
 	for in, want := range map[string]string{
-		"judges: [Qwen3-VL-8B-Instruct]\n":                        "judges[0]: model \"Qwen3-VL-8B-Instruct\" is both a generator and a judge",
 		"judges: [{name: GPT-OSS-120B, reasoning_effort: max}]\n": "judges[0].reasoning_effort",
 		"judges: [GPT-OSS-120B, GPT-OSS-120B]\n":                  "judges[1].name: model \"GPT-OSS-120B\" is listed twice",
 		"judges: [No-Such-Judge]\n":                               "judges[0]: model \"No-Such-Judge\" is not in the registry",

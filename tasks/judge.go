@@ -40,7 +40,7 @@ func (r *Runner) Judge(ctx context.Context, mr ModelRun, jd Judging) (Summary, e
 	for rung := 0; len(items) > 0 && rung < len(JudgeAttempts()); rung++ {
 		mr.Items = ItemList(items)
 		s, err := r.Run(ctx, mr)
-		total = addSummary(total, s)
+		total = total.Add(s)
 		if err != nil {
 			return total, err
 		}
@@ -52,8 +52,8 @@ func (r *Runner) Judge(ctx context.Context, mr ModelRun, jd Judging) (Summary, e
 	return total, nil
 }
 
-// addSummary adds s's counts to t.
-func addSummary(t, s Summary) Summary {
+// Add returns t with s's counts added (the model is t's).
+func (t Summary) Add(s Summary) Summary {
 	t.Requests += s.Requests
 	t.Skipped += s.Skipped
 	t.Answered += s.Answered

@@ -134,12 +134,8 @@ func ScoreRun(reg *Registry, campaign string, raw *dataset.Raw, items []Item, j 
 		repeats = 1
 	}
 	judges := judgesOf(reg, j)
-	checked, known := append(slices.Clone(items), judgeCheckItems(reg, items, j, models)...), slices.Clone(models)
-	for _, js := range judges {
-		known = append(known, js...)
-	}
 	res := &Results{Format: ResultsFormat, Campaign: campaign, Options: opt, Repeats: repeats,
-		JournalProblems: newJournalReport(j.Check(checked, known, repeats)), reg: reg}
+		JournalProblems: newJournalReport(CheckJournal(reg, j, items, models, repeats)), reg: reg}
 	idx := indexAnswers(j)
 	patients := map[string]*dataset.Patient{}
 	for i := range raw.Patients {
@@ -166,6 +162,17 @@ func ScoreRun(reg *Registry, campaign string, raw *dataset.Raw, items []Item, j 
 	}
 	res.Judges = cal
 	return res, nil
+}
+
+// CheckJournal is the journal's check (JournalState.Check) against the
+// run's items and models, and against what the judges of its judge tasks
+// may have judged: their answers at every rung of JudgeAttempts.
+func CheckJournal(reg *Registry, j *JournalState, items []Item, models []string, repeats int) []JournalProblem {
+	checked, known := append(slices.Clone(items), judgeCheckItems(reg, items, j, models)...), slices.Clone(models)
+	for _, js := range judgesOf(reg, j) {
+		known = append(known, js...)
+	}
+	return j.Check(checked, known, repeats)
 }
 
 type answerIndex struct {

@@ -121,3 +121,21 @@ func TestJudgeWaitsForTheFirstAnswers(t *testing.T) {
 		t.Fatalf("after g finished: %q, want %q", got, want)
 	}
 }
+
+// TestJudgeOfAnExternalGenerator: an external generator's answers come
+// beside the schedule; the judge does not wait for it to end there.
+func TestJudgeOfAnExternalGenerator(t *testing.T) {
+	cfg := judgedCampaign(2)
+	api := small("g2")
+	api.Engine.Kind = configs.EngineExternal
+	cfg.Models[1] = api
+	p, err := Simulate(context.Background(), cfg, SimOptions{})
+	if err != nil {
+		t.Fatalf("a judge of an external generator: %v", err)
+	}
+	for _, m := range p.Models {
+		if m.Model == "judge" && m.Status != StatusDone {
+			t.Errorf("judge %+v", m)
+		}
+	}
+}

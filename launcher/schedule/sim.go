@@ -66,6 +66,13 @@ func NewSimulator(cfg Config) *Simulator {
 			sim.f.dependsOn(name, after, sim.f.remaining[name])
 		}
 	}
+	for _, name := range sim.names {
+		// Answers that come beside the schedule (an external model's), or
+		// not at all (no work), are all in from the start.
+		if sim.models[name].Engine.Kind == configs.EngineExternal || sim.f.remaining[name] <= 0 {
+			sim.f.end(name)
+		}
+	}
 	sim.truth = newTruthState(cfg)
 	return sim
 }

@@ -1,6 +1,7 @@
 package npcbench
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"math"
@@ -152,8 +153,8 @@ func TestO1GeneratedJudgedAndScored(t *testing.T) {
 		t.Errorf("journal problems: %+v", res.JournalProblems)
 	}
 	want := handScores(t, state, prompts, items)
-	if want["judge"] == want["strict"] || want["strict"] == 0 || want["strict"] == 100 {
-		t.Fatalf("the fixture is degenerate: scores %v (the right=0.7 judge must err somewhere, the answers must be partial)", want)
+	if want["differ"] == 0 || want["strict"] == 0 || want["strict"] == 100 {
+		t.Fatalf("the fixture is degenerate: %v (the right=0.7 judge must err somewhere, the answers must be partial)", want)
 	}
 	rub := res.Models[0].Rubric
 	if len(rub) != 2 || rub[0].Judge != "judge" || rub[1].Judge != "strict" {
@@ -163,6 +164,16 @@ func TestO1GeneratedJudgedAndScored(t *testing.T) {
 		got := rub[i].Score
 		if got.Valid != 3 || math.Abs(got.Score.Percent-want[name]) > 1e-9 {
 			t.Errorf("%s: O1 %.4f over %d valid items, want %.4f over 3 (derived from the journal)", name, got.Score.Percent, got.Valid, want[name])
+		}
+	}
+	var md bytes.Buffer
+	if err := res.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| L6 Strict | O1 Rubric |", "## O1 ConsultRubrics", "| gen | judge | ", "| gen | strict | ", "3 of 3 | none |",
+		"## Judge calibration", "| strict | all | 4 | 75.0", "| Model | Judge | AE | elderly | Tx | workup |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("scores.md lacks %q:\n%s", want, md.String())
 		}
 	}
 	if len(res.Judges) != 2 {
@@ -196,6 +207,11 @@ func handScores(t *testing.T, st *tasks.JournalState, prompts *tasks.Prompts, it
 		met[rec.Model+"|"+id] = strings.Contains(rec.Answer.Content, `"criteria_met": true`)
 	}
 	out := map[string]float64{}
+	for k, v := range met {
+		if strings.HasPrefix(k, "judge|") && met["strict|"+strings.TrimPrefix(k, "judge|")] != v {
+			out["differ"]++
+		}
+	}
 	for _, judge := range []string{"judge", "strict"} {
 		total := 0.0
 		for _, it := range items {

@@ -32,7 +32,7 @@ func scoreRubric(a *tasks.Answers, mr *tasks.ModelResults) error {
 
 // rubricColumn is O1's column: the score under the first judge (by name).
 func rubricColumn() tasks.Column {
-	return tasks.Column{Name: "O1", Level: "O1", Pick: func(m tasks.ModelResults) (*score.Score, bool) {
+	return tasks.Column{Name: "Rubric", Level: "O1", Pick: func(m tasks.ModelResults) (*score.Score, bool) {
 		if len(m.Rubric) == 0 {
 			return nil, true
 		}

@@ -198,6 +198,7 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 		var problems campaign.Problems
 		wls, problems, err = campaign.DatasetWorkloads(c)
 		problems.Report(notes)
+		models, after = append(slices.Clone(models), c.ResolvedJudges...), campaign.JudgeAfter(c)
 	}
 	if err != nil {
 		return schedule.Config{}, fmt.Errorf("plan: %w", err)

@@ -286,7 +286,7 @@ func (d *driver) run(ctx context.Context) error {
 			continue
 		}
 		local = append(local, j)
-		workloads = append(workloads, judgeWorkload(d, j, d.judgeTask()))
+		workloads = append(workloads, judgeWorkload(d.items, c.Resolved, j, d.judgeTask()))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

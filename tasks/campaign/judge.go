@@ -24,12 +24,16 @@ type judgeRunner interface {
 
 // judgeTask is the registry's judge task whose judged task has items in
 // the campaign, nil when none has.
-func (d *driver) judgeTask() *tasks.Task {
-	for _, t := range d.reg.Tasks() {
+func (d *driver) judgeTask() *tasks.Task { return judgeTaskOf(d.reg, d.items) }
+
+// judgeTaskOf is reg's judge task whose judged task has items, nil when
+// none has.
+func judgeTaskOf(reg *tasks.Registry, items []tasks.Item) *tasks.Task {
+	for _, t := range reg.Tasks() {
 		if t.Judges == "" {
 			continue
 		}
-		for _, it := range d.items {
+		for _, it := range items {
 			if it.Task == t.Judges {
 				return t
 			}
@@ -50,7 +54,7 @@ func (d *driver) resolveJudges(prompts *tasks.Prompts) error {
 	if jt == nil {
 		return fmt.Errorf("campaign %s: judges are listed, but no task they judge has items: add o1 to tasks and consultations to the dataset", c.Name)
 	}
-	d.after = map[string][]string{}
+	d.after = JudgeAfter(c)
 	for _, m := range c.ResolvedJudges {
 		m.Tasks = map[string]configs.TaskSettings{jt.Key: m.Tasks[jt.Key]}
 		if m.Engine.Kind == configs.EngineSim {
@@ -65,9 +69,6 @@ func (d *driver) resolveJudges(prompts *tasks.Prompts) error {
 			m.Engine.Sim = append(m.Engine.Sim, "--sim-key", path, "--sim-seed", fmt.Sprint(c.Seed))
 		}
 		d.models[m.Name] = m
-		for _, g := range c.Resolved {
-			d.after[m.Name] = append(d.after[m.Name], g.Name)
-		}
 	}
 	return nil
 }
@@ -87,24 +88,39 @@ func judgedItems(items []tasks.Item, jt *tasks.Task) func(func(tasks.Item) bool)
 // each judged item, for each generator and each physician-labelled
 // response; the prompt is the item's case, question and rubric line with
 // a response of the generators' output budget; the output its budget.
-func judgeWorkload(d *driver, judge configs.Model, jt *tasks.Task) schedule.Workload {
+func judgeWorkload(items []tasks.Item, generators []configs.Model, judge configs.Model, jt *tasks.Task) schedule.Workload {
 	w := schedule.Workload{Model: judge.Name, Task: jt.Key}
-	for it := range judgedItems(d.items, jt) {
+	for it := range judgedItems(items, jt) {
 		c := it.Consult
 		if c == nil {
 			continue
 		}
-		for _, g := range d.opt.Campaign.Resolved {
-			per := int64(len(c.Case)+len(c.Question))/4 + 900 + int64(g.Tasks[jt.Judges].MaxTokens)
+		base := int64(len(c.Case)+len(c.Question))/4 + 900
+		for _, g := range generators {
 			w.Requests += len(c.Criteria)
-			w.PromptTokens += int64(len(c.Criteria)) * per
+			w.PromptTokens += int64(len(c.Criteria)) * (base + int64(g.Tasks[jt.Judges].MaxTokens))
 		}
 		n := int64(len(c.Criteria) * len(c.Audit))
 		w.Requests += int(n)
-		w.PromptTokens += n * (int64(len(c.Case)+len(c.Question))/4 + 900 + 500)
+		w.PromptTokens += n * (base + 500)
 	}
 	w.OutputTokens = int64(w.Requests) * int64(judge.Tasks[jt.Key].MaxTokens)
 	return w
+}
+
+// JudgeAfter is, by judge, the models whose answers it judges: every
+// generator of the campaign (schedule.Config.After).
+func JudgeAfter(c *configs.Campaign) map[string][]string {
+	if len(c.ResolvedJudges) == 0 {
+		return nil
+	}
+	out := map[string][]string{}
+	for _, j := range c.ResolvedJudges {
+		for _, g := range c.Resolved {
+			out[j.Name] = append(out[j.Name], g.Name)
+		}
+	}
+	return out
 }
 
 // isJudge reports whether model is one of the campaign's judges.

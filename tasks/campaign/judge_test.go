@@ -8,10 +8,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
@@ -136,4 +138,49 @@ func handO1(raw *dataset.Raw, seed int64, model string, p float64) float64 {
 		}
 	}
 	return total / float64(n)
+}
+
+// TestDatasetWorkloadsCountTheJudges: counted in a prepared dataset, a
+// judge's work is one request per criterion of every consultation, for
+// each generator and each audited response; it waits for every generator.
+func TestDatasetWorkloadsCountTheJudges(t *testing.T) {
+	data, prepDir := fixture(t)
+	c, err := configs.ParseCampaign("j.yaml", t.TempDir(), []byte(fmt.Sprintf(`
+name: j
+node: fake:a800-sxm-8
+output: run
+dataset: {raw: %q, prepared: %q}
+tasks: [o1]
+models: [{name: Lingshu-7B, engine: {kind: sim}}, GPT-5.1]
+judges: [{name: GPT-OSS-120B, engine: {kind: sim}}]
+`, data, prepDir)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wls, _, err := DatasetWorkloads(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := dataset.LoadRaw(data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, cc := range raw.Consultations {
+		for _, q := range cc.Questions {
+			want += len(q.Criteria) * (2 + len(q.Audit))
+		}
+	}
+	var judge *schedule.Workload
+	for i := range wls {
+		if wls[i].Model == "GPT-OSS-120B" {
+			judge = &wls[i]
+		}
+	}
+	if want == 0 || judge == nil || judge.Requests != want || judge.Task != "o1judge" || judge.OutputTokens != int64(want)*2048 {
+		t.Errorf("judge workload %+v, want %d o1judge requests of 2,048 output tokens", judge, want)
+	}
+	if after := JudgeAfter(c); !reflect.DeepEqual(after, map[string][]string{"GPT-OSS-120B": {"Lingshu-7B", "GPT-5.1"}}) {
+		t.Errorf("JudgeAfter = %v", after)
+	}
 }

@@ -401,18 +401,19 @@ func (c *Campaign) resolveModels(loc locator, reg *Registry) error {
 		if !seen[m.Name] {
 			continue
 		}
-		if m.Engine.Kind == EngineExternal {
-			return loc.errorf(fmt.Sprintf("judges[%d]", i), "API model %q is both a generator and a judge; judge its answers in a campaign of its own over this run's output (its journal keeps the answers)", m.Name)
+		// A generator that also judges is served again (a local one) and
+		// journalled under a name of its own; an API model keeps asking
+		// its endpoint for its own id.
+		if m.Engine.Kind == EngineExternal && m.Engine.APIModel == "" {
+			m.Engine.APIModel = m.Name
 		}
-		// A local generator that also judges is served again, under a
-		// name of its own, once there are answers to judge.
 		m.Name += JudgeSuffix
 	}
 	return nil
 }
 
-// JudgeSuffix ends the name a local judge is served and journalled under
-// when it is also one of the campaign's generators.
+// JudgeSuffix ends the name a judge is served and journalled under when it
+// is also one of the campaign's generators.
 const JudgeSuffix = "@judge"
 
 // resolveList resolves the model entries of a list field.

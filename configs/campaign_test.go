@@ -207,6 +207,11 @@ func TestCampaignJudges(t *testing.T) {
 	if err != nil || both.ResolvedJudges[0].Name != "Qwen3-VL-8B-Instruct@judge" || both.Resolved[0].Name != "Qwen3-VL-8B-Instruct" {
 		t.Errorf("a generator that judges: %v, %+v", err, both)
 	}
+	api, err := ParseCampaign("c.yaml", ".", []byte("output: out\ndataset: {raw: r, prepared: p}\nmodels: [GPT-4.1, {name: My-API, engine: {kind: external, base_url: \"http://127.0.0.1:1/v1\"}}]\njudges: [GPT-4.1, {name: My-API, engine: {kind: external, base_url: \"http://127.0.0.1:1/v1\"}}]\n"), nil)
+	if err != nil || api.ResolvedJudges[0].Name != "GPT-4.1@judge" || api.ResolvedJudges[0].Engine.APIModel != "gpt-4.1" ||
+		api.ResolvedJudges[1].Name != "My-API@judge" || api.ResolvedJudges[1].Engine.APIModel != "My-API" {
+		t.Errorf("API generators that judge: %v, %+v", err, api)
+	}
 	for in, want := range map[string]string{
 		"judges: [{name: GPT-OSS-120B, reasoning_effort: max}]\n": "judges[0].reasoning_effort",
 		"judges: [GPT-OSS-120B, GPT-OSS-120B]\n":                  "judges[1].name: model \"GPT-OSS-120B\" is listed twice",

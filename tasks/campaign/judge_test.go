@@ -108,6 +108,31 @@ func TestCampaignJudgesO1(t *testing.T) {
 	if err != nil || !bytes.Equal(before, after) || !bytes.Contains(after, []byte(`"rubric"`)) {
 		t.Errorf("rescoring from the journal changed scores.json (%v)", err)
 	}
+
+	// Re-judging with one more judge is a new phase over the same
+	// answers: nothing is generated or judged again but the new judge's.
+	more := fmt.Sprintf(judgedCampaign, data, prepDir) + "  - name: Hulu-Med-4B\n    engine: {kind: sim, replicas: 1, sim: [--sim-policy, oracle]}\n"
+	c2, err := configs.ParseCampaign("judged.yaml", dir, []byte(more), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o2, err := Run(context.Background(), Options{Campaign: c2, Self: []string{exe}, Resume: true, Out: io.Discard, Log: io.Discard, Timing: testTiming()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range o2.Summaries {
+		if s.Model != "Hulu-Med-4B" && (s.Answered != 0 || s.Skipped == 0) {
+			t.Errorf("%s on resume: %+v, want everything already in the journal", s.Model, s)
+		}
+		if s.Model == "Hulu-Med-4B" && (s.Answered == 0 || s.Skipped != 0) {
+			t.Errorf("the new judge: %+v, want every judgment new", s)
+		}
+	}
+	for _, m := range o2.Results.Models {
+		if len(m.Rubric) != 3 || m.Rubric[1].Judge != "Hulu-Med-4B" {
+			t.Errorf("%s: rubric %+v, want three judges", m.Model, m.Rubric)
+		}
+	}
 }
 
 // handO1 is a generator's O1 score when its answers are judged truly: the

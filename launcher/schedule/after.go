@@ -115,3 +115,31 @@ func (s *Scheduler) dependentNote(ms *modelState) string {
 	}
 	return fmt.Sprintf("needs the answers of %d model(s): started when %d had ended (GPUs were short until then), beside the %d still to end", len(ms.after), ended, len(ms.after)-ended)
 }
+
+// yieldIdle stops the replicas of the dependent models that have worked
+// through all there is to work on when they are all that runs while an
+// independent model waits for GPUs: the two would otherwise wait for each
+// other (the generator for the judge's GPUs, the judge for the
+// generator's answers). The dependent models wait again and start, on
+// what is left, once the independent one has its GPUs.
+func (s *Scheduler) yieldIdle() bool {
+	if !slices.ContainsFunc(s.models, func(ms *modelState) bool { return ms.status == StatusPending && !ms.dependent() }) {
+		return false
+	}
+	var idle []*modelState
+	for _, ms := range s.models {
+		if len(ms.live) == 0 {
+			continue
+		}
+		name := ms.m.Name
+		if !ms.dependent() || ms.status != StatusRunning || s.fluid.rate(name) <= 0 || s.fluid.remaining[name] > s.fluid.floor[name] {
+			return false
+		}
+		idle = append(idle, ms)
+	}
+	for _, ms := range idle {
+		ms.status = StatusPending
+		s.stopLive(ms)
+	}
+	return len(idle) > 0
+}

@@ -139,3 +139,24 @@ func TestJudgeOfAnExternalGenerator(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleJudgeYieldsToAWaitingGenerator: a judge that took the GPU freed
+// by the first generator, and has judged what exists, must not keep a
+// generator that needs both GPUs waiting for ever: it stops, the generator
+// runs, and the judge comes back for its answers.
+func TestIdleJudgeYieldsToAWaitingGenerator(t *testing.T) {
+	big := small("g2")
+	big.ParamsB, big.WeightBytes = 40, 80e9 // TP2 at least: 2 GPUs
+	cfg := Config{Node: testNode(2), Estimator: fixed, Policy: Policy{NoScaleOut: true},
+		Models:    []configs.Model{small("g1"), big, small("judge")},
+		Workloads: []Workload{work("g1", 4000), work("g2", 100), work("judge", 1000)},
+		After:     map[string][]string{"judge": {"g1", "g2"}}}
+	p, err := Simulate(context.Background(), cfg, SimOptions{})
+	if err != nil {
+		t.Fatalf("the judge and the generator wait for each other: %v", err)
+	}
+	m := planOf(t, p)
+	if !(m["g1"].WorkEnd < m["judge"].Start && m["g2"].Start >= m["g1"].WorkEnd && m["judge"].WorkEnd > m["g2"].WorkEnd) {
+		t.Errorf("g1 %+v, g2 %+v, judge %+v: want g1, then g2 and the judge, the judge ending last", m["g1"], m["g2"], m["judge"])
+	}
+}

@@ -463,7 +463,7 @@ func (s *Scheduler) schedule() {
 	if !s.cfg.Policy.NoScaleOut && !s.anyPending() {
 		s.scaleOut()
 	}
-	if s.liveCount() > 0 {
+	if s.yieldIdle() || s.liveCount() > 0 {
 		return
 	}
 	for _, ms := range s.models {

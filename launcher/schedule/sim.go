@@ -33,6 +33,9 @@ type Simulator struct {
 	seq      int
 	live     map[ReplicaID]*simReplica
 	finishAt map[string]int // model → seq of its pending EventFinished
+	// idleAt: dependent model → seq of the EventProgress that reports it
+	// has worked through the answers there are (after.go).
+	idleAt map[string]int
 }
 
 type simReplica struct {
@@ -50,7 +53,7 @@ type simReplica struct {
 func NewSimulator(cfg Config) *Simulator {
 	sim := &Simulator{
 		est: cfg.Estimator, models: map[string]configs.Model{}, f: newFluid(),
-		live: map[ReplicaID]*simReplica{}, finishAt: map[string]int{},
+		live: map[ReplicaID]*simReplica{}, finishAt: map[string]int{}, idleAt: map[string]int{},
 	}
 	for _, m := range cfg.Models {
 		if _, dup := sim.models[m.Name]; !dup {
@@ -175,6 +178,25 @@ func (sim *Simulator) reschedule() {
 		if at, ok := sim.f.eta(name); ok {
 			sim.finishAt[name] = sim.push(at, Event{Kind: EventFinished, Model: name})
 		}
+	}
+	sim.rescheduleIdle()
+}
+
+// rescheduleIdle recomputes when each dependent model will have worked
+// through the answers there are, and reports it then as its progress (so
+// the scheduler can see it idle).
+func (sim *Simulator) rescheduleIdle() {
+	for _, name := range sim.names {
+		if seq, ok := sim.idleAt[name]; ok {
+			sim.q.cancel(seq)
+			delete(sim.idleAt, name)
+		}
+		floor, rate := sim.f.floor[name], sim.f.rate(name)
+		if floor <= 0 || rate <= 0 || sim.f.remaining[name] <= floor {
+			continue
+		}
+		done := 1 - floor/sim.f.total[name]
+		sim.idleAt[name] = sim.push(sim.f.now+seconds(sim.f.remaining[name]-floor, rate), Event{Kind: EventProgress, Model: name, Done: done})
 	}
 }
 

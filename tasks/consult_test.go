@@ -1,7 +1,10 @@
 package tasks_test
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -65,7 +68,7 @@ func TestJudgeRequestsFollowThePaper(t *testing.T) {
 		want   []string
 		not    []string
 	}{
-		{first, "", []string{`"max_tokens":2048`, `"top_p":1`, `"reasoning_effort":"medium"`, `"temperature":1e-45`}, []string{"response_format"}},
+		{first, "", []string{`"max_tokens":2048`, `"reasoning_effort":"medium"`}, []string{"response_format", "temperature", "top_p"}},
 		{second[0], "high", []string{`"max_tokens":8192`, `"reasoning_effort":"high"`}, []string{"response_format"}},
 		{third[0], "none", []string{`"max_tokens":8192`, `"response_format":{"type":"json_schema","json_schema":{"name":"verdict"`, `"strict":true`, `"criteria_met"`}, []string{"reasoning_effort"}},
 	} {
@@ -84,6 +87,24 @@ func TestJudgeRequestsFollowThePaper(t *testing.T) {
 			if strings.Contains(string(body), n) {
 				t.Errorf("rung %d: body has %s: %s", i, n, body)
 			}
+		}
+		// On the wire, greedy with top-p 1, each said once (a judge used to
+		// send its own temperature after the client's 0, and the engine
+		// read the last).
+		var wire []byte
+		ep := serve(t, func(w http.ResponseWriter, r *http.Request) {
+			wire, _ = io.ReadAll(r.Body)
+			w.Header().Set("Content-Type", "text/event-stream")
+			sse(w, chunk(`{"criteria_met": true, "explanation": "x"}`, "stop"))
+			sse(w, "[DONE]")
+		})
+		if _, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, req.Body); err != nil {
+			t.Fatal(err)
+		}
+		var sent map[string]any
+		if err := json.Unmarshal(wire, &sent); err != nil || sent["temperature"] != 0.0 || sent["top_p"] != 1.0 ||
+			strings.Count(string(wire), `"temperature"`) != 1 || strings.Count(string(wire), `"top_p"`) != 1 {
+			t.Errorf("rung %d: sent %s, want temperature 0 and top_p 1, each once (%v)", i, wire, err)
 		}
 		if !strings.Contains(req.Prompt, "Assistant Response:\nOperate at once.\nRubric Item:\n[NEGATIVE ERROR CRITERION, major error, -2 points] Recommends surgery first.") {
 			t.Errorf("rung %d: prompt does not show the response and the signed criterion:\n%s", i, req.Prompt)

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -139,16 +138,12 @@ func (b RequestBuilder) Build(prompts *Prompts, it Item, repeat int, prior []str
 		inline: inline}, nil
 }
 
-// greedy is the temperature go-openai sends for 0 (it omits a zero
-// temperature, leaving the engine's default); vLLM samples greedily
-// below 1e-5.
-const greedy = math.SmallestNonzeroFloat32
-
-// judgeSettings sets a judge's request as the paper ran its judge
-// (greedy, top-p 1, the model's reasoning effort, else the task's) at the
-// attempt's rung of JudgeAttempts, and returns its output allowance.
+// judgeSettings sets a judge's request as the paper ran its judge (the
+// model's reasoning effort, else the task's) at the attempt's rung of
+// JudgeAttempts, and returns its output allowance. Greedy decoding with
+// top-p 1 is every request's: the client sends temperature 0 and top_p 1
+// on the wire (bodyWriter), so the body leaves them unset.
 func judgeSettings(body *openai.ChatCompletionRequest, effort string, task *Task, j *Judged, maxTokens int) int {
-	body.Temperature, body.TopP = greedy, 1
 	if effort == "" && task != nil {
 		effort = task.JudgeEffort
 	}

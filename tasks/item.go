@@ -37,6 +37,9 @@ type Item struct {
 	// labels, each with a table row of its own.
 	Group string   `json:"group,omitempty"`
 	Tags  []string `json:"tags,omitempty"`
+	// Consult is an O1 consultation item's case, question and rubric, and
+	// for a judge's item also the response it judges (consult.go).
+	Consult *Consult `json:"consult,omitempty"`
 	// Excluded items are sent and journaled but never scored.
 	Excluded bool `json:"excluded,omitempty"`
 }

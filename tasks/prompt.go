@@ -35,12 +35,16 @@ type PromptData struct {
 	Question     string
 	// Multiple marks a multiple-select question.
 	Multiple bool
-	// Case is the clinical text of an L2 or L4 question; Baseline, History
-	// and Current an L5 checkpoint's patient.
+	// Case is the clinical text of an L2 or L4 question or of an O1 item
+	// (Item.Consult); Baseline, History and Current an L5 checkpoint's
+	// patient; Response and Rubric (the signed criterion) a judge's
+	// request's.
 	Case     string
 	Baseline string
 	History  []HistorySection
 	Current  string
+	Response string
+	Rubric   string
 	// Turn is the item's place in its serial conversation, from 1 (1 for
 	// an item asked on its own).
 	Turn int
@@ -91,6 +95,12 @@ func (p *Prompts) Render(it Item, prior []string) (string, error) {
 		d.Context = it.Context
 		d.Checkpoint = it.Care.Checkpoint
 		d.Question = it.Care.Question
+	}
+	if c := it.Consult; c != nil {
+		d.Case, d.Question = c.Case, c.Question
+		if c.Judged != nil {
+			d.Response, d.Rubric = c.Judged.Response, SignedCriterion(c.Judged.Criterion)
+		}
 	}
 	var b bytes.Buffer
 	if err := t.Execute(&b, d); err != nil {

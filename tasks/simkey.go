@@ -15,8 +15,7 @@ import (
 // The engine answers a request by the first entry that recognises it, so
 // an entry comes before those whose text its requests may contain: the
 // later turns of a conversation before the earlier ones they replay, then
-// a longer text before a shorter one (a prompt with its reference findings
-// before the clinical part it shares with a prompt of the model's own).
+// the entries that ask more text before those that ask less (specificity).
 func BuildSimKey(reg *Registry, b RequestBuilder, prompts *Prompts, items iter.Seq[Item]) (*simkey.Key, error) {
 	key := &simkey.Key{Format: simkey.Format}
 	var turns []int
@@ -27,6 +26,12 @@ func BuildSimKey(reg *Registry, b RequestBuilder, prompts *Prompts, items iter.S
 		}
 		key.Items = append(key.Items, e)
 		turns = append(turns, len(it.Earlier))
+		if task, _ := reg.Task(it.Task); task.Sim.More != nil {
+			for _, more := range task.Sim.More(it) {
+				key.Items = append(key.Items, more)
+				turns = append(turns, len(it.Earlier))
+			}
+		}
 	}
 	order := make([]int, len(key.Items))
 	for i := range order {
@@ -37,7 +42,7 @@ func BuildSimKey(reg *Registry, b RequestBuilder, prompts *Prompts, items iter.S
 		if turns[i] != turns[j] {
 			return turns[i] > turns[j]
 		}
-		return len(key.Items[i].Contains) > len(key.Items[j].Contains)
+		return specificity(key.Items[i]) > specificity(key.Items[j])
 	})
 	sorted := make([]simkey.Item, len(order))
 	for k, i := range order {
@@ -45,6 +50,18 @@ func BuildSimKey(reg *Registry, b RequestBuilder, prompts *Prompts, items iter.S
 	}
 	key.Items = sorted
 	return key, nil
+}
+
+// specificity is how much text an entry asks a request to hold: an entry
+// that asks more goes first, so that it is not shadowed by one whose text
+// its requests also hold (an O1 judge's entry by its item's, a reference
+// prompt by the clinical part it shares with an own-findings prompt).
+func specificity(e simkey.Item) int {
+	n := len(e.Contains)
+	for _, a := range e.Also {
+		n += len(a)
+	}
+	return n
 }
 
 // simEntry is the sim key entry of one item.
@@ -76,6 +93,6 @@ func simEntry(reg *Registry, b RequestBuilder, prompts *Prompts, it Item) (simke
 		e.Contains = task.Sim.Recognise(it, p)
 	}
 	a := task.Sim.Answers(it)
-	e.Right, e.Wrong, e.Constant = a.Right, a.Wrong, a.Constant
+	e.Right, e.Wrong, e.Constant, e.Parts, e.Verdict = a.Right, a.Wrong, a.Constant, a.Parts, a.Verdict
 	return e, nil
 }

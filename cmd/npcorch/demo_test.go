@@ -9,8 +9,7 @@ import (
 )
 
 // The demo runs every level: its embedded campaign asks every task but the
-// matched controls (L1, L2, L3, L4, L5, L6), so that it prints the whole
-// Table 1.
+// matched controls (L1 to L6, and O1), so that it prints the whole Table 1.
 func TestDemoCampaignAsksEveryLevel(t *testing.T) {
 	src, err := configs.Defaults.ReadFile("campaigns/demo.yaml")
 	if err != nil {
@@ -36,7 +35,9 @@ func TestDemoCampaignAsksEveryLevel(t *testing.T) {
 		}
 		levels[task.Level] = true
 	}
-	if len(levels) != 6 {
-		t.Errorf("levels %v, want L1..L6", levels)
+	for _, l := range []string{"L1", "L2", "L3", "L4", "L5", "L6"} {
+		if !levels[l] {
+			t.Errorf("no task of %s in the registry (levels %v)", l, levels)
+		}
 	}
 }

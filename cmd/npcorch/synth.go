@@ -53,6 +53,7 @@ No real patient data is involved.`,
 	f.IntVar(&opt.Application, "application", opt.Application, "number of L2 vignettes (A001..)")
 	f.IntVar(&opt.Planning, "planning", opt.Planning, "number of L4 patient groups (CP01..), one to three questions each")
 	f.IntVar(&opt.Longitudinal, "longitudinal", opt.Longitudinal, "number of L5 trajectories (L01..), one to five checkpoints each")
+	f.IntVar(&opt.Consultations, "consultations", opt.Consultations, "number of O1 consultation cases (O01..), two questions each")
 	f.IntVar(&opt.ImageSize, "image-size", opt.ImageSize, "MRI slice width and height in pixels")
 	f.IntVar(&opt.SlideWidth, "slide-width", opt.SlideWidth, "pathology slide width in pixels")
 	f.IntVar(&opt.SlideHeight, "slide-height", opt.SlideHeight, "pathology slide height in pixels")

@@ -45,6 +45,9 @@ type driver struct {
 	answered map[string]map[string]int
 	// est turns workloads into work, as the scheduler counts it.
 	est schedule.Estimator
+	// after holds, by judge, the generators whose answers it judges
+	// (judge.go); nil without judges.
+	after map[string][]string
 	// now is the run's clock; measure ticks when the scheduler is due
 	// each model's progress and each replica's speed.
 	now     func() time.Time
@@ -100,6 +103,9 @@ func (d *driver) prepare(prompts *tasks.Prompts) error {
 	if err := d.resolveModels(prompts); err != nil {
 		return err
 	}
+	if err := d.resolveJudges(prompts); err != nil {
+		return err
+	}
 	d.client = tasks.NewClient(d.opt.Campaign.Client)
 	return d.openRunner(prompts)
 }
@@ -142,7 +148,7 @@ func (d *driver) openRunner(prompts *tasks.Prompts) error {
 	if err != nil {
 		return err
 	}
-	reportJournal(opt.Log, state, c, d.items)
+	reportJournal(opt.Log, d.reg, state, c, d.items)
 	d.answered = answeredBefore(state)
 	progress := opt.Progress
 	if progress == nil {
@@ -273,6 +279,15 @@ func (d *driver) run(ctx context.Context) error {
 		local = append(local, m)
 		workloads = append(workloads, workload(m, itemsFor(d.items, m).Items(), c.Repeat)...)
 	}
+	for _, j := range c.ResolvedJudges {
+		j = d.models[j.Name]
+		if j.Engine.Kind == configs.EngineExternal {
+			external = append(external, j)
+			continue
+		}
+		local = append(local, j)
+		workloads = append(workloads, judgeWorkload(d.items, c.Resolved, j, d.judgeTask()))
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopSampler := d.startSampler(ctx)
@@ -374,7 +389,7 @@ func (d *driver) startSampler(ctx context.Context) (stop func()) {
 
 func (d *driver) summaries() []tasks.Summary {
 	var out []tasks.Summary
-	for _, m := range d.opt.Campaign.Resolved {
+	for _, m := range append(slices.Clone(d.opt.Campaign.Resolved), d.opt.Campaign.ResolvedJudges...) {
 		if s, ok := d.sums[m.Name]; ok {
 			out = append(out, s)
 		}

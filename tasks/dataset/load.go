@@ -215,7 +215,7 @@ func (r *Raw) Validate(root string, structures []string) Problems {
 		checkControlCohort(add, where, &p)
 	}
 	r.validateText(add)
-	return ps
+	return append(ps, r.validateConsultations()...)
 }
 
 // checkCareQuestions checks an episode's care (or control) questions:

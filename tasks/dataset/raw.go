@@ -12,6 +12,9 @@ const (
 	CohortTGroups   = "t_groups"  // L3 T staging from plane groups (A9)
 	CohortNGroups   = "n_groups"  // L3 N staging from plane groups (A10)
 	CohortCarePath  = "carepath"  // L6 CarePath episode (A11-A13)
+	// CohortConsult is O1 ConsultRubrics (A14, A15): its items are the
+	// dataset's consultations, not patients.
+	CohortConsult = "consult"
 )
 
 // The text levels' cohorts are sections of their own (choice.go), and the
@@ -31,6 +34,8 @@ type Raw struct {
 	Application  []Vignette          `json:"application,omitempty"`
 	Planning     []PlanningQuestion  `json:"planning,omitempty"`
 	Longitudinal []Trajectory        `json:"longitudinal,omitempty"`
+	// Consultations are the O1 ConsultRubrics cases (o1.go).
+	Consultations []ConsultCase `json:"consultations,omitempty"`
 }
 
 // Patient is one patient with everything the benchmark knows about them.

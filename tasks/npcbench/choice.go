@@ -46,9 +46,6 @@ func answerChoice(it tasks.Item, content string) extract.Label {
 	return extract.Choice(content, it.Question.Letters())
 }
 
-// wholePrompt recognises a text item's requests by its whole prompt.
-func wholePrompt(_ tasks.Item, prompt string) string { return prompt }
-
 // answerStyle writes a set of letters as a model might: "B", "Answer: B",
 // `\boxed{B}`.
 type answerStyle func(letters []string) string

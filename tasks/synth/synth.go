@@ -46,6 +46,9 @@ type Options struct {
 	// Longitudinal is the number of L5 trajectories L01.., one to five
 	// checkpoints each in the paper's proportions (0..99; default 12).
 	Longitudinal int
+	// Consultations is the number of O1 consultation cases O01.. (0..99;
+	// default 2), two questions each.
+	Consultations int
 	// ImageSize is the width and height of an MRI slice in pixels (default
 	// 256, 64..1024); the field of view stays 230 mm.
 	ImageSize int
@@ -64,7 +67,7 @@ type Options struct {
 // DefaultOptions returns the options of the default dataset in out.
 func DefaultOptions(out string) Options {
 	return Options{Out: out, Seed: 1, Patients: 8, CarePath: 4, Guideline: 30, Application: 24, Planning: 12, Longitudinal: 12,
-		ImageSize: 256, SlideWidth: 2000, SlideHeight: 1500}
+		Consultations: 2, ImageSize: 256, SlideWidth: 2000, SlideHeight: 1500}
 }
 
 // withDefaults fills zero fields and checks the rest.
@@ -95,6 +98,7 @@ func (o Options) withDefaults() (Options, error) {
 		{"application vignettes", o.Application, 0, 200},
 		{"planning patient groups", o.Planning, 0, 99},
 		{"longitudinal trajectories", o.Longitudinal, 0, 99},
+		{"consultations", o.Consultations, 0, 99},
 		{"image size", o.ImageSize, 64, 1024},
 		{"slide width", o.SlideWidth, 200, 8000},
 		{"slide height", o.SlideHeight, 200, 8000},
@@ -309,6 +313,7 @@ func rawOf(opt Options, patients []*patient) *dataset.Raw {
 		}
 		raw.Patients = append(raw.Patients, dp)
 	}
+	raw.Consultations = consultations(opt.Seed, opt.Consultations)
 	return raw
 }
 

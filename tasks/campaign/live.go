@@ -154,13 +154,18 @@ func Status(runDir string, now time.Time) (snap *live.Snapshot, speeds *schedule
 	reg := Benchmark()
 	b, benchErr := LoadBench(reg, Source{Raw: meta.Raw, Prepared: meta.Prepared, Tasks: meta.Tasks})
 	snap, err = live.ReadStatusFile(runDir)
-	switch {
-	case errors.Is(err, os.ErrNotExist) && benchErr != nil:
-		return nil, nil, fmt.Errorf("%s has no %s, and the dataset that would say what the run asks cannot be read: %w", runDir, live.StatusFile, benchErr)
-	case errors.Is(err, os.ErrNotExist):
-		snap = live.Skeleton(meta.Campaign, runDir, skeletonBegin(reg, meta, b.Items))
-	case err != nil:
-		return nil, nil, err
+	if err != nil {
+		// The journal still says what was answered: without a status file
+		// (an older npcorch), or with one a machine crash left empty, the
+		// run's items say what it asks.
+		why := fmt.Sprintf("the run folder has no %s (a run of an older npcorch, or one that ended before writing it)", live.StatusFile)
+		if !errors.Is(err, os.ErrNotExist) {
+			why = fmt.Sprintf("%s cannot be read (%v)", live.StatusFile, err)
+		}
+		if benchErr != nil {
+			return nil, nil, fmt.Errorf("%s, and the dataset that would say what the run asks cannot be read either: %w", why, benchErr)
+		}
+		snap = live.Skeleton(meta.Campaign, runDir, skeletonBegin(reg, meta, b.Items), why)
 	}
 	var grade live.Grader
 	if benchErr == nil {

@@ -216,7 +216,18 @@ func TestStatusOfARunFolderWithoutAStatusFile(t *testing.T) {
 	if snap.State != live.RunUnknown || snap.Totals.Answered == 0 || snap.Totals.Answered != snap.Totals.Requests || len(snap.Notes) == 0 {
 		t.Errorf("status from the journal alone: %s, %d of %d, notes %q", snap.State, snap.Totals.Answered, snap.Totals.Requests, snap.Notes)
 	}
-	if !strings.Contains(strings.Join(snap.Notes, " "), live.StatusFile) {
+	if !strings.Contains(strings.Join(snap.Notes, " "), "has no "+live.StatusFile) {
 		t.Errorf("the notes do not say the status file is missing: %q", snap.Notes)
+	}
+	// A status file a machine crash left empty: the same, and said so.
+	if err := os.WriteFile(runDir+"/"+live.StatusFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	damaged, _, err := Status(runDir, time.Now())
+	if err != nil {
+		t.Fatalf("status with an empty %s: %v", live.StatusFile, err)
+	}
+	if damaged.State != live.RunUnknown || damaged.Totals.Answered != snap.Totals.Answered || !strings.Contains(strings.Join(damaged.Notes, " "), "cannot be read") {
+		t.Errorf("status with an empty %s: %s, %d answered, notes %q", live.StatusFile, damaged.State, damaged.Totals.Answered, damaged.Notes)
 	}
 }

@@ -11,18 +11,20 @@ import (
 	"github.com/npcorch/npcorch/tasks"
 )
 
-// RunUnknown is the state of a run whose folder holds no status file: a
-// run of an older npcorch, or one that ended before its first write.
+// RunUnknown is the state of a run whose folder holds no readable status
+// file: a run of an older npcorch, one that ended before its first write,
+// or a file a machine crash left empty.
 const RunUnknown RunState = "unknown"
 
 // Skeleton is the snapshot of a run known only by what it asks (Begin),
-// for a run folder without a status file.
-func Skeleton(campaign, runDir string, b Begin) *Snapshot {
+// for a run folder whose status file is missing or unreadable; why says
+// which, and is kept in the snapshot's notes.
+func Skeleton(campaign, runDir string, b Begin, why string) *Snapshot {
 	s := newState(campaign, runDir, "", 0, func() time.Time { return b.Started })
 	b.apply(s)
 	s.run = RunUnknown
 	snap := s.snapshot()
-	snap.Notes = append(snap.Notes, "the run folder has no "+StatusFile+" (a run of an older npcorch, or one that ended before writing it): states, engines and the plan are unknown")
+	snap.Notes = append(snap.Notes, why+": states, engines and the plan are unknown; the counts are the journal's")
 	return snap
 }
 

@@ -126,7 +126,7 @@ func (l *Listener) Serve(hub *Hub) (*Server, error) {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{gpus: gpus, cancel: cancel, done: make(chan error, 1)}
-	s.srv = &http.Server{Handler: l.guard(mux), ReadHeaderTimeout: 10 * time.Second,
+	s.srv = &http.Server{Handler: l.guard(mux), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go func() { s.done <- s.srv.Serve(l.ln) }()
 	return s, nil

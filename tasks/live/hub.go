@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/google/renameio/v2"
 )
 
 // StatusFile is the run folder's status file: the latest Snapshot, as
@@ -235,27 +237,18 @@ func (h *Hub) write(v *View) {
 	}
 }
 
-// WriteStatusFile writes snap to RUN/status.json atomically: a reader
-// sees the old file or the new one, never a part.
+// WriteStatusFile writes snap to RUN/status.json through a synced
+// temporary file and a rename: a reader sees the old file or the new one,
+// never a part. The file is made 0666 less the umask, as the run's other
+// files.
 func WriteStatusFile(runDir string, snap *Snapshot) error {
 	data, err := json.MarshalIndent(snap, "", " ")
 	if err != nil {
 		return fmt.Errorf("status file: %w", err)
 	}
-	f, err := os.CreateTemp(runDir, ".status-*.json")
-	if err != nil {
-		return fmt.Errorf("status file: %w", err)
-	}
-	_, err = f.Write(append(data, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(runDir, StatusFile))
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("status file %s: %w", filepath.Join(runDir, StatusFile), err)
+	path := filepath.Join(runDir, StatusFile)
+	if err := renameio.WriteFile(path, append(data, '\n'), 0o666); err != nil {
+		return fmt.Errorf("status file %s: %w", path, err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -201,5 +202,29 @@ func TestReadStatusFileNamesTheFileAndWhatIsWrong(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want the file named and %q", c.data, err, c.want)
 		}
+	}
+}
+
+// TestStatusFileIsReadableAsAnyFile: status.json is made 0666 less the
+// umask, as the run's other files, so that a group's share can run
+// `npcorch status` on it.
+func TestStatusFileIsReadableAsAnyFile(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	dir := t.TempDir()
+	h, _ := hub(t, dir)
+	h.Post(begin())
+	if err := h.Close(live.Ended{State: live.RunFinished}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, live.StatusFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o644 {
+		t.Errorf("status.json is %v, want -rw-r--r-- under umask 022", fi.Mode().Perm())
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,8 +79,9 @@ models:
 
 // TestRunListensWithATokenAndStatusReadsTheFolder runs a campaign with
 // --listen and a token from the environment: the server asks for it, the
-// token is on no command line, and `npcorch status` then summarises the
-// folder.
+// token is on no command line, the server ends with the run (here
+// interrupted while its engine loads, so that it surely runs while the
+// test asks), and `npcorch status` then summarises the folder.
 func TestRunListensWithATokenAndStatusReadsTheFolder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real engine processes")
@@ -88,7 +90,7 @@ func TestRunListensWithATokenAndStatusReadsTheFolder(t *testing.T) {
 client: {connect_timeout: 2s, first_token_timeout: 20s, chunk_timeout: 10s, total_timeout: 1m, backoff: 50ms, concurrency: 1}
 models:
   - name: Lingshu-7B
-    engine: {kind: sim, replicas: 1, sim: [--sim-policy, oracle, --sim-decode-tps, "150", --sim-load-time, 500ms]}
+    engine: {kind: sim, replicas: 1, sim: [--sim-policy, oracle, --sim-load-time, 10m]}
 `)
 	const token = "tok-7d41e0aa"
 	cwd := t.TempDir()
@@ -147,23 +149,32 @@ models:
 			t.Errorf("/api/status with %q: %s, want %d", c.auth, resp.Status, c.code)
 		}
 	}
+	cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case <-done:
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("the run did not end in 2 minutes:\n%s", out.String())
+	case <-time.After(time.Minute):
+		t.Fatalf("the run did not end in a minute after SIGINT:\n%s", out.String())
 	}
-	if code := cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("run: exit %d:\n%s", code, out.String())
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("run: exit %d, want %d:\n%s", code, exitInterrupted, out.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"api/status", nil)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Errorf("the live server answers after the run ended: %s", resp.Status)
 	}
 
 	code, text := npcorch(t, cwd, "status", "--run", "run")
-	if code != 0 || !strings.Contains(text, "campaign cli — finished") || !regexp.MustCompile(`(?m)^\s*Lingshu-7B\s+done\s+(\d+)/(\d+)\s+0\s+0\s+0\s+100\.0 %`).MatchString(text) {
+	if code != 0 || !strings.Contains(text, "campaign cli — interrupted") || !regexp.MustCompile(`(?m)^\s*Lingshu-7B\s+stopped\s+0/(\d+)\s+0\s+0\s+(\d+)\s+-`).MatchString(text) {
 		t.Errorf("status: exit %d:\n%s", code, text)
 	}
 	code, js := npcorch(t, cwd, "status", "--run", "run", "--json")
 	var snap live.Snapshot
-	if err := json.Unmarshal([]byte(js), &snap); code != 0 || err != nil || snap.Format != live.Format || snap.Totals.Answered == 0 || snap.Totals.Answered != snap.Totals.Requests {
-		t.Errorf("status --json: exit %d, %v, %+v", code, err, snap.Totals)
+	if err := json.Unmarshal([]byte(js), &snap); code != 0 || err != nil || snap.Format != live.Format || snap.State != live.RunInterrupted ||
+		snap.Totals.Requests == 0 || snap.Totals.Remaining != snap.Totals.Requests || len(snap.Engines) != 1 {
+		t.Errorf("status --json: exit %d, %v, %s, %+v, %d engines", code, err, snap.State, snap.Totals, len(snap.Engines))
 	}
 	code, text = npcorch(t, cwd, "status", "--run", "nowhere")
 	if code != exitError || !strings.Contains(text, "nowhere is not a run directory") {

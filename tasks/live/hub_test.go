@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/launcher"
+	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/live"
 )
@@ -226,5 +227,39 @@ func TestStatusFileIsReadableAsAnyFile(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+func TestHubSaysWhenTheWaitingModelsArePlannedToStart(t *testing.T) {
+	h, _ := hub(t, "")
+	h.Post(begin())
+	h.Post(live.Planned{Plan: &schedule.Plan{Makespan: 900, Waves: []schedule.Wave{
+		{Model: modelA, GPUs: [][]int{{0}}, Start: 0, Ready: 30, End: 400},
+		{Model: modelB, GPUs: [][]int{{0}}, Start: 400, Ready: 430, End: 800},
+		{Model: modelB, GPUs: [][]int{{1}}, Start: 410, Ready: 440, End: 900},
+	}}})
+	h.Post(live.Assigned{Model: modelA, TP: 1, GPUs: []int{0}, At: t0})
+	h.Post(live.EngineEvent{ReplicaEvent: launcher.ReplicaEvent{Time: t0, Kind: launcher.ReplicaReady, Model: modelA}})
+	s := await(t, h, "the plan", func(s *live.Snapshot) bool { return s.Timeline.PlannedS == 900 && len(s.Engines) == 1 })
+	if a := model(t, s, modelA); a.PlannedStartS != nil {
+		t.Errorf("%s serves, yet has a planned start", modelA)
+	}
+	b := model(t, s, modelB)
+	if b.State != live.ModelWaiting || b.PlannedStartS == nil || *b.PlannedStartS != 400 {
+		t.Errorf("%s: %s, planned start %v; want waiting, 400 s", modelB, b.State, b.PlannedStartS)
+	}
+	var out strings.Builder
+	live.WriteText(&out, s)
+	if !strings.Contains(out.String(), modelB+": waiting; the plan starts it at 6m40s") {
+		t.Errorf("the summary does not say what %s waits for:\n%s", modelB, out.String())
+	}
+	planned := 0
+	for _, bar := range s.Timeline.Bars {
+		if bar.Kind == live.BarPlanned {
+			planned++
+		}
+	}
+	if planned != 3 {
+		t.Errorf("%d planned bars, want one per replica of each wave: 3", planned)
 	}
 }

@@ -106,7 +106,11 @@ type Model struct {
 	TokensPerS float64 `json:"tokens_per_s"`
 	WorkPerS   float64 `json:"work_per_s"`
 	ETA        ETA     `json:"eta"`
-	Tasks      []Task  `json:"tasks"`
+	// PlannedStartS is, for a waiting model, when the plan made at the
+	// start has its first engines asked to start, in seconds since the
+	// start: what it waits for.
+	PlannedStartS *float64 `json:"planned_start_s,omitempty"`
+	Tasks         []Task   `json:"tasks"`
 }
 
 // Task is one task of one model.

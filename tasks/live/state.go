@@ -401,7 +401,26 @@ func (s *state) modelView(m *modelState, now time.Time) Model {
 	mv.Counts = counts(requests, sum)
 	mv.WorkPerS, mv.TokensPerS = m.rate.rates(now)
 	mv.ETA = modelETA(mv, s.remainingWork(m), now)
+	if mv.State == ModelWaiting {
+		mv.PlannedStartS = s.plannedStart(m.info.Name)
+	}
 	return mv
+}
+
+// plannedStart is when the plan starts the model's first wave, nil
+// without a plan or a wave for it.
+func (s *state) plannedStart(model string) *float64 {
+	if s.plan == nil {
+		return nil
+	}
+	var at *float64
+	for _, w := range s.plan.Waves {
+		if w.Model == model && (at == nil || float64(w.Start) < *at) {
+			v := float64(w.Start)
+			at = &v
+		}
+	}
+	return at
 }
 
 // remainingWork is the model's work left in token equivalents: each

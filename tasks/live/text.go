@@ -33,8 +33,11 @@ func WriteText(w io.Writer, s *Snapshot) error {
 		return err
 	}
 	for _, m := range s.Models {
-		if m.Note != "" {
+		switch {
+		case m.Note != "":
 			fmt.Fprintf(w, "%s: %s\n", m.Model, m.Note)
+		case m.PlannedStartS != nil:
+			fmt.Fprintf(w, "%s: waiting; the plan starts it at %s\n", m.Model, fmtSeconds(*m.PlannedStartS))
 		}
 	}
 	writeEngines(w, s.Engines)

@@ -163,21 +163,28 @@ func (h *Hub) run(s *state) {
 	tick := time.NewTicker(h.opt.PublishEvery)
 	defer tick.Stop()
 	// last is when a view was last published (NewHub published the
-	// first); wrote when status.json was last written, and unwritten
-	// whether a view published since still waits for it.
+	// first), by the Hub's clock, and published the same by the machine's,
+	// for the pace; wrote is when status.json was last written, and
+	// unwritten whether a view published since still waits for it.
 	dirty, unwritten := false, true
-	last, wrote := h.opt.Now(), time.Time{}
+	last, wrote, published := h.opt.Now(), time.Time{}, time.Now()
 	for {
 		select {
 		case <-h.kick:
 			dirty = h.drain(s) || dirty
+			// A change after a quiet spell goes out at once (a crash
+			// shows within a second); a burst waits for the tick.
+			if dirty && time.Since(published) >= h.opt.PublishEvery {
+				dirty, unwritten, last, published = false, true, h.opt.Now(), time.Now()
+				h.publish(s)
+			}
 		case <-tick.C:
 			now := h.opt.Now()
 			// Unchanged, the view is still published and written every
 			// heartbeat: its clock moves, and a status file that stops
 			// moving tells `npcorch status` the run is gone.
 			if dirty || now.Sub(last) >= heartbeat {
-				dirty, unwritten, last = false, true, now
+				dirty, unwritten, last, published = false, true, now, time.Now()
 				h.publish(s)
 			}
 			if unwritten && now.Sub(wrote) >= h.opt.StatusEvery {

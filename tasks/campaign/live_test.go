@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -229,5 +230,25 @@ func TestStatusOfARunFolderWithoutAStatusFile(t *testing.T) {
 	}
 	if damaged.State != live.RunUnknown || damaged.Totals.Answered != snap.Totals.Answered || !strings.Contains(strings.Join(damaged.Notes, " "), "cannot be read") {
 		t.Errorf("status with an empty %s: %s, %d answered, notes %q", live.StatusFile, damaged.State, damaged.Totals.Answered, damaged.Notes)
+	}
+}
+
+func TestEndStateFollowsHowRunReturned(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	incomplete := fmt.Errorf("model m was abandoned: oom\n%w", &incompleteError{missing: 3, total: 10})
+	for _, c := range []struct {
+		ctx  context.Context
+		err  error
+		want live.RunState
+	}{
+		{context.Background(), nil, live.RunFinished},
+		{context.Background(), incomplete, live.RunIncomplete},
+		{context.Background(), errors.New("journal: disk full"), live.RunFailed},
+		{cancelled, context.Canceled, live.RunInterrupted},
+	} {
+		if got := endState(c.ctx, c.err); got != c.want {
+			t.Errorf("endState(%v) = %s, want %s", c.err, got, c.want)
+		}
 	}
 }

@@ -186,6 +186,8 @@ func TestLivePageInChromium(t *testing.T) {
 		t.Fatalf("the campaign: %v", err)
 	}
 	pageWait(t, ctx, 10*time.Second, "the run's end", `window.npcorch.snap.state === "finished" || window.npcorch.snap.state === "incomplete"`)
+	// The server ended with the run: the page says so instead of retrying.
+	pageWait(t, ctx, 10*time.Second, "that the run ended", `document.getElementById("conn").textContent === "run ended"`)
 	shot(t, ctx, "live-page-finished.png")
 }
 

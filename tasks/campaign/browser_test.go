@@ -133,12 +133,7 @@ func TestLivePageInChromium(t *testing.T) {
 		t.Skip("starts real engine processes and Chromium")
 	}
 	exe := chromium(t)
-	// About 1 s per request, one at a time: a run of half a minute, the
-	// second model's engine crashing after every 8 answers.
-	addr, wait := startWatched(t, 60, 8)
-	proxy := newCutProxy(t, addr)
-	url := "http://" + proxy.ln.Addr().String() + "/"
-
+	// The browser first: its start must not eat into the run.
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1400, 1100))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancelAlloc()
@@ -146,6 +141,15 @@ func TestLivePageInChromium(t *testing.T) {
 	defer cancelBrowser()
 	ctx, cancel := context.WithTimeout(bctx, 3*time.Minute)
 	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("starting Chromium (%s): %v", exe, err)
+	}
+
+	// About 1 s per request, one at a time: a run of half a minute, the
+	// second model's engine crashing after every 8 answers.
+	addr, wait := startWatched(t, 60, 8)
+	proxy := newCutProxy(t, addr)
+	url := "http://" + proxy.ln.Addr().String() + "/"
 	if _, err := chromedp.Run(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatalf("Chromium at %s: %v", url, err)
 	}

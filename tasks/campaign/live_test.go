@@ -252,3 +252,33 @@ func TestEndStateFollowsHowRunReturned(t *testing.T) {
 		}
 	}
 }
+
+// TestRunClosesItsListenerOnEveryReturn: a run that fails before it
+// serves (a real engine on a fake node; a dataset that is missing) still
+// closes the socket it was given.
+func TestRunClosesItsListenerOnEveryReturn(t *testing.T) {
+	dir := t.TempDir()
+	for _, src := range []string{
+		"node: fake:a800-sxm-8\noutput: run\ndataset: {raw: data, prepared: prep}\nmodels: [Lingshu-7B]\n",
+		fmt.Sprintf(liveCampaign, dir+"/no-such-data", dir+"/no-such-prep", 100, 100, 100),
+	} {
+		c, err := configs.ParseCampaign("watched.yaml", dir, []byte(src), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := live.Listen("127.0.0.1:0", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		exe, _ := os.Executable()
+		_, err = Run(context.Background(), Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: io.Discard, Live: ln})
+		if err == nil {
+			t.Fatal("the campaign ran")
+		}
+		if conn, derr := net.DialTimeout("tcp", addr, time.Second); derr == nil {
+			conn.Close()
+			t.Errorf("%s still accepts connections after Run returned %q", addr, err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	_ "embed"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -84,6 +86,11 @@ func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
 // it, without the token.
 func (l *Listener) Describe() string {
 	u := "http://" + l.ln.Addr().String() + "/"
+	if t, ok := l.ln.Addr().(*net.TCPAddr); ok && t.IP.IsUnspecified() {
+		// Every interface: the machine's name is what to open.
+		host, _ := os.Hostname()
+		u = "http://" + net.JoinHostPort(cmp.Or(host, "HOST"), strconv.Itoa(t.Port)) + "/"
+	}
 	switch {
 	case l.token != "" && !l.loopback:
 		return fmt.Sprintf("live page at %s — reachable from other machines: a token is required (open %s?token=TOKEN once, or send Authorization: Bearer TOKEN; metrics at /metrics, JSON at /api/status)", u, u)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -151,6 +152,15 @@ func TestOffLoopbackTheServerNeedsAToken(t *testing.T) {
 		t.Fatalf("listening on every interface without a token: %v; want a refusal that says how to give one", err)
 	}
 	const token = "tok-3f9a1c"
+	ln, err := live.Listen("0.0.0.0:0", token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	if d := ln.Describe(); strings.Contains(d, token) || !strings.Contains(d, "http://"+host+":") || !strings.Contains(d, "a token is required") {
+		t.Errorf("the line the run prints: %q; want the machine's name, that a token is needed, and not the token", d)
+	}
+	ln.Close()
 	h, _, url := serve(t, "0.0.0.0:0", token)
 	h.Post(begin())
 	c := &http.Client{}

@@ -51,6 +51,9 @@ type driver struct {
 	live *live.Hub
 	// est turns workloads into work, as the scheduler counts it.
 	est schedule.Estimator
+	// after holds, by judge, the generators whose answers it judges
+	// (judge.go); nil without judges.
+	after map[string][]string
 	// now is the run's clock; measure ticks when the scheduler is due
 	// each model's progress and each replica's speed.
 	now     func() time.Time
@@ -106,6 +109,9 @@ func (d *driver) prepare(prompts *tasks.Prompts) error {
 	if err := d.resolveModels(prompts); err != nil {
 		return err
 	}
+	if err := d.resolveJudges(prompts); err != nil {
+		return err
+	}
 	d.client = tasks.NewClient(d.opt.Campaign.Client)
 	return d.openRunner(prompts)
 }
@@ -148,7 +154,7 @@ func (d *driver) openRunner(prompts *tasks.Prompts) error {
 	if err != nil {
 		return err
 	}
-	reportJournal(opt.Log, state, c, d.items)
+	reportJournal(opt.Log, d.reg, state, c, d.items)
 	d.answered = answeredBefore(state)
 	for _, rec := range state.Records {
 		if rec.Status == tasks.StatusAnswered {
@@ -284,6 +290,15 @@ func (d *driver) run(ctx context.Context) error {
 		local = append(local, m)
 		workloads = append(workloads, workload(m, itemsFor(d.items, m).Items(), c.Repeat)...)
 	}
+	for _, j := range c.ResolvedJudges {
+		j = d.models[j.Name]
+		if j.Engine.Kind == configs.EngineExternal {
+			external = append(external, j)
+			continue
+		}
+		local = append(local, j)
+		workloads = append(workloads, judgeWorkload(d.items, c.Resolved, j, d.judgeTask()))
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopSampler := d.startSampler(ctx)
@@ -389,7 +404,7 @@ func (d *driver) startSampler(ctx context.Context) (stop func()) {
 
 func (d *driver) summaries() []tasks.Summary {
 	var out []tasks.Summary
-	for _, m := range d.opt.Campaign.Resolved {
+	for _, m := range append(slices.Clone(d.opt.Campaign.Resolved), d.opt.Campaign.ResolvedJudges...) {
 		if s, ok := d.sums[m.Name]; ok {
 			out = append(out, s)
 		}

@@ -40,6 +40,7 @@ type loop struct {
 	calls    int             // backend calls not reported yet
 	progress map[string]*modelProgress
 	sums     map[string]tasks.Summary
+	judges   map[string]chan int // each judge's count of generators left (judge.go)
 	spans    []gpu.Span
 	// err ends the loop: the scheduler refused an event, or the run was
 	// interrupted; extErr joins the external models' errors.
@@ -110,7 +111,8 @@ func newLoop(ctx context.Context, d *driver) *loop {
 	ctx, cancel := context.WithCancel(ctx)
 	return &loop{d: d, ctx: ctx, cancel: cancel, start: d.now(), inbox: make(chan message), done: make(chan struct{}),
 		engines: map[schedule.ReplicaID]*engine{}, byMember: map[string]*engine{}, pools: map[string]*tasks.Pool{},
-		runners: map[string]bool{}, progress: map[string]*modelProgress{}, sums: map[string]tasks.Summary{}}
+		runners: map[string]bool{}, progress: map[string]*modelProgress{}, sums: map[string]tasks.Summary{},
+		judges: map[string]chan int{}}
 }
 
 // onRecord tells the loop of a journaled request (ModelRun.OnRecord).
@@ -154,7 +156,7 @@ func (l *loop) run(local []configs.Model, workloads []schedule.Workload, externa
 func (l *loop) begin(local []configs.Model, workloads []schedule.Workload) error {
 	c := l.d.opt.Campaign
 	s, err := schedule.New(schedule.Config{Node: l.d.node, Models: local, Workloads: workloads, Estimator: l.d.est,
-		Policy: schedule.Policy{MaxStartFailures: c.Launch.MaxStartFailures}}, effects{l})
+		Policy: schedule.Policy{MaxStartFailures: c.Launch.MaxStartFailures}, After: l.d.localAfter(local)}, effects{l})
 	if err != nil {
 		return err
 	}
@@ -445,6 +447,11 @@ func (l *loop) startRunner(model string) {
 	l.runners[model] = true
 	l.running++
 	m, pool := l.d.models[model], l.pool(model)
+	if l.d.isJudge(model) {
+		go pool.WatchMetrics(l.ctx, &http.Client{Timeout: 2 * time.Second}, time.Second)
+		l.startJudge(m, pool, false)
+		return
+	}
 	workers := max(m.Engine.MaxNumSeqs, 1) * max(len(l.d.node.GPUs), 1)
 	go func() {
 		go pool.WatchMetrics(l.ctx, &http.Client{Timeout: 2 * time.Second}, time.Second)
@@ -464,6 +471,10 @@ func (l *loop) runExternal(m configs.Model) {
 	}
 	l.running++
 	pool := tasks.NewPool([]launcher.Endpoint{ep}, l.d.opt.Campaign.Client.Concurrency)
+	if l.d.isJudge(m.Name) {
+		l.startJudge(m, pool, true)
+		return
+	}
 	go func() {
 		sum, err := l.d.runner.Run(l.ctx, tasks.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool,
 			Items: itemsFor(l.d.items, m), Repeats: l.d.opt.Campaign.Repeat})
@@ -477,6 +488,9 @@ func (l *loop) onRan(m ran) {
 	l.running--
 	l.sums[m.model] = m.sum
 	l.d.live.Post(live.ModelEnded{Model: m.model, Err: m.err})
+	if !l.d.isJudge(m.model) {
+		l.wakeJudges()
+	}
 	switch {
 	case m.external:
 		l.extErr = errors.Join(l.extErr, m.err)

@@ -20,6 +20,7 @@ import (
 	"github.com/npcorch/npcorch/launcher/placement"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/live"
 )
 
 // driver carries one run: it sets up the node, the backend, the client
@@ -41,8 +42,13 @@ type driver struct {
 	journal  *tasks.Journal
 	imgLimit launcher.ImageLimits
 	// answered counts, per model and task, the requests the journal
-	// answered before this run: their share of the work is done.
+	// answered before this run: their share of the work is done; before
+	// are those records, for the live view.
 	answered map[string]map[string]int
+	before   []tasks.Record
+	// live is the run's status hub (nil in unit tests): the loop posts
+	// what happens to it.
+	live *live.Hub
 	// est turns workloads into work, as the scheduler counts it.
 	est schedule.Estimator
 	// after holds, by judge, the generators whose answers it judges
@@ -150,6 +156,11 @@ func (d *driver) openRunner(prompts *tasks.Prompts) error {
 	}
 	reportJournal(opt.Log, d.reg, state, c, d.items)
 	d.answered = answeredBefore(state)
+	for _, rec := range state.Records {
+		if rec.Status == tasks.StatusAnswered {
+			d.before = append(d.before, rec)
+		}
+	}
 	progress := opt.Progress
 	if progress == nil {
 		progress = io.Discard
@@ -298,6 +309,10 @@ func (d *driver) run(ctx context.Context) error {
 		d.measure = t.C
 	}
 	l := newLoop(ctx, d)
+	if d.live != nil {
+		d.live.Post(d.begin(l.start))
+		defer d.postPlan(ctx, local, workloads)()
+	}
 	err := l.run(local, workloads, external)
 	d.sums, d.spans = l.sums, l.spans
 	if d.plan != nil {
@@ -380,7 +395,7 @@ func (d *driver) startSampler(ctx context.Context) (stop func()) {
 	enc := json.NewEncoder(f)
 	go func() {
 		defer close(done)
-		if err := s.Run(ctx, func(smp gpu.Sample) error { return enc.Encode(smp) }); err != nil && ctx.Err() == nil {
+		if err := s.Run(ctx, func(smp gpu.Sample) error { d.live.Post(live.Sampled{Sample: smp}); return enc.Encode(smp) }); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(d.opt.Log, "gpu sampler stopped: %v\n", err)
 		}
 	}()

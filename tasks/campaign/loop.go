@@ -13,6 +13,7 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/live"
 )
 
 // loop is a run's changing state: the scheduler, every replica it
@@ -255,6 +256,7 @@ func (e effects) StartReplica(a schedule.Assignment) {
 	en := &engine{a: a, member: tasks.MemberName(a.Model, a.Index), cancel: cancel}
 	l.engines[a.ID] = en
 	l.byMember[en.member] = en
+	l.d.live.Post(live.Assigned{Model: a.Model, Replica: a.Index, TP: a.TP, GPUs: slices.Clone(a.GPUs), At: l.d.now()})
 	l.calls++
 	go func() {
 		ep, err := l.d.backend.Start(ctx, spec)
@@ -291,6 +293,7 @@ func (e effects) AbandonModel(model, why string) {
 	l := e.l
 	why = firstLine(why)
 	fmt.Fprintf(l.d.opt.Log, "model %s abandoned: %s\n", model, why)
+	l.d.live.Post(live.ModelEnded{Model: model, Abandoned: why})
 	l.pool(model).Close(fmt.Sprintf("model %s is not served: %s", model, why))
 	l.startRunner(model)
 }
@@ -388,6 +391,7 @@ func (l *loop) end(en *engine, err error) {
 // waited for ever: issue 12).
 func (l *loop) onEngineEvent(ev launcher.ReplicaEvent) {
 	fmt.Fprintf(l.d.opt.Log, "engine %s\n", ev)
+	l.d.live.Post(live.EngineEvent{ReplicaEvent: ev})
 	en := l.byMember[tasks.MemberName(ev.Model, ev.Replica)]
 	if en == nil {
 		return // not the campaign's, or already ended
@@ -483,6 +487,7 @@ func (l *loop) runExternal(m configs.Model) {
 func (l *loop) onRan(m ran) {
 	l.running--
 	l.sums[m.model] = m.sum
+	l.d.live.Post(live.ModelEnded{Model: m.model, Err: m.err})
 	if !l.d.isJudge(m.model) {
 		l.wakeJudges()
 	}

@@ -200,3 +200,54 @@ func TestServedNameOfAnExternalModelIsItsAPIModel(t *testing.T) {
 		}
 	}
 }
+
+// TestPaperOutputAllowances: each model's output allowance per task is the
+// paper's (Appendix C). "For L5 primary and paired history evaluations,
+// GPT-OSS-20B allows 16,384 output tokens and HealthGPT-Pro-4B 32,768.
+// Fleming-R1-7B allows up to 16,384 within its 32,768-token context; each
+// matched history/snapshot/shuffled triplet uses the same output
+// allowance." "CarePath evaluation uses maximum output lengths of 1,024
+// tokens for local models and 8,192 for API models" (the L6 controls
+// included). The paper states no allowance for L1, L2 and L4, nor another
+// model's L5: ours are the defaults (1,024; 8,192).
+func TestPaperOutputAllowances(t *testing.T) {
+	r, err := DefaultRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l5 := []string{"l_rev", "l_rev_snapshot", "l_rev_shuffled", "l_rev_serial"}
+	l5Want := map[string]int{"GPT-OSS-20B": 16384, "HealthGPT-Pro-4B": 32768, "Fleming-R1-7B": 16384}
+	care := []string{"cp_care", "cp_care_own_findings", "cp_care_ref_findings", "cp_care_no_findings", "cp_care_serial"}
+	for _, name := range r.Names() {
+		m, _ := r.Get(name)
+		for _, task := range l5 {
+			want := 8192
+			if v, ok := l5Want[name]; ok {
+				want = v
+			}
+			if got := m.Tasks[task].MaxTokens; got != want {
+				t.Errorf("%s %s: max_tokens %d, want %d", name, task, got, want)
+			}
+		}
+		for _, task := range []string{"g_mem", "a_app", "c_plan"} {
+			if got := m.Tasks[task].MaxTokens; got != 1024 {
+				t.Errorf("%s %s: max_tokens %d, want 1024", name, task, got)
+			}
+		}
+		if m.TextOnly {
+			continue
+		}
+		want := 1024
+		if m.Engine.Kind == EngineExternal {
+			want = 8192
+		}
+		for _, task := range care {
+			if got := m.Tasks[task].MaxTokens; got != want {
+				t.Errorf("%s %s: max_tokens %d, want %d", name, task, got, want)
+			}
+		}
+	}
+	if fl, _ := r.Get("Fleming-R1-7B"); fl.Tasks["l_rev"].MaxTokens >= fl.ContextLength {
+		t.Errorf("Fleming-R1-7B: L5 allowance %d leaves no room in its %d context", fl.Tasks["l_rev"].MaxTokens, fl.ContextLength)
+	}
+}

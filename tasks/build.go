@@ -32,7 +32,7 @@ func BuildItems(reg *Registry, raw *dataset.Raw, prep *dataset.Prepared, keys []
 	if err != nil {
 		return nil, nil, err
 	}
-	b := &Builder{raw: raw, prepared: prepared}
+	b := &Builder{raw: raw, prepared: prepared, ids: map[string]bool{}}
 	for _, key := range selected {
 		b.task = reg.byKey[key]
 		if b.task.Build != nil {
@@ -50,6 +50,7 @@ type Builder struct {
 	prepared map[string]*dataset.PreparedPatient
 	items    []Item
 	problems []ItemProblem
+	ids      map[string]bool
 }
 
 // ItemID is the id of an item of the task being built: "TASK/PATIENT",
@@ -61,11 +62,23 @@ func (b *Builder) ItemID(patient string, parts ...string) string {
 // Consultations are the dataset's O1 cases.
 func (b *Builder) Consultations() []dataset.ConsultCase { return b.raw.Consultations }
 
-// Add adds an item of the task being built.
-func (b *Builder) Add(it Item) {
+// Add adds an item of the task being built and returns it as added (its
+// Task set); an id already added is a problem, and the item is left out
+// (the journal keys answers by id): ok is false then.
+func (b *Builder) Add(it Item) (added Item, ok bool) {
+	if b.ids[it.ID] {
+		b.Problem(it.ID, "another item has the same id; give the dataset's items unique ids")
+		return it, false
+	}
+	b.ids[it.ID] = true
 	it.Task = b.task.Key
 	b.items = append(b.items, it)
+	return it, true
 }
+
+// Raw is the raw dataset, for tasks whose items are not patients of a
+// cohort with prepared images (the text levels' sections).
+func (b *Builder) Raw() *dataset.Raw { return b.raw }
 
 // Problem reports an item that cannot be built, and why.
 func (b *Builder) Problem(item, reason string) {

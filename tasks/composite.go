@@ -69,6 +69,9 @@ type Column struct {
 	// Majority returns the cohort's majority-class baseline as a model's
 	// results carry it; nil for columns without one.
 	Majority func(m ModelResults) *score.Baseline
+	// Random returns what a uniformly random answer scores on the column's
+	// endpoint (Class "random"); nil for columns without one.
+	Random func(m ModelResults) *score.Baseline
 }
 
 // TaskColumn is the column of a task scored alone: its accuracy, beside
@@ -126,8 +129,11 @@ func (a *Answers) Units(task string) ([]score.Unit, error) {
 	units := make([]score.Unit, len(its))
 	for i, it := range its {
 		content, notRun := a.Content(it)
-		units[i] = score.Unit{Patient: it.Patient, Item: it.ID, Gold: it.Gold.Label, Pred: t.Answer(it, content),
-			NotRun: notRun, Excluded: it.Excluded}
+		units[i] = score.Unit{Patient: it.Patient, Item: it.ID, Group: it.Group, Tags: it.Tags, Gold: it.Gold.Label,
+			Pred: t.Answer(it, content), NotRun: notRun, Excluded: it.Excluded}
+		if it.Question != nil {
+			units[i].Chance = it.Question.Chance()
+		}
 	}
 	return units, nil
 }

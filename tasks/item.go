@@ -25,6 +25,18 @@ type Item struct {
 	// Care is the care question of a cp_care item, with its episode context.
 	Care    *dataset.CareQuestion  `json:"care,omitempty"`
 	Context []dataset.ContextEntry `json:"context,omitempty"`
+	// Question is a closed-choice item's question as its prompt shows it
+	// (L1, L2, L4, L5).
+	Question *Question `json:"question,omitempty"`
+	// Earlier are the items asked before this one in the same serial
+	// conversation, oldest first: its request replays each, followed by
+	// the model's own answer to it (the task's Needs lists their ids).
+	Earlier []Item `json:"earlier,omitempty"`
+	// Group is the item's scoring group: group-macro accuracy averages
+	// over groups, and the scores give a table per group. Tags are free
+	// labels, each with a table row of its own.
+	Group string   `json:"group,omitempty"`
+	Tags  []string `json:"tags,omitempty"`
 	// Consult is an O1 consultation item's case, question and rubric, and
 	// for a judge's item also the response it judges (consult.go).
 	Consult *Consult `json:"consult,omitempty"`
@@ -32,11 +44,12 @@ type Item struct {
 	Excluded bool `json:"excluded,omitempty"`
 }
 
-// ItemSource yields a model's items. The runner reads it once per phase of
-// a run (twice at most) and holds no more of it than what is in flight: one
-// item per worker, its prefetch channel, and the item waiting for room in
-// it. A source that makes its items as they are asked for thus keeps a
-// run's memory flat however many items it has.
+// ItemSource yields a model's items. The runner reads it once per round
+// of a run (a round per link of the longest chain of answers it has) and
+// holds no more of it than what is in flight: one item per worker, its
+// prefetch channel, and the item waiting for room in it. A source that
+// makes its items as they are asked for thus keeps a run's memory flat
+// however many items it has.
 type ItemSource interface {
 	// Len is how many items Items yields.
 	Len() int

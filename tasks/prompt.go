@@ -33,11 +33,21 @@ type PromptData struct {
 	Context      []dataset.ContextEntry
 	Checkpoint   string
 	Question     string
-	// Case, and for a judge's request Response and Rubric (the signed
-	// criterion), are an O1 item's (Item.Consult).
+	// Multiple marks a multiple-select question.
+	Multiple bool
+	// Case is the clinical text of an L2 or L4 question or of an O1 item
+	// (Item.Consult); Baseline, History and Current an L5 checkpoint's
+	// patient; Response and Rubric (the signed criterion) a judge's
+	// request's.
 	Case     string
+	Baseline string
+	History  []HistorySection
+	Current  string
 	Response string
 	Rubric   string
+	// Turn is the item's place in its serial conversation, from 1 (1 for
+	// an item asked on its own).
+	Turn int
 }
 
 // LoadPrompts parses the template of every task of reg (Task.Prompt
@@ -69,7 +79,13 @@ func (p *Prompts) Render(it Item, prior []string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("item %s: no prompt template for task %q", it.ID, it.Task)
 	}
-	d := PromptData{Structures: p.structures, Edition: p.tasks[it.Task].edition(), RowSequences: CardRowSequences}
+	d := PromptData{Structures: p.structures, Edition: p.tasks[it.Task].edition(), RowSequences: CardRowSequences,
+		Turn: 1 + len(it.Earlier)}
+	if q := it.Question; q != nil {
+		d.Options, d.Letters, d.Multiple = q.Options, q.Letters(), q.Multiple
+		d.Question, d.Case = q.Text, q.Case
+		d.Baseline, d.History, d.Current = q.Baseline, q.History, q.Current
+	}
 	if it.Care != nil {
 		d.Options = it.Care.Options
 		for _, o := range it.Care.Options {

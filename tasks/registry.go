@@ -148,8 +148,8 @@ func (r *Registry) addTask(t *Task) error {
 		return fmt.Errorf("task registry: task %s has no simulated answers", t.Key)
 	case t.ScoredAlone && t.Answer == nil:
 		return fmt.Errorf("task registry: task %s is scored alone but extracts no answer", t.Key)
-	case (t.Needs != nil) != (len(t.After) > 0) || t.Needs != nil && t.Prior == nil:
-		return fmt.Errorf("task registry: task %s needs other tasks' answers: give After, Needs and Prior together", t.Key)
+	case (t.Needs != nil) != (len(t.After) > 0):
+		return fmt.Errorf("task registry: task %s needs other answers: give After and Needs together", t.Key)
 	}
 	r.byKey[t.Key] = t
 	return nil
@@ -207,10 +207,17 @@ func (r *Registry) unknownTask(key string, families bool) error {
 }
 
 // Select expands a task list (task keys and family names) into task keys
-// in registry order; an empty list selects every task.
+// in registry order; an empty list selects every task but the matched
+// controls (Task.Control).
 func (r *Registry) Select(names []string) ([]string, error) {
 	if len(names) == 0 {
-		return r.Keys(), nil
+		var keys []string
+		for _, t := range r.b.Tasks {
+			if !t.Control {
+				keys = append(keys, t.Key)
+			}
+		}
+		return keys, nil
 	}
 	want := map[string]bool{}
 	for _, n := range names {
@@ -231,7 +238,34 @@ func (r *Registry) Select(names []string) ([]string, error) {
 			out = append(out, t.Key)
 		}
 	}
-	return out, nil
+	return out, r.checkAfter(out, want)
+}
+
+// checkAfter refuses a task list that names a task without the tasks whose
+// answers its prompts include: those items could never be asked.
+func (r *Registry) checkAfter(keys []string, want map[string]bool) error {
+	var errs []error
+	for _, k := range keys {
+		var lacking []string
+		for _, up := range r.byKey[k].After {
+			if !want[up] {
+				lacking = append(lacking, up)
+			}
+		}
+		if len(lacking) == 0 {
+			continue
+		}
+		msg := fmt.Sprintf("task %s writes the model's answers to %s into its prompts; add %s to the task list",
+			k, strings.Join(lacking, " and "), strings.Join(lacking, ", "))
+		for _, f := range r.b.Families {
+			if slices.Contains(f.Tasks, k) && !slices.ContainsFunc(lacking, func(l string) bool { return !slices.Contains(f.Tasks, l) }) {
+				msg += ", or name the family " + f.Name
+				break
+			}
+		}
+		errs = append(errs, errors.New(msg))
+	}
+	return errors.Join(errs...)
 }
 
 // ImageNeeds lists, per dataset cohort, the kinds of prepared image its
@@ -250,15 +284,17 @@ func (r *Registry) ImageNeeds() map[string][]string {
 }
 
 // Answerable reports whether model m can answer task key. A text-only
-// model (models.yaml text_only) answers no task that shows images, nor one
-// whose prompts include answers to such a task (After): "Text models cover
+// model (models.yaml text_only) answers no task that shows images or is of
+// an image level (ImageLevel), nor one whose prompts include answers to
+// such a task (After): "Text models cover
 // L1/L2/L4/L5/O1; image-capable models additionally cover L3 and L6" (the
 // paper, Table A7). Every other model answers every task.
 func (r *Registry) Answerable(m configs.Model, key string) bool {
 	return !m.TextOnly || !r.readsImages(key, map[string]bool{})
 }
 
-// readsImages reports whether task key shows images or builds on the
+// readsImages reports whether task key shows images, is of an image
+// level, or builds on the
 // answers of a task that does; seen guards against a loop of After.
 func (r *Registry) readsImages(key string, seen map[string]bool) bool {
 	t := r.lookup(key)
@@ -266,7 +302,7 @@ func (r *Registry) readsImages(key string, seen map[string]bool) bool {
 		return false
 	}
 	seen[key] = true
-	if len(t.Images) > 0 {
+	if len(t.Images) > 0 || t.ImageLevel {
 		return true
 	}
 	return slices.ContainsFunc(t.After, func(k string) bool { return r.readsImages(k, seen) })
@@ -322,6 +358,25 @@ func (r *Registry) needs(it Item) []string {
 		return t.Needs(it)
 	}
 	return nil
+}
+
+// phase is the round of a model's run an item is sent in: 0 when it needs
+// no answer; one round after each earlier turn of its conversation; and
+// at least 1 when it needs answers of other tasks' items (taken to need
+// none themselves, as findings from the images do).
+func (r *Registry) phase(it Item) int {
+	p := 0
+	earlier := make(map[string]bool, len(it.Earlier))
+	for _, e := range it.Earlier {
+		earlier[e.ID] = true
+		p = max(p, r.phase(e)+1)
+	}
+	for _, id := range r.needs(it) {
+		if !earlier[id] {
+			p = max(p, 1)
+		}
+	}
+	return p
 }
 
 // CheckTaskRefs checks every task key a config file writes (a campaign's

@@ -35,7 +35,7 @@ func TestNewRegistryRefusesWhatCannotRun(t *testing.T) {
 		"no cohort":  {func(b *tasks.Benchmark) { b.Tasks[0].Cohort = "" }, "task a names no dataset cohort"},
 		"no sim":     {func(b *tasks.Benchmark) { b.Tasks[0].Sim.Answers = nil }, "task a has no simulated answers"},
 		"alone":      {func(b *tasks.Benchmark) { b.Tasks[0].ScoredAlone = true }, "scored alone but extracts no answer"},
-		"after":      {func(b *tasks.Benchmark) { b.Tasks[0].After = []string{"b"} }, "give After, Needs and Prior together"},
+		"after":      {func(b *tasks.Benchmark) { b.Tasks[0].After = []string{"b"} }, "give After and Needs together"},
 		"after unknown": {func(b *tasks.Benchmark) {
 			b.Tasks[0].After = []string{"zz"}
 			b.Tasks[0].Needs = func(tasks.Item) []string { return nil }

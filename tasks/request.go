@@ -38,7 +38,10 @@ type Request struct {
 	Key    string
 	Prompt string
 	// Prior are the "Prior diagnostic findings" lines of a care question.
-	Prior  []string
+	Prior []string
+	// Turns are the earlier turns of a serial conversation the request
+	// replays before Prompt, oldest first.
+	Turns  []Turn
 	Images []dataset.Image
 	Body   openai.ChatCompletionRequest
 	// Bytes is the size of the images as sent (base64 or URL text).
@@ -75,11 +78,28 @@ type RequestBuilder struct {
 	MaxBytes int64
 }
 
+// Turn is one earlier turn of a serial conversation: the prompt the model
+// was sent and the answer it gave, replayed as a user and an assistant
+// message.
+type Turn struct {
+	Prompt string `json:"prompt"`
+	Reply  string `json:"reply"`
+}
+
 // Build makes the request of item it for the given repeat; prior holds the
 // care question's prior findings (nil otherwise). Image files are checked
 // against the manifest (size, and sha256 when their bytes are read), so an
 // image changed after `npcorch prep` is refused, never sent.
 func (b RequestBuilder) Build(prompts *Prompts, it Item, repeat int, prior []string) (*Request, error) {
+	return b.BuildTurns(prompts, it, repeat, prior, nil)
+}
+
+// BuildTurns is Build for a turn of a serial conversation: the request
+// replays the earlier turns, each prompt as a user message and its answer
+// as the assistant's, before the item's own prompt and images. The
+// request key covers the whole conversation, so a turn is asked again
+// when an answer it replays changes.
+func (b RequestBuilder) BuildTurns(prompts *Prompts, it Item, repeat int, prior []string, turns []Turn) (*Request, error) {
 	prompt, err := prompts.Render(it, prior)
 	if err != nil {
 		return nil, err
@@ -115,9 +135,14 @@ func (b RequestBuilder) Build(prompts *Prompts, it Item, repeat int, prior []str
 			ImageURL: &openai.ChatMessageImageURL{URL: url}})
 		hashes[i] = img.SHA256
 	}
+	var msgs []openai.ChatCompletionMessage
+	for _, t := range turns {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: t.Prompt},
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: t.Reply})
+	}
 	body := openai.ChatCompletionRequest{
 		Model:              b.Model.ServedName(),
-		Messages:           []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, MultiContent: parts}},
+		Messages:           append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, MultiContent: parts}),
 		Stream:             true,
 		StreamOptions:      &openai.StreamOptions{IncludeUsage: true},
 		ChatTemplateKwargs: b.Model.ChatTemplateKwargs,
@@ -130,12 +155,28 @@ func (b RequestBuilder) Build(prompts *Prompts, it Item, repeat int, prior []str
 	} else {
 		body.MaxTokens = settings.MaxTokens
 	}
-	key, err := requestKey(b.Model.Name, it.ID, repeat, prompt, keyImages(hashes), settings.MaxTokens, b.Model.ChatTemplateKwargs)
+	key, err := requestKey(b.Model.Name, it.ID, repeat, conversation(turns, prompt), keyImages(hashes), settings.MaxTokens, b.Model.ChatTemplateKwargs)
 	if err != nil {
 		return nil, err
 	}
-	return &Request{Item: it, Repeat: repeat, Key: key, Prompt: prompt, Prior: prior, Images: images, Body: body, Bytes: total,
-		inline: inline}, nil
+	return &Request{Item: it, Repeat: repeat, Key: key, Prompt: prompt, Prior: prior, Turns: turns, Images: images, Body: body,
+		Bytes: total, inline: inline}, nil
+}
+
+// conversation is the text the request key takes for the prompt: the
+// prompt itself for a request of one message (as keys were first
+// defined), else every turn's prompt and answer, then the prompt, each
+// prefixed by its role.
+func conversation(turns []Turn, prompt string) string {
+	if len(turns) == 0 {
+		return prompt
+	}
+	var b strings.Builder
+	for _, t := range turns {
+		b.WriteString("\x00user\x00" + t.Prompt + "\x00assistant\x00" + t.Reply)
+	}
+	b.WriteString("\x00user\x00" + prompt)
+	return b.String()
 }
 
 // judgeSettings sets a judge's request as the paper ran its judge (the

@@ -89,6 +89,10 @@ type ModelResults struct {
 	TStage   *score.TaskScore     `json:"t_stage,omitempty"`
 	Evidence *score.EvidenceScore `json:"evidence,omitempty"`
 	CarePath *score.CarePathScore `json:"carepath,omitempty"`
+	// Controls are the matched controls' paired comparisons (the L5
+	// history and serial controls, the L6 image-evidence and serial
+	// controls), in registry order.
+	Controls []score.Comparison `json:"controls,omitempty"`
 	// Rubric holds the judged free-text score (O1 ConsultRubrics) under
 	// each judge that judged the model's answers.
 	Rubric []RubricResult `json:"rubric,omitempty"`
@@ -125,34 +129,65 @@ type TaskReliability struct {
 	Reliability score.Reliability `json:"reliability"`
 }
 
+// RunModel is a model of a run and the tasks it was asked (a text-only
+// model is asked none that needs images); nil Tasks means every task of
+// the run. Only the items of its tasks count for it: scored, and missing
+// when unanswered.
+type RunModel struct {
+	Name  string
+	Tasks []string
+}
+
+// RunModels are models asked every task of the run.
+func RunModels(names ...string) []RunModel {
+	out := make([]RunModel, len(names))
+	for i, n := range names {
+		out[i] = RunModel{Name: n}
+	}
+	return out
+}
+
+// asks reports whether the model was asked task.
+func (m RunModel) asks(task string) bool { return m.Tasks == nil || slices.Contains(m.Tasks, task) }
+
 // ScoreRun scores every model of a run. items are the campaign's items (from
-// BuildItems with the same registry), models the model names in campaign
-// order.
+// BuildItems with the same registry), models the models in campaign order
+// with the tasks each was asked.
 func ScoreRun(reg *Registry, campaign string, raw *dataset.Raw, items []Item, j *JournalState,
-	models []string, repeats int, opt score.Options) (*Results, error) {
+	models []RunModel, repeats int, opt score.Options) (*Results, error) {
 	if repeats < 1 {
 		repeats = 1
 	}
+	names := make([]string, len(models))
+	for i, m := range models {
+		names[i] = m.Name
+	}
 	judges := judgesOf(reg, j)
 	res := &Results{Format: ResultsFormat, Campaign: campaign, Options: opt, Repeats: repeats,
-		JournalProblems: newJournalReport(CheckJournal(reg, j, items, models, repeats)), reg: reg}
+		JournalProblems: newJournalReport(CheckJournal(reg, j, items, names, repeats)), reg: reg}
 	idx := indexAnswers(j)
 	patients := map[string]*dataset.Patient{}
 	for i := range raw.Patients {
 		patients[raw.Patients[i].ID] = &raw.Patients[i]
 	}
-	byTask := map[string][]Item{}
 	for _, it := range items {
 		if _, err := reg.Task(it.Task); err != nil {
 			return nil, fmt.Errorf("score item %s: %w", it.ID, err)
 		}
-		byTask[it.Task] = append(byTask[it.Task], it)
 	}
 	for _, m := range models {
-		a := &Answers{model: m, idx: idx, judges: judges, reg: reg, byTask: byTask, patients: patients, get: idx.getter(m), opt: opt}
-		mr, err := scoreModel(a, m, items, idx, repeats)
+		var its []Item
+		byTask := map[string][]Item{}
+		for _, it := range items {
+			if m.asks(it.Task) {
+				its = append(its, it)
+				byTask[it.Task] = append(byTask[it.Task], it)
+			}
+		}
+		a := &Answers{model: m.Name, idx: idx, judges: judges, reg: reg, byTask: byTask, patients: patients, get: idx.getter(m.Name), opt: opt}
+		mr, err := scoreModel(a, m.Name, its, idx, repeats)
 		if err != nil {
-			return nil, fmt.Errorf("score %s: %w", m, err)
+			return nil, fmt.Errorf("score %s: %w", m.Name, err)
 		}
 		res.Models = append(res.Models, *mr)
 	}

@@ -37,7 +37,7 @@ func TestScoreRunCountsFailuresWrongAndKeepsNotRunApart(t *testing.T) {
 	} {
 		j.Records[r.Key] = r
 	}
-	res, err := tasks.ScoreRun(benchmark(), "c", raw, items, j, []string{"M"}, 1, score.Options{Seed: 1})
+	res, err := tasks.ScoreRun(benchmark(), "c", raw, items, j, tasks.RunModels("M"), 1, score.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestScoreRunRepeatedReliability(t *testing.T) {
 			j.Records[r.Key] = r
 		}
 	}
-	res, err := tasks.ScoreRun(benchmark(), "c", raw, items, j, []string{"M"}, 3, score.Options{Seed: 1})
+	res, err := tasks.ScoreRun(benchmark(), "c", raw, items, j, tasks.RunModels("M"), 3, score.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestScoreFilesCountJournalProblems(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := tasks.ScoreRun(benchmark(), "c", raw, items, j, []string{"M"}, 1, score.Options{Seed: 1})
+		res, err := tasks.ScoreRun(benchmark(), "c", raw, items, j, tasks.RunModels("M"), 1, score.Options{Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +169,7 @@ func TestScoreFilesFollowTheUmask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := tasks.ScoreRun(benchmark(), "c", raw, items, j, []string{"M"}, 1, score.Options{Seed: 1})
+	res, err := tasks.ScoreRun(benchmark(), "c", raw, items, j, tasks.RunModels("M"), 1, score.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -173,9 +173,11 @@ func (r *Runner) lookup(model, item string, repeat int) (Record, bool) {
 }
 
 // Run sends every (item, repeat) of mr that the journal does not already
-// answer: first the items that need no other's answer, then those that do
-// (care questions, with the model's own findings). It returns when all are journaled, or with the
-// first journal error or ctx's end.
+// answer, round by round: first the items that need no other's answer,
+// then those that do (care questions, with the model's own findings), and
+// a serial conversation's turns one round each, every turn after the
+// answers it replays. It returns when all are journaled, or with the first
+// journal error or ctx's end.
 func (r *Runner) Run(ctx context.Context, mr ModelRun) (Summary, error) {
 	if r.state == nil {
 		r.SetState(&JournalState{Records: map[string]Record{}})
@@ -196,16 +198,15 @@ func (r *Runner) Run(ctx context.Context, mr ModelRun) (Summary, error) {
 			defer stop()
 		}
 	}
-	// First the items that need no other's answer, then those that do.
-	// Each phase reads mr.Items once and filters it as it goes: no item
-	// list is collected; the second phase is skipped when the first saw no
-	// item of the second.
-	dependents, err := r.runPhase(ctx, mr, act, false, &s)
-	if err != nil || !dependents {
-		return s, err
+	// Round by round (Registry.phase). Each round reads mr.Items once and
+	// filters it as it goes: no item list is collected; the rounds end
+	// with the first that saw no item of a later one.
+	for phase := 0; ; phase++ {
+		later, err := r.runPhase(ctx, mr, act, phase, &s)
+		if err != nil || !later {
+			return s, err
+		}
 	}
-	_, err = r.runPhase(ctx, mr, act, true, &s)
-	return s, err
 }
 
 func (r *Runner) clock() func() time.Time {
@@ -247,17 +248,17 @@ func (r *Runner) watchWaits(model string, act *activity, wr WaitReporter) (stop 
 	return func() { close(done); <-finished }
 }
 
-// runPhase sends the items that depend on others' answers, or those that
-// do not; it reports whether it passed over items of the other kind.
-func (r *Runner) runPhase(ctx context.Context, mr ModelRun, act *activity, dependent bool, s *Summary) (others bool, err error) {
+// runPhase sends the items of one round; it reports whether it passed
+// over items of a later one.
+func (r *Runner) runPhase(ctx context.Context, mr ModelRun, act *activity, phase int, s *Summary) (later bool, err error) {
 	var mu sync.Mutex // guards s
 	g, ctx := errgroup.WithContext(ctx)
 	reqs := make(chan *Request, 2*max(mr.Workers, mr.Pool.Capacity(), 1))
 	g.Go(func() error {
 		defer close(reqs)
 		for it := range mr.Items.Items() {
-			if (len(r.Tasks.needs(it)) > 0) != dependent {
-				others = true
+			if p := r.Tasks.phase(it); p != phase {
+				later = later || p > phase
 				continue
 			}
 			for rep := 0; rep < mr.Repeats; rep++ {
@@ -329,30 +330,47 @@ func (r *Runner) runPhase(ctx context.Context, mr ModelRun, act *activity, depen
 		})
 	}
 	err = g.Wait()
-	return others, err
+	return later, err
 }
 
 // prepare builds the request of one (item, repeat), with the prior lines
-// its task writes (about the answers it needs, and what the item supplies);
-// a problem says why it cannot be sent.
+// its task writes (about the answers it needs, and what the item supplies)
+// and the earlier turns of its conversation, each with the model's own
+// answer; a problem says why it cannot be sent.
 func (r *Runner) prepare(mr ModelRun, it Item, rep int) (*Request, *ItemProblem) {
-	var prior []string
-	if task := r.Tasks.lookup(it.Task); task != nil && task.Prior != nil {
-		answers := map[string]*Record{}
-		for _, id := range r.Tasks.needs(it) {
-			rec, ok := r.lookup(mr.Model.Name, id, rep)
-			if !ok {
-				return nil, &ItemProblem{Item: it.ID, Reason: fmt.Sprintf("its prompt needs the model's answer to %s, which has not been answered yet; resume the run", id)}
-			}
-			answers[id] = &rec
+	answers := map[string]*Record{}
+	for _, id := range r.Tasks.needs(it) {
+		rec, ok := r.lookup(mr.Model.Name, id, rep)
+		if !ok {
+			return nil, &ItemProblem{Item: it.ID, Reason: fmt.Sprintf("its prompt needs the model's answer to %s, which has not been answered yet; resume the run", id)}
 		}
-		prior = task.Prior(it, answers)
+		answers[id] = &rec
 	}
-	req, err := mr.Builder.Build(r.Prompts, it, rep, prior)
+	turns := make([]Turn, len(it.Earlier))
+	for i, e := range it.Earlier {
+		rec := answers[e.ID]
+		if rec == nil || rec.Answer == nil {
+			return nil, &ItemProblem{Item: it.ID, Reason: fmt.Sprintf("its conversation replays %s, which its task does not name among the answers it needs", e.ID)}
+		}
+		prompt, err := r.Prompts.Render(e, r.prior(e, answers))
+		if err != nil {
+			return nil, &ItemProblem{Item: it.ID, Reason: err.Error()}
+		}
+		turns[i] = Turn{Prompt: prompt, Reply: rec.Answer.Content}
+	}
+	req, err := mr.Builder.BuildTurns(r.Prompts, it, rep, r.prior(it, answers), turns)
 	if err != nil {
 		return nil, &ItemProblem{Item: it.ID, Reason: err.Error()}
 	}
 	return req, nil
+}
+
+// prior is the prior lines an item's task writes, nil for a task without.
+func (r *Runner) prior(it Item, answers map[string]*Record) []string {
+	if task := r.Tasks.lookup(it.Task); task != nil && task.Prior != nil {
+		return task.Prior(it, answers)
+	}
+	return nil
 }
 
 // send makes the attempts of one request and returns its record and the

@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/google/renameio/v2"
 
@@ -37,13 +38,30 @@ func cell(s *score.Score, complete bool) string {
 	return out
 }
 
-// table is the score table's columns; an error for results that ScoreRun
-// did not make (read back from scores.json, say).
+// table is the score table's columns that some model has a score in; an
+// error for results that ScoreRun did not make (read back from
+// scores.json, say).
 func (r *Results) table() ([]Column, error) {
 	if r.reg == nil {
 		return nil, fmt.Errorf("scores of %s have no table layout; score them with ScoreRun", r.Campaign)
 	}
-	return r.reg.Table(), nil
+	return RunColumns(r.reg.Table(), r.Models), nil
+}
+
+// RunColumns keeps the columns in which some model has a score: a
+// campaign of some tasks shows their columns, not a row of dashes for
+// every task it did not run.
+func RunColumns(cols []Column, models []ModelResults) []Column {
+	var out []Column
+	for _, c := range cols {
+		for _, m := range models {
+			if s, _ := c.Pick(m); s != nil {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // WriteMarkdown writes the Table 1 layout with intervals, the cohort's
@@ -77,19 +95,68 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	for _, c := range table {
 		fmt.Fprintf(&b, " %s |", majority(r, c))
 	}
-	b.WriteString(" | | |\n\n")
+	b.WriteString(" | | |\n")
+	if row, ok := randomRow(r, table); ok {
+		b.WriteString(row)
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "Percent accuracy with %.0f %% intervals: exact Clopper–Pearson for patient-level counts, otherwise a patient-cluster bootstrap (%d draws, seed %d). ",
 		100*level(r.Options), draws(r.Options), r.Options.Seed)
 	b.WriteString("`*` marks a provisional score: some of its items are not run (infrastructure failures), so the run is incomplete.\n")
 	for _, note := range r.reg.Notes() {
 		b.WriteString(note + "\n")
 	}
+	writeControls(&b, r.Models)
 	r.writeRubric(&b)
 	if jr := r.JournalProblems; jr != nil {
 		fmt.Fprintf(&b, "\n**Journal problems: %s.** The scores above leave those lines out as described; each is listed in scores.json and by `npcorch score`.\n", jr.Summary())
 	}
 	_, err = w.Write(b.Bytes())
 	return err
+}
+
+// writeControls writes the matched controls side by side, one row per
+// model and comparison; nothing when no control ran.
+func writeControls(b *bytes.Buffer, models []ModelResults) {
+	rows := 0
+	for _, m := range models {
+		rows += len(m.Controls)
+	}
+	if rows == 0 {
+		return
+	}
+	b.WriteString("\n## Matched controls\n\n")
+	b.WriteString("| Model | Control | units / patients | item accuracy: baseline → treatment, Δ pp [95 %] | +/− (Φ) | patient-macro Δ pp [95 %] | all-correct: baseline → treatment, Δ pp [95 %] | B/W/S |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, m := range models {
+		for _, c := range m.Controls {
+			mark := ""
+			if !c.Complete {
+				mark = "*"
+			}
+			fmt.Fprintf(b, "| %s | %s%s | %d / %d | %s | %d/%d (%.1f) | %s | %s | %d/%d/%d |\n", m.Model, c.Name, mark, c.Units, c.Patients,
+				pairedCell(c.Micro, true), c.Corrected, c.Harmed, c.Flip, pairedCell(c.PatientMacro, false), pairedCell(c.AllCorrect, true),
+				c.Better, c.Worse, c.Same)
+		}
+	}
+	b.WriteString("\nΔ is the treatment minus the baseline, with a paired patient-cluster bootstrap interval (each draw keeps both conditions of a patient's units); " +
+		"+/− count units corrected and harmed by the treatment, Φ the percentage whose correctness changed (Eq. A6); B/W/S count patients whose accuracy rose, fell or stayed. `*`: some units were not run.\n")
+}
+
+// pairedCell prints a paired endpoint: "62.5 → 70.0, +7.5 [1.2–13.8]",
+// or only the difference.
+func pairedCell(p score.Paired, levels bool) string {
+	if p.Baseline == nil {
+		return "–"
+	}
+	out := fmt.Sprintf("%+.1f", p.Difference)
+	if p.Interval != nil {
+		out += fmt.Sprintf(" [%.1f, %.1f]", p.Interval.Lower, p.Interval.Upper)
+	}
+	if levels {
+		out = fmt.Sprintf("%.1f → %.1f, ", p.Baseline.Percent, p.Treatment.Percent) + out
+	}
+	return out
 }
 
 func majority(r *Results, c Column) string {
@@ -102,16 +169,39 @@ func majority(r *Results, c Column) string {
 // Majority is the cohort's majority-class baseline beside a score table
 // column (nil for columns without one). Every model of a run shares the
 // cohort, so the first model that ran the column's task carries it.
-func Majority(r *Results, c Column) *score.Baseline {
-	if c.Majority == nil {
+func Majority(r *Results, c Column) *score.Baseline { return firstBaseline(r, c.Majority) }
+
+// Random is what a uniformly random answer scores on a score table
+// column's endpoint (nil for columns without one).
+func Random(r *Results, c Column) *score.Baseline { return firstBaseline(r, c.Random) }
+
+func firstBaseline(r *Results, pick func(ModelResults) *score.Baseline) *score.Baseline {
+	if pick == nil {
 		return nil
 	}
 	for _, m := range r.Models {
-		if b := c.Majority(m); b != nil {
+		if b := pick(m); b != nil {
 			return b
 		}
 	}
 	return nil
+}
+
+// randomRow is the table's random-baseline row; none when no column has
+// one (an L3 and L6 run's table stays as it was).
+func randomRow(r *Results, table []Column) (string, bool) {
+	var b strings.Builder
+	b.WriteString("| random baseline (this cohort) |")
+	any := false
+	for _, c := range table {
+		cell := ""
+		if bl := Random(r, c); bl != nil {
+			cell, any = fmt.Sprintf("%.1f", bl.Percent), true
+		}
+		fmt.Fprintf(&b, " %s |", cell)
+	}
+	b.WriteString(" | | |\n")
+	return b.String(), any
 }
 
 func level(o score.Options) float64 {

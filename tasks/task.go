@@ -31,6 +31,11 @@ type Task struct {
 	// (dataset.Kind*): what prep must make for it, and which of prep's
 	// failures leave an item without its images.
 	Images []string
+	// ImageLevel says that only models that read images answer the task
+	// though its prompts show none and build on no image answer (the L6
+	// controls with reference or no image findings: the paper asks L3 and
+	// L6 of image-capable models only).
+	ImageLevel bool
 	// PerImage says that every image is an item of its own, so an image
 	// prep could not make drops its item only, not the patient's others.
 	PerImage bool
@@ -49,17 +54,25 @@ type Task struct {
 	// ModelResults.Tasks); otherwise only the composites that read it score
 	// its answers.
 	ScoredAlone bool
-	// After lists the tasks whose answers the task's prompts may include;
-	// the runner sends their items first and keeps their answers.
+	// Control marks a matched control: the same items asked under changed
+	// inputs, for a paired comparison with the task it varies. A campaign
+	// runs it only when its task list names it (or a family holding it);
+	// an empty task list leaves it out.
+	Control bool
+	// After lists the tasks whose answers the task's prompts may include
+	// (the task itself for a serial conversation, whose later turns replay
+	// the earlier ones); the runner sends their items first and keeps
+	// their answers.
 	After []string
 	// Needs returns the ids of the items (of tasks in After, same patient)
 	// whose answers, from the same model and repeat, an item's prompt
-	// includes; nil when it needs none.
+	// includes — for a serial conversation, those of Item.Earlier; nil
+	// when it needs none.
 	Needs func(it Item) []string
 	// Prior writes the prior lines of every item's prompt (PromptData.Prior:
 	// what it says of those answers, and what the item supplies), given
 	// each needed item's record by item id; it is called for items that
-	// need no answer too.
+	// need no answer too. Nil writes none.
 	Prior func(it Item, answers map[string]*Record) []string
 	// Judges, on a judge task (O1's rubric judge), is the key of the task
 	// whose answers it judges. A judge task has no Build: its items come

@@ -27,14 +27,16 @@ func newDemoCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Run a whole L3 + L6 campaign on a generated dataset with simulated engines (no GPU needed)",
+		Short: "Run a whole L1–L6 campaign on a generated dataset with simulated engines (no GPU needed)",
 		Long: `Run the embedded demo end to end: generate a small synthetic NPCBench-shaped
 dataset, prepare its images, plan four models on a fake 8×A800 node (the real
 GPUs when NVML finds some), launch npcorch's simulated engines as real child
-processes (one model with two replicas), run every L3 task, the L6
-CarePath episodes and O1's consultations (judged criterion by criterion
-by a simulated GPT-OSS-120B once the first model's answers exist), score,
-and print the table.
+processes (one model with two replicas), run every level (L1 guideline
+memory, L2 application, the L3 image tasks, L4 case planning, L5
+longitudinal revision, the L6 CarePath episodes; not the matched controls)
+and O1's consultations (judged criterion by criterion by a simulated
+GPT-OSS-120B once the first model's answers exist), score, and print the
+whole Table 1.
 
 Everything lands in --out: data/ (raw dataset), prep/ (prepared images and
 manifest), run/ (journal, engine logs, scores.md/.csv/.json). Two runs with

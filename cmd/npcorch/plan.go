@@ -98,7 +98,7 @@ fake:a800-sxm-8, fake:a800-pcie-8, fake:h100-sxm-4, fake:h200-1.`,
 	f.StringVar(&node, "node", "", "node to plan for: nvml, auto or fake:NAME ("+strings.Join(placement.ShapeNames(), ", ")+"); default: the campaign's node, else fake:a800-sxm-8")
 	f.BoolVar(&simulate, "simulate", false, "also print every event of the simulated campaign")
 	f.BoolVar(&asJSON, "json", false, "print the plan as JSON")
-	f.BoolVar(&paperScale, "paper-scale", true, "count requests at the NPCBench paper's scale (L3 + L6)")
+	f.BoolVar(&paperScale, "paper-scale", true, "count requests at the NPCBench paper's scale (L1–L6)")
 	f.Float64Var(&speedError, "speed-error", 0, "simulate true speeds off the registry's by a random factor in [1/F, F] per model, and re-planning on measured speeds")
 	f.Uint64Var(&speedSeed, "speed-seed", 1, "seed of the --speed-error factors and of the samples' noise")
 	return cmd

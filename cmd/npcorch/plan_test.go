@@ -65,13 +65,14 @@ models: [Lingshu-7B, GPT-OSS-120B, HuatuoGPT-o1-7B, Qwen3-30B-A3B, DeepSeek-V3.1
 	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &p); err != nil {
 		t.Fatalf("plan JSON: %v\n%s", err, out)
 	}
-	// The paper's requests of every task, and of the tasks a text model
-	// answers: those outside L3 and L6, by the tasks' own levels.
+	// The paper's requests of every task a campaign asks by default (not
+	// the matched controls), and of the tasks a text model answers: those
+	// outside L3 and L6, by the tasks' own levels.
 	reg := campaign.Benchmark()
 	all, text := 0, 0
 	for _, task := range reg.Tasks() {
-		if task.Judges != "" {
-			continue // a judge task's requests are its judges' (PaperJudging)
+		if task.Control || task.Judges != "" {
+			continue // the matched controls are asked only when named; a judge task's requests are its judges' (PaperJudging)
 		}
 		n := reg.PaperMix(task.Key).Requests
 		all += n

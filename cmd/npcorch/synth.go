@@ -18,7 +18,8 @@ func newSynthCmd() *cobra.Command {
 		Long: `synth writes a synthetic dataset in npcorch's raw format: for every patient
 seven MRI series (PNG slices with series.json sidecars), structure boxes and
 invasion labels, T and N stages, a pathology slide, and for CarePath patients
-an episode of clinical context and care questions with reference answers.
+an episode of clinical context and care questions with reference answers;
+and the text levels' closed-choice questions with their reference answers.
 Everything is drawn from --seed: the same flags give byte-identical files.
 No real patient data is involved.`,
 		Args: cobra.NoArgs,
@@ -48,6 +49,10 @@ No real patient data is involved.`,
 	f.Int64Var(&opt.Seed, "seed", opt.Seed, "seed of every label and pixel")
 	f.IntVar(&opt.Patients, "patients", opt.Patients, "number of L3 patients (P01..)")
 	f.IntVar(&opt.CarePath, "carepath", opt.CarePath, "number of CarePath patients (C01..)")
+	f.IntVar(&opt.Guideline, "guideline", opt.Guideline, "number of L1 guideline questions (G001..)")
+	f.IntVar(&opt.Application, "application", opt.Application, "number of L2 vignettes (A001..)")
+	f.IntVar(&opt.Planning, "planning", opt.Planning, "number of L4 patient groups (CP01..), one to three questions each")
+	f.IntVar(&opt.Longitudinal, "longitudinal", opt.Longitudinal, "number of L5 trajectories (L01..), one to five checkpoints each")
 	f.IntVar(&opt.Consultations, "consultations", opt.Consultations, "number of O1 consultation cases (O01..), two questions each")
 	f.IntVar(&opt.ImageSize, "image-size", opt.ImageSize, "MRI slice width and height in pixels")
 	f.IntVar(&opt.SlideWidth, "slide-width", opt.SlideWidth, "pathology slide width in pixels")

@@ -75,9 +75,13 @@ type Meta struct {
 	Prepared string   `json:"prepared"`
 	Models   []string `json:"models"`
 	Tasks    []string `json:"tasks"`
-	Repeats  int      `json:"repeats"`
-	Seed     int64    `json:"seed"`
-	Node     string   `json:"node"`
+	// ModelTasks are the tasks each model was asked, in Tasks' order: a
+	// text-only model none that needs images. Absent (a run of an older
+	// npcorch): every model was asked every task.
+	ModelTasks map[string][]string `json:"model_tasks,omitempty"`
+	Repeats    int                 `json:"repeats"`
+	Seed       int64               `json:"seed"`
+	Node       string              `json:"node"`
 }
 
 // Outcome is what a run did.
@@ -158,8 +162,10 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	b.Problems.Report(opt.Log)
 	out = &Outcome{RunDir: runDir, Problems: b.Problems}
 	meta := Meta{Campaign: c.Name, Raw: abs(src.Raw), Prepared: abs(src.Prepared), Tasks: src.Tasks, Repeats: c.Repeat, Seed: c.Seed, Node: c.Node}
+	meta.ModelTasks = map[string][]string{}
 	for _, m := range c.Resolved {
 		meta.Models = append(meta.Models, m.Name)
+		meta.ModelTasks[m.Name] = askedTasks(reg.TrimTasks(m), src.Tasks)
 	}
 	if err := writeJSON(filepath.Join(runDir, "run.json"), meta); err != nil {
 		return nil, err
@@ -190,6 +196,33 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		runErr = errors.Join(runErr, checkComplete(res, out.Summaries, opt.Out))
 	}
 	return out, runErr
+}
+
+// askedTasks are the tasks of the run a model is asked: those it has
+// settings for (the driver's itemsFor), in the run's order.
+func askedTasks(m configs.Model, run []string) []string {
+	out := []string{}
+	for _, k := range run {
+		if _, ok := m.Tasks[k]; ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// runModels are the run's models with the tasks each was asked.
+func (m Meta) runModels() []tasks.RunModel {
+	out := tasks.RunModels(m.Models...)
+	if m.ModelTasks == nil {
+		return out
+	}
+	for i := range out {
+		out[i].Tasks = m.ModelTasks[out[i].Name]
+		if out[i].Tasks == nil {
+			out[i].Tasks = []string{}
+		}
+	}
+	return out
 }
 
 // checkFakeNode refuses to launch a real engine on a fake node: its

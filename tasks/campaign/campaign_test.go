@@ -90,7 +90,93 @@ func decide(seed int64, model, item string, p float64, nWrong int) (bool, int) {
 
 // expected derives a model's Table 1 figures from the gold labels and the
 // policy alone.
-type expected struct{ path, t, n, seq, care, strict float64 }
+type expected struct {
+	gmem, aapp, path, t, n, seq, cplan, turn, allTurn, care, strict float64
+	partial                                                         int // L2 items the constant policy answers with a partial set
+}
+
+// choiceRight says whether a model answers a closed-choice item right
+// under a policy: the oracle always, the constant policy when the first
+// option is the whole reference answer, the 50 % policy as decided.
+func choiceRight(seed int64, model, policy, item string, c *dataset.Choice) bool {
+	switch policy {
+	case "oracle":
+		return true
+	case "constant":
+		return c.Gold() == c.Options[0].Letter
+	}
+	ok, _ := decide(seed, model, item, 0.5, 1)
+	return ok
+}
+
+// meanOfGroups is the mean over groups of the share of true values.
+func meanOfGroups(byGroup map[string][]bool) float64 {
+	sum := 0.0
+	for _, xs := range byGroup {
+		n := 0
+		for _, x := range xs {
+			if x {
+				n++
+			}
+		}
+		sum += float64(n) / float64(len(xs))
+	}
+	return 100 * sum / float64(len(byGroup))
+}
+
+// expectText derives the L1 item accuracy and the L2 group-macro mean.
+func expectText(raw *dataset.Raw, seed int64, model, policy string, e *expected) {
+	right := 0
+	for _, q := range raw.Guideline {
+		if choiceRight(seed, model, policy, "g_mem/"+q.ID, &q.Choice) {
+			right++
+		}
+	}
+	e.gmem = 100 * float64(right) / float64(len(raw.Guideline))
+	groups := map[string][]bool{}
+	for _, q := range raw.Application {
+		groups[q.Group] = append(groups[q.Group], choiceRight(seed, model, policy, "a_app/"+q.ID, &q.Choice))
+	}
+	e.aapp = meanOfGroups(groups)
+	// The constant policy answers A; on a multiple-select item whose
+	// reference set holds A and more, that is a partial set: "selecting
+	// only part of the set receives no credit".
+	for _, q := range raw.Application {
+		if q.Multiple && len(q.Answer) > 1 && q.Answer[0] == q.Options[0].Letter {
+			e.partial++
+		}
+	}
+	// L4: the mean over patient groups of each one's accuracy (Eq. A2).
+	patients := map[string][]bool{}
+	for _, q := range raw.Planning {
+		patients[q.Patient] = append(patients[q.Patient], choiceRight(seed, model, policy, "c_plan/"+q.Patient+"/"+q.ID, &q.Choice))
+	}
+	e.cplan = meanOfGroups(patients)
+	e.turn, e.allTurn = expectTurns(raw, "l_rev", func(item string, c *dataset.Choice) bool {
+		return choiceRight(seed, model, policy, item, c)
+	})
+}
+
+// expectTurns is an L5 task's turn accuracy and all-turn success when each
+// checkpoint's answer is right as said.
+func expectTurns(raw *dataset.Raw, task string, right func(item string, c *dataset.Choice) bool) (turn, allTurn float64) {
+	turns, ok, all := 0, 0, 0
+	for _, tr := range raw.Longitudinal {
+		every := true
+		for _, c := range tr.Checkpoints {
+			turns++
+			if right(task+"/"+tr.Patient+"/"+c.ID, &c.Choice) {
+				ok++
+			} else {
+				every = false
+			}
+		}
+		if every {
+			all++
+		}
+	}
+	return 100 * float64(ok) / float64(turns), 100 * float64(all) / float64(len(raw.Longitudinal))
+}
 
 func expect(raw *dataset.Raw, seed int64, model, policy string) expected {
 	var pathOK, pathN, tOK, tN, nOK, nN, seqOK, seqN, careOK, careN, strictOK, strictN int
@@ -179,7 +265,9 @@ func expect(raw *dataset.Raw, seed int64, model, policy string) expected {
 		}
 	}
 	pct := func(a, b int) float64 { return 100 * float64(a) / float64(b) }
-	return expected{pct(pathOK, pathN), pct(tOK, tN), pct(nOK, nN), pct(seqOK, seqN), pct(careOK, careN), pct(strictOK, strictN)}
+	e := expected{path: pct(pathOK, pathN), t: pct(tOK, tN), n: pct(nOK, nN), seq: pct(seqOK, seqN), care: pct(careOK, careN), strict: pct(strictOK, strictN)}
+	expectText(raw, seed, model, policy, &e)
+	return e
 }
 
 func TestCampaignEndToEndScoresFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
@@ -216,13 +304,23 @@ func TestCampaignEndToEndScoresFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 			}
 			got[col.Name] = s.Percent
 		}
-		for name, w := range map[string]float64{"Path.": want.path, "T-Stg.": want.t, "N-Stg.": want.n, "Seq.": want.seq, "Care": want.care, "Strict": want.strict} {
+		wants := map[string]float64{"G-Mem.": want.gmem, "A-App.": want.aapp, "Path.": want.path, "T-Stg.": want.t, "N-Stg.": want.n,
+			"Seq.": want.seq, "C-Plan": want.cplan, "Turn": want.turn, "All-turn": want.allTurn, "Care": want.care, "Strict": want.strict}
+		for name := range got {
+			if _, ok := wants[name]; !ok && name != "Struct." {
+				t.Errorf("Table 1 column %s has no figure derived from the answer key and policy", name)
+			}
+		}
+		for name, w := range wants {
 			if math.Abs(got[name]-w) > 1e-9 {
 				t.Errorf("%s (%s) %s = %.4f, want %.4f from the answer key and policy", m.Model, policies[m.Model], name, got[name], w)
 			}
 		}
 		if m.NotRun != 0 || m.Missing != 0 {
 			t.Errorf("%s: %d not run, %d missing", m.Model, m.NotRun, m.Missing)
+		}
+		if policies[m.Model] == "constant" && want.partial == 0 {
+			t.Errorf("the fixture has no L2 multiple-select item the constant policy answers with a partial set")
 		}
 	}
 	// Every (model, item) is in the journal exactly once.

@@ -41,7 +41,7 @@ func scoreBench(runDir string, meta Meta, b *Bench) (*tasks.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := tasks.ScoreRun(b.Registry, meta.Campaign, b.Raw, b.Items, j, meta.Models, meta.Repeats, score.Options{Seed: uint64(meta.Seed)})
+	res, err := tasks.ScoreRun(b.Registry, meta.Campaign, b.Raw, b.Items, j, meta.runModels(), meta.Repeats, score.Options{Seed: uint64(meta.Seed)})
 	if err != nil {
 		return nil, err
 	}

@@ -43,6 +43,7 @@ models:
 // engineSeen is what the watcher learned about one engine process while
 // the campaign ran.
 type engineSeen struct {
+	pid       int
 	argv      []string
 	key       string   // VLLM_API_KEY of its environment (only its owner reads /proc/PID/environ)
 	listen    []string // local addresses of its listening sockets
@@ -94,7 +95,7 @@ func watchEngines(ctx context.Context, runDir string) map[int]*engineSeen {
 			}
 			// Each engine is probed on its own, so that a slow answer never
 			// keeps the watcher from seeing a short-lived replica.
-			e := &engineSeen{argv: argv, key: environ(pid, "VLLM_API_KEY")}
+			e := &engineSeen{pid: pid, argv: argv, key: environ(pid, "VLLM_API_KEY")}
 			seen[pid] = e
 			probes.Add(1)
 			go func() { defer probes.Done(); e.probe(ctx) }()
@@ -107,14 +108,19 @@ func watchEngines(ctx context.Context, runDir string) map[int]*engineSeen {
 	}
 }
 
-// probe watches one engine until ctx ends: the addresses it listens on,
-// then its answer to a file:// request outside the prepared folder.
+// probe watches one engine until ctx ends: its key, the addresses it
+// listens on, then its answer to a file:// request outside the prepared
+// folder. The key is read again while empty: a process caught in the middle
+// of exec shows its new command line before its environment.
 func (e *engineSeen) probe(ctx context.Context) {
-	for e.listen == nil || e.mediaTest == "" {
+	for e.key == "" || e.listen == nil || e.mediaTest == "" {
+		if e.key == "" {
+			e.key = environ(e.pid, "VLLM_API_KEY")
+		}
 		if e.listen == nil {
 			e.listen = listeners(e.flag("--port"))
 		}
-		if e.listen != nil && e.mediaTest == "" {
+		if e.key != "" && e.listen != nil && e.mediaTest == "" {
 			e.mediaTest = askForFile(ctx, e, "/etc/passwd")
 		}
 		select {

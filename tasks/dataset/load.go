@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -147,7 +148,7 @@ func decodeJSON(file string, data []byte, v any) error {
 }
 
 var knownCohorts = map[string]bool{CohortPathology: true, CohortSequence: true, CohortCards: true,
-	CohortTGroups: true, CohortNGroups: true, CohortCarePath: true}
+	CohortTGroups: true, CohortNGroups: true, CohortCarePath: true, CohortCareControl: true}
 
 // Validate checks the dataset's ids, labels, cohorts and paths; root is the
 // dataset folder. Every problem is returned, not just the first.
@@ -174,7 +175,7 @@ func (r *Raw) Validate(root string, structures []string) Problems {
 		seen[p.ID] = true
 		for _, c := range p.Cohorts {
 			if !knownCohorts[c] {
-				add(where, "unknown cohort %q; use pathology, sequence, cards, t_groups, n_groups or carepath", c)
+				add(where, "unknown cohort %q; use pathology, sequence, cards, t_groups, n_groups, carepath or carepath_control", c)
 			}
 		}
 		if p.TStage != "" && !oneOf(p.TStage, "T1", "T2", "T3", "T4") {
@@ -208,28 +209,53 @@ func (r *Raw) Validate(root string, structures []string) Problems {
 			}
 		}
 		if p.Episode != nil {
-			qids := map[string]bool{}
-			for _, q := range p.Episode.Questions {
-				if qids[q.ID] {
-					add(where, "duplicate care question id %q", q.ID)
-				}
-				qids[q.ID] = true
-				letters := map[string]bool{}
-				for _, o := range q.Options {
-					letters[o.Letter] = true
-				}
-				if !letters[q.Answer] {
-					add(where, "care question %s: answer %q is not one of its options", q.ID, q.Answer)
-				}
-				for _, inj := range q.Inject {
-					if !oneOf(inj, InjectPathology, InjectTStage, InjectStructures) {
-						add(where, "care question %s: inject %q is not %s, %s or %s", q.ID, inj, InjectPathology, InjectTStage, InjectStructures)
-					}
-				}
+			checkCareQuestions(add, where, "care question", p.Episode.Questions)
+			checkCareQuestions(add, where, "control question", p.Episode.ControlQuestions)
+		}
+		checkControlCohort(add, where, &p)
+	}
+	r.validateText(add)
+	return append(ps, r.validateConsultations()...)
+}
+
+// checkCareQuestions checks an episode's care (or control) questions:
+// unique ids, an answer among the options, known injected findings.
+func checkCareQuestions(add problemFunc, where, kind string, qs []CareQuestion) {
+	qids := map[string]bool{}
+	for _, q := range qs {
+		if qids[q.ID] {
+			add(where, "duplicate %s id %q", kind, q.ID)
+		}
+		qids[q.ID] = true
+		letters := map[string]bool{}
+		for _, o := range q.Options {
+			letters[o.Letter] = true
+		}
+		if !letters[q.Answer] {
+			add(where, "%s %s: answer %q is not one of its options", kind, q.ID, q.Answer)
+		}
+		for _, inj := range q.Inject {
+			if !oneOf(inj, InjectPathology, InjectTStage, InjectStructures) {
+				add(where, "%s %s: inject %q is not %s, %s or %s", kind, q.ID, inj, InjectPathology, InjectTStage, InjectStructures)
 			}
 		}
 	}
-	return append(ps, r.validateConsultations()...)
+}
+
+// checkControlCohort checks that the patients of the L6 controls' cohort
+// are CarePath patients with control questions, and that only they have
+// control questions.
+func checkControlCohort(add problemFunc, where string, p *Patient) {
+	in := slices.Contains(p.Cohorts, CohortCareControl)
+	has := p.Episode != nil && len(p.Episode.ControlQuestions) > 0
+	switch {
+	case in && !slices.Contains(p.Cohorts, CohortCarePath):
+		add(where+".cohorts", "%s patients must be carepath patients too: the controls reuse their pathology and MRI", CohortCareControl)
+	case in && !has:
+		add(where+".episode.control_questions", "the %s patient has no control questions", CohortCareControl)
+	case !in && has:
+		add(where+".cohorts", "the patient has control questions but is not in cohort %s; add it, or remove the questions", CohortCareControl)
+	}
 }
 
 // check returns what is wrong with a series reference: not exactly one

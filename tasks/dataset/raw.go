@@ -17,6 +17,9 @@ const (
 	CohortConsult = "consult"
 )
 
+// The text levels' cohorts are sections of their own (choice.go), and the
+// L6 controls' cohort, CohortCareControl, is a patient cohort.
+
 // Raw is a raw dataset: the content of DATA/dataset.json. All paths inside
 // are relative to the folder holding dataset.json and may not leave it.
 type Raw struct {
@@ -24,6 +27,13 @@ type Raw struct {
 	Name     string    `json:"name"`
 	Seed     int64     `json:"seed,omitempty"`
 	Patients []Patient `json:"patients"`
+	// Guideline, Application and Planning are the closed-choice questions
+	// of L1, L2 and L4, and Longitudinal the trajectories of L5 (choice.go):
+	// text items that belong to no patient of Patients.
+	Guideline    []GuidelineQuestion `json:"guideline,omitempty"`
+	Application  []Vignette          `json:"application,omitempty"`
+	Planning     []PlanningQuestion  `json:"planning,omitempty"`
+	Longitudinal []Trajectory        `json:"longitudinal,omitempty"`
 	// Consultations are the O1 ConsultRubrics cases (o1.go).
 	Consultations []ConsultCase `json:"consultations,omitempty"`
 }
@@ -123,6 +133,11 @@ type Episode struct {
 	Context []ContextEntry `json:"context"`
 	// Questions are the care decisions, each answered on its own.
 	Questions []CareQuestion `json:"questions"`
+	// ControlQuestions are the fixed question set of the matched L6
+	// controls (image-evidence replacement, serial control) for a patient
+	// of CohortCareControl; they may differ from Questions, as the paper's
+	// 146 control questions differ from its 217 scored ones.
+	ControlQuestions []CareQuestion `json:"control_questions,omitempty"`
 }
 
 // ContextEntry is one dated entry of the clinical record.

@@ -50,3 +50,28 @@ func BenchmarkOptionSearch1MB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkChoicesSearch1MB extracts multiple-select sets from 1 MB
+// answers of the same degenerate kinds, and a long list of letters.
+func BenchmarkChoicesSearch1MB(b *testing.B) {
+	const size = 1 << 20
+	rep := func(unit string) string { return strings.Repeat(unit, size/len(unit)+1) }
+	letters := []string{"A", "B", "C", "D", "E"}
+	for name, text := range map[string]string{
+		"labels_on_one_line": rep("The answer is A and C because option B lacks evidence. "),
+		"boxes":              rep(`\boxed{A,C} `),
+		"option_lines":       rep("A, C\n"),
+		"letter_list":        rep("A, C, "),
+		"remarks":            rep("Answer: A and C (both), not B or maybe\n"),
+	} {
+		raw := text + "\nFinal answer: \\boxed{A,C}"
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				if l := Choices(raw, letters); l.Failure != nil && l.Failure.Kind == "" {
+					b.Fatal(l)
+				}
+			}
+		})
+	}
+}

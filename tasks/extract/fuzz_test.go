@@ -14,6 +14,7 @@ var fuzzSeeds = []string{
 	"\xff\xfe{\"n_stage\":\"N\u0131\"}", "0 or 1", "A. x\nB. y",
 	"Answer: 1 (confidence 0.9)", "Answer: C (T1+C_Ax), not A", "\\boxed{B}\nFinal answer: D", "Final answer: $\\boxed{\\boxed{A}}$",
 	"Draft {\"n_stage\":\"N1\"}\nFinal answer:\n```json\n{\"n_stage\":\"N2\"}\n```", "Answer: 0.9", "Answer: B or maybe C",
+	`\boxed{A,C}`, "Final answer: C and A", "Answer: A/C", "AC", "a, c", "Options: A 和 C", "\boxed{A,C}\nFinal answer: A",
 }
 
 // checkLabel holds a label to the package's contract: exactly one of a
@@ -59,6 +60,16 @@ func FuzzCare(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, raw string) {
 		checkLabel(t, raw, Care(raw, []string{"A", "B", "C"}), in("A", "B", "C"))
+	})
+}
+
+// FuzzChoices: a multiple-select answer is a set of the options, each
+// once, in option order, or a failure.
+func FuzzChoices(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, raw string) {
+		checkLabel(t, raw, Choices(raw, []string{"A", "B", "C", "D"}),
+			in("A", "B", "C", "D", "A,B", "A,C", "A,D", "B,C", "B,D", "C,D", "A,B,C", "A,B,D", "A,C,D", "B,C,D", "A,B,C,D"))
 	})
 }
 

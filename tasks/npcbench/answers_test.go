@@ -3,6 +3,7 @@ package npcbench
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,6 +38,12 @@ const (
 	paperA12          = "T_stage must be T1, T2, T3, or T4."
 	paperNasopharynx  = "The nasopharynx is recorded as the background primary site and excluded from structure-invasion scoring."
 	paperA13          = "Output only one option letter from [valid option letters]."
+	paperA1           = "Answer with the option letter from the given choices directly."
+	paperComplete     = "Multiple-select answers must match the complete reference set."
+	paperPartial      = "The question specifies this requirement, and selecting only part of the set receives no credit."
+	paperMissingExtra = "One L2 item and two L4 items explicitly request multiple selections in the question; these require the complete reference option set, with no credit for missing or extra selections."
+	paperA4           = "Output the final answer directly. It must contain exactly one option letter inside \\boxed{}, for example \\boxed{A}."
+	paperL5Interface  = "All models use the same boxed single-letter answer interface."
 	paperA14          = "The judge additionally sees the generated answer and one signed criterion."
 	paperA15          = "Return a JSON object with exactly the following fields: \"explanation\" and \"criteria_met\"."
 	paperA15Boolean   = "\"criteria_met\" must be a boolean."
@@ -44,7 +51,8 @@ const (
 
 var paperSentences = []string{paperFinal, paperConflict, paperOutside, paperIncomplete, paperDenominator, paperFields,
 	paperA5, paperA6, paperA6Options, paperSides, paperInvasion, paperJoint, paperAllStructure, paperTStage, paperNStage,
-	paperA11, paperA12, paperNasopharynx, paperA13, paperA14, paperA15, paperA15Boolean}
+	paperA11, paperA12, paperNasopharynx, paperA13, paperA1, paperComplete, paperPartial, paperMissingExtra, paperA4, paperL5Interface,
+	paperA14, paperA15, paperA15Boolean}
 
 // answerRow is one model answer and how the paper scores it.
 type answerRow struct {
@@ -93,12 +101,75 @@ func answerTable() []answerRow {
 	const (
 		path, seq, card, tc, tg, ng = Pathology, Sequence, Card, TCards, TGroups, NGroups
 		cpPath, cpMRI, care         = CPPathology, CPMRI, CPCare
+		l1, l2, l4                  = GMem, AApp, CPlan
+		l5, snap, shuf, serial      = LRev, LRevSnapshot, LRevShuffled, LRevSerial
 		none                        = extract.FailureKind("")
 	)
 	t3 := tJSON("t_stage", "T3", "clivus", "parapharyngeal_space")
 	a12 := strings.TrimSuffix(tJSON("T_stage", "T3", "clivus"), "}") + `,"involved_structures":["clivus"],"evidence":"low T1 signal in the clivus"}`
 	fracs := strings.Repeat(`The area ratio \frac{a}{b} is small. `, 200)
 	return []answerRow{
+		// L1 guideline memory (A1): gold B of A..D.
+		rightAnswer(l1, "B", "B", paperA1),
+		rightAnswer(l1, "B", "Answer: B", paperFinal),
+		rightAnswer(l1, "B", "The guideline recommends induction first.\n\\boxed{B}", paperFinal),
+		rightAnswer(l1, "B", "<think>A is for stage I; B fits stage III.</think>\nB. Induction chemotherapy then chemoradiotherapy", paperFinal),
+		wrongAnswer(l1, "B", "C", none, paperA1),
+		wrongAnswer(l1, "B", "Answer: B or C", extract.Conflicting, paperConflict),
+		wrongAnswer(l1, "B", "Answer: A, B", extract.Conflicting, paperConflict),
+		wrongAnswer(l1, "B", "\\boxed{E}", extract.OutOfCategory, paperOutside),
+		wrongAnswer(l1, "B", "Induction chemotherapy is preferred.", extract.Unparseable, paperA1),
+		wrongAnswer(l1, "B", "", extract.Empty, paperIncomplete),
+
+		// L2 rule application (A2): gold B of A..D, or the set A,C of a
+		// multiple-select item.
+		rightAnswer(l2, "B", "Answer: B", paperA1),
+		rightAnswer(l2, "A,C", "\\boxed{A,C}", paperComplete),
+		rightAnswer(l2, "A,C", "\\boxed{C, A}", paperComplete),
+		rightAnswer(l2, "A,C", "Final answer: C and A", paperFinal),
+		rightAnswer(l2, "A,C", "Answer: AC", paperComplete),
+		rightAnswer(l2, "A,C", "A, C", paperFinal),
+		rightAnswer(l2, "A,C", "Options A and C both apply; B does not.\n**Final answer: A, C**", paperFinal),
+		rightAnswer(l2, "A,C", "\\boxed{A,C}\nFinal answer: C, A", paperFinal),
+		wrongAnswer(l2, "A,C", "\\boxed{A}", none, paperPartial),
+		wrongAnswer(l2, "A,C", "Answer: C", none, paperPartial),
+		wrongAnswer(l2, "A,C", "\\boxed{A,B,C}", none, paperMissingExtra),
+		wrongAnswer(l2, "A,C", "Answer: A or C", extract.Conflicting, paperConflict),
+		wrongAnswer(l2, "A,C", "Answer: A/C", extract.Conflicting, paperConflict),
+		wrongAnswer(l2, "A,C", "\\boxed{A,C}\nFinal answer: A", extract.Conflicting, paperConflict),
+		wrongAnswer(l2, "A,C", "\\boxed{A} \\boxed{C}", extract.Conflicting, paperConflict),
+		wrongAnswer(l2, "A,C", "\\boxed{A,F}", extract.OutOfCategory, paperOutside),
+		wrongAnswer(l2, "A,C", "Both the first and the third options apply.", extract.Unparseable, paperFinal),
+		reasoned(wrongAnswer(l2, "A,C", "", extract.Empty, paperIncomplete), "\\boxed{A,C}"),
+
+		// L4 case planning (A3): gold D of A..D, or the set B,D.
+		rightAnswer(l4, "D", "\\boxed{D}", paperA1),
+		rightAnswer(l4, "D", "D. Switch cisplatin to carboplatin", paperFinal),
+		rightAnswer(l4, "B,D", "Final answer: \\boxed{B, D}", paperComplete),
+		rightAnswer(l4, "B,D", "**Answer:** D and B", paperFinal),
+		wrongAnswer(l4, "B,D", "\\boxed{D}", none, paperPartial),
+		wrongAnswer(l4, "B,D", "Final answer: A, B, D", none, paperMissingExtra),
+		wrongAnswer(l4, "B,D", "Answer: B, D\nFinal answer: B", none, paperFinal),
+		wrongAnswer(l4, "D", "Answer: D or maybe A", extract.Conflicting, paperConflict),
+		wrongAnswer(l4, "D", "A", none, paperA1),
+		wrongAnswer(l4, "D", "<think>Carboplatin fits: D", extract.Empty, paperIncomplete),
+
+		// L5 longitudinal revision (A4) and its controls, which share its
+		// answer interface: gold C of A..D.
+		rightAnswer(l5, "C", "\\boxed{C}", paperA4),
+		rightAnswer(l5, "C", "Partial response after induction; proceed.\n\\boxed{C}", paperFinal),
+		rightAnswer(l5, "C", "C", paperFinal),
+		wrongAnswer(l5, "C", "\\boxed{A,C}", extract.Conflicting, paperA4),
+		wrongAnswer(l5, "C", "\\boxed{C}\nFinal answer: B", extract.Conflicting, paperConflict),
+		wrongAnswer(l5, "C", "\\boxed{B}", none, paperA4),
+		wrongAnswer(l5, "C", "", extract.Empty, paperIncomplete),
+		rightAnswer(snap, "C", "\\boxed{C}", paperL5Interface),
+		wrongAnswer(snap, "C", "\\boxed{F}", extract.OutOfCategory, paperOutside),
+		rightAnswer(shuf, "C", "Final answer: \\boxed{C}", paperL5Interface),
+		wrongAnswer(shuf, "C", "Either B or C", extract.Unparseable, paperFinal),
+		rightAnswer(serial, "C", "\\boxed{C}", paperL5Interface),
+		wrongAnswer(serial, "C", "Answer: C or D", extract.Conflicting, paperConflict),
+
 		// L3 pathology (A5), gold 1 unless said.
 		rightAnswer(path, "1", "1", paperA5),
 		rightAnswer(path, "0", "0 (normal tissue)", paperFinal),
@@ -221,6 +292,15 @@ func answerTable() []answerRow {
 		wrongAnswer(care, "B", "I would recommend induction chemotherapy.", extract.Unparseable, paperFinal),
 		reasoned(wrongAnswer(care, "B", "", extract.Empty, paperIncomplete), "B"),
 		wrongAnswer(care, "B", "C", none, paperA13),
+		// The L6 controls share A13's answer interface.
+		rightAnswer(CPCareOwnFindings, "B", "B", paperA13),
+		wrongAnswer(CPCareOwnFindings, "B", "Answer: B or C", extract.Conflicting, paperConflict),
+		rightAnswer(CPCareRefFindings, "B", "Final answer: **B**", paperFinal),
+		wrongAnswer(CPCareRefFindings, "B", "E", extract.OutOfCategory, paperOutside),
+		rightAnswer(CPCareNoFindings, "B", "\\boxed{B}", paperFinal),
+		wrongAnswer(CPCareNoFindings, "B", "", extract.Empty, paperIncomplete),
+		rightAnswer(CPCareSerial, "B", "B", paperA13),
+		wrongAnswer(CPCareSerial, "B", "I would recommend induction chemotherapy.", extract.Unparseable, paperFinal),
 
 		// O1 consultation (A14): the answer is judged, never extracted; the
 		// judge's prompt shows it as written, empty or not.
@@ -300,8 +380,10 @@ func scoreAnswer(reg *tasks.Registry, r answerRow, content string, st *configs.S
 		}
 		return strconv.FormatBool(v.Met) == r.gold, nil
 	}
-	it := tasks.Item{ID: r.task + "/P1", Task: r.task, Patient: "P1", Gold: tasks.Gold{Label: r.gold}}
-	if r.task == CPCare {
+	it := tasks.Item{ID: r.task + "/P1", Task: r.task, Patient: "P1", Gold: tasks.Gold{Label: r.gold},
+		Question: &tasks.Question{Options: []dataset.Option{{Letter: "A", Text: "a"}, {Letter: "B", Text: "b"}, {Letter: "C", Text: "c"}, {Letter: "D", Text: "d"}},
+			Multiple: strings.Contains(r.gold, ",")}}
+	if slices.Contains([]string{CPCare, CPCareOwnFindings, CPCareRefFindings, CPCareNoFindings, CPCareSerial}, r.task) {
 		it.Care = &dataset.CareQuestion{Options: []dataset.Option{{Letter: "A"}, {Letter: "B"}, {Letter: "C"}, {Letter: "D"}}}
 	}
 	task, err := reg.Task(r.task)

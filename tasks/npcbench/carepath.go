@@ -1,6 +1,7 @@
 package npcbench
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/npcorch/npcorch/tasks"
@@ -42,8 +43,15 @@ func carePath() *tasks.Composite {
 	}
 }
 
-// scoreCarePath scores each patient's episode.
+// scoreCarePath scores each patient's episode. A run that asked no care
+// decision (the L6 controls alone, which ask cp_pathology and cp_mri for
+// the own-findings condition) has no episode to score, as Strict needs
+// every care answer: its pathology and T-stage answers are scored as tasks
+// of their own instead.
 func scoreCarePath(a *tasks.Answers, mr *tasks.ModelResults) error {
+	if len(a.Items(CPCare)) == 0 {
+		return scoreFindingsAlone(a, mr)
+	}
 	list, err := episodes(a)
 	if err != nil {
 		return err
@@ -53,6 +61,29 @@ func scoreCarePath(a *tasks.Answers, mr *tasks.ModelResults) error {
 		return err
 	}
 	mr.CarePath = &cp
+	return nil
+}
+
+// scoreFindingsAlone scores the CarePath pathology and T-stage answers of
+// a run without care decisions, each by its classes.
+func scoreFindingsAlone(a *tasks.Answers, mr *tasks.ModelResults) error {
+	for _, t := range []struct {
+		key     string
+		classes []string
+	}{{CPPathology, score.PathologyClasses()}, {CPMRI, score.TClasses()}} {
+		if len(a.Items(t.key)) == 0 {
+			continue
+		}
+		units, err := a.Units(t.key)
+		if err != nil {
+			return err
+		}
+		ts, err := score.Classify(units, t.classes, a.Options())
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.key, err)
+		}
+		mr.Tasks = append(mr.Tasks, tasks.TaskResult{Task: t.key, Score: ts})
+	}
 	return nil
 }
 

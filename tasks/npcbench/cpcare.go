@@ -27,11 +27,17 @@ func cpCare(st *configs.Structures) *tasks.Task {
 		Answer: answerCare,
 		After:  []string{CPPathology, CPMRI},
 		Needs:  careNeeds,
-		Prior: func(it tasks.Item, answers map[string]*tasks.Record) []string {
-			return PriorFindings(it.Care, ownFindings(st, answers[CPPathology+"/"+it.Patient], answers[CPMRI+"/"+it.Patient]))
-		},
-		Sim:   tasks.Sim{Recognise: careText, Answers: careAnswers},
-		Paper: schedule.RequestMix{Requests: 217, TextTokens: 1500, MaxTokens: 1024},
+		Prior:  ownPrior(st),
+		Sim:    tasks.Sim{Recognise: careText, Answers: careAnswers},
+		Paper:  schedule.RequestMix{Requests: 217, TextTokens: 1500, MaxTokens: 1024},
+	}
+}
+
+// ownPrior writes a care question's prior lines from the model's own
+// pathology and MRI answers for the patient.
+func ownPrior(st *configs.Structures) func(tasks.Item, map[string]*tasks.Record) []string {
+	return func(it tasks.Item, answers map[string]*tasks.Record) []string {
+		return PriorFindings(it.Care, ownFindings(st, answers[CPPathology+"/"+it.Patient], answers[CPMRI+"/"+it.Patient]))
 	}
 }
 
@@ -179,24 +185,33 @@ func PriorFindings(q *dataset.CareQuestion, f Findings) []string {
 	return out
 }
 
-func pathologyFinding(p string) string {
+func pathologyFinding(p string) string { return "Pathology (model prediction): " + pathologyValue(p) }
+
+// pathologyValue says what a pathology label means; "" is no valid answer.
+func pathologyValue(p string) string {
 	switch p {
 	case "1":
-		return "Pathology (model prediction): 1, supports nasopharyngeal carcinoma"
+		return "1, supports nasopharyngeal carcinoma"
 	case "0":
-		return "Pathology (model prediction): 0, does not support nasopharyngeal carcinoma"
+		return "0, does not support nasopharyngeal carcinoma"
 	}
-	return "Pathology (model prediction): no valid answer"
+	return "no valid answer"
 }
 
 func invadedFinding(invaded []string) string {
+	return "Invaded structures (model prediction): " + invadedValue(invaded)
+}
+
+// invadedValue lists invaded structures; nil is no valid answer, empty
+// none invaded.
+func invadedValue(invaded []string) string {
 	switch {
 	case invaded == nil:
-		return "Invaded structures (model prediction): no valid answer"
+		return "no valid answer"
 	case len(invaded) == 0:
-		return "Invaded structures (model prediction): none"
+		return "none"
 	}
-	return "Invaded structures (model prediction): " + strings.Join(invaded, ", ")
+	return strings.Join(invaded, ", ")
 }
 
 func orNoAnswer(v string) string {

@@ -72,7 +72,7 @@ func TestUnknownTaskIsAnError(t *testing.T) {
 	st := configs.DefaultStructures()
 	raw := &dataset.Raw{Patients: []dataset.Patient{{ID: "C01", Cohorts: []string{dataset.CohortCarePath}}}}
 	items, _, err := tasks.BuildItems(Registry(st), raw, &dataset.Prepared{}, []string{"cp_carre"})
-	if err == nil || !strings.Contains(err.Error(), `unknown task "cp_carre"; known tasks: pathology, sequence`) || len(items) != 0 {
+	if err == nil || !strings.Contains(err.Error(), `unknown task "cp_carre"; known tasks: g_mem, a_app, pathology, sequence`) || len(items) != 0 {
 		t.Errorf("items %v, error %v; want an error listing the known tasks", items, err)
 	}
 }

@@ -145,7 +145,7 @@ func TestO1GeneratedJudgedAndScored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := tasks.ScoreRun(reg, "o1", raw, items, state, []string{"gen"}, 1, score.Options{Seed: 1})
+	res, err := tasks.ScoreRun(reg, "o1", raw, items, state, tasks.RunModels("gen"), 1, score.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestO1GeneratedJudgedAndScored(t *testing.T) {
 	if err := res.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| L6 Strict | O1 Rubric |", "## O1 ConsultRubrics", "| gen | judge | ", "| gen | strict | ", "3 of 3 | none |",
+	for _, want := range []string{"| Model | O1 Rubric | answered", "## O1 ConsultRubrics", "| gen | judge | ", "| gen | strict | ", "3 of 3 | none |",
 		"## Judge calibration", "| strict | all | 4 | 75.0", "| Model | Judge | AE | elderly | Tx | workup |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("scores.md lacks %q:\n%s", want, md.String())

@@ -11,22 +11,33 @@ import (
 // CarePath names the L6 episode's three tasks in a campaign's task list.
 const CarePath = "carepath"
 
-// Registry returns NPCBench's tasks over the base structures st: the L3
-// tasks, the L6 CarePath episode, the composites scored across them, and
-// the paper's Table 1.
-// Tasks are built, sent and reported in the order listed here.
+// Registry returns NPCBench's tasks over the base structures st: the L1,
+// L2, L4 and L5 text tasks, the L3 tasks, the L6 CarePath episode, the
+// matched controls of L5 and L6, O1's consultations and their judge, the
+// composites scored across them, and the paper's Table 1. Tasks are built, sent and reported in the order
+// listed here.
 func Registry(st *configs.Structures) *tasks.Registry {
 	return tasks.MustRegistry(tasks.Benchmark{
 		Structures: st,
 		Tasks: []*tasks.Task{
+			gMem(), aApp(),
 			pathology(), sequence(), card(st), tCards(st), tGroups(st), nGroups(),
-			cpPathology(), cpMRI(st), cpCare(st), o1(), o1Judge(),
+			cPlan(),
+			lRev(), lRevSnapshot(), lRevShuffled(), lRevSerial(),
+			cpPathology(), cpMRI(st), cpCare(st),
+			cpCareOwnFindings(st), cpCareRefFindings(st), cpCareNoFindings(), cpCareSerial(st),
+			o1(), o1Judge(),
 		},
-		Families:   []tasks.Family{{Name: CarePath, Tasks: []string{CPPathology, CPMRI, CPCare}}},
-		Composites: []*tasks.Composite{tStage(), evidence(st), carePath(), rubric()},
+		Families: []tasks.Family{
+			{Name: CarePath, Tasks: []string{CPPathology, CPMRI, CPCare}},
+			{Name: LRevControls, Tasks: []string{LRev, LRevSnapshot, LRevShuffled, LRevSerial}},
+			{Name: CarePathControls, Tasks: []string{CPPathology, CPMRI, CPCareOwnFindings, CPCareRefFindings, CPCareNoFindings, CPCareSerial}},
+		},
+		Composites: []*tasks.Composite{tStage(), evidence(st), carePath(), lRevControls(), carePathControls(), rubric()},
 		Table: []tasks.Column{
+			gMemColumn(), aAppColumn(),
 			tasks.TaskColumn("Path.", "L3", Pathology), tStageColumn(), tasks.TaskColumn("N-Stg.", "L3", NGroups),
-			tasks.TaskColumn("Seq.", "L3", Sequence), structureColumn(), careColumn(), strictColumn(), rubricColumn(),
+			tasks.TaskColumn("Seq.", "L3", Sequence), structureColumn(), cPlanColumn(), lRevColumns()[0], lRevColumns()[1], careColumn(), strictColumn(), rubricColumn(),
 		},
 		Notes: []string{fmt.Sprintf("Paper baselines: L3 pathology majority %.1f %%, T majority %.1f %%, N majority %.1f %%, CarePath pathology %.0f %%, CarePath constant T3 %.0f %%.",
 			score.PaperL3PathologyMajority, score.PaperTMajority, score.PaperNMajority, score.PaperCarePathPathologyMajority, score.PaperCarePathT3Constant)},

@@ -88,9 +88,13 @@ func TestPaperScaleCountsThePapersRequests(t *testing.T) {
 func TestConfigTaskKeysAreCheckedAgainstTheRegistry(t *testing.T) {
 	reg := Registry(configs.DefaultStructures())
 	known := strings.Join(reg.Keys(), ", ")
+	var families []string
+	for _, f := range reg.Families() {
+		families = append(families, f.Name)
+	}
 	base := "output: o\ndataset: {raw: r, prepared: p}\n"
 	for in, want := range map[string]string{
-		base + "tasks: [pathology, staging]\nmodels: [Lingshu-7B]\n":                     `c.yaml: line 3: field tasks[1]: unknown task "staging"; known tasks: ` + known + "; or a family of them: carepath",
+		base + "tasks: [pathology, staging]\nmodels: [Lingshu-7B]\n":                     `c.yaml: line 3: field tasks[1]: unknown task "staging"; known tasks: ` + known + "; or a family of them: " + strings.Join(families, ", "),
 		base + "models:\n  - name: Lingshu-7B\n    tasks: {stageing: {max_tokens: 9}}\n": `c.yaml: line 5: field models[0].tasks.stageing: unknown task "stageing"; known tasks: ` + known,
 		base + "models:\n  - name: Lingshu-7B\n    tasks: {carepath: {max_tokens: 9}}\n": `c.yaml: line 5: field models[0].tasks.carepath: unknown task "carepath"; known tasks: ` + known,
 	} {
@@ -136,6 +140,43 @@ func TestEmbeddedModelsHaveEveryTasksBudget(t *testing.T) {
 			if m.Tasks[task].MaxTokens <= 0 {
 				t.Errorf("%s: task %s has no output budget after defaults", name, task)
 			}
+		}
+	}
+}
+
+// "Text models cover L1/L2/L4/L5/O1; image-capable models additionally
+// cover L3 and L6" (the paper, Table A7): a text-only model answers every
+// L1, L2, L4 and L5 task, the L5 controls included, and no L3 or L6 task,
+// not even the L6 controls whose prompts carry reference or no findings.
+func TestTextOnlyModelsAnswerTheTextLevelsOnly(t *testing.T) {
+	reg := Registry(configs.DefaultStructures())
+	tm := configs.Model{Name: "T", TextOnly: true}
+	for _, key := range reg.Keys() {
+		task, _ := reg.Task(key)
+		want := task.Level != "L3" && task.Level != "L6"
+		if got := reg.Answerable(tm, key); got != want {
+			t.Errorf("%s (%s): a text-only model answers it: %v, want %v", key, task.Level, got, want)
+		}
+	}
+}
+
+// A task list that names a task without the tasks whose answers its
+// prompts include is refused, naming both and the family that holds them:
+// those items could never be asked.
+func TestTaskListNeedsTheTasksItBuildsOn(t *testing.T) {
+	reg := Registry(configs.DefaultStructures())
+	for list, want := range map[string]string{
+		"cp_care":              "task cp_care writes the model's answers to cp_pathology and cp_mri into its prompts; add cp_pathology, cp_mri to the task list, or name the family carepath",
+		"cp_care_own_findings": "task cp_care_own_findings writes the model's answers to cp_pathology and cp_mri into its prompts; add cp_pathology, cp_mri to the task list, or name the family carepath_controls",
+	} {
+		if _, err := reg.Select([]string{list}); err == nil || err.Error() != want {
+			t.Errorf("Select([%s]): %v\nwant %s", list, err, want)
+		}
+	}
+	for _, ok := range [][]string{{"cp_pathology", "cp_mri", "cp_care"}, {CarePath}, {CarePathControls}, {LRevControls},
+		{"cp_care_ref_findings"}, {"l_rev_serial"}, nil} {
+		if _, err := reg.Select(ok); err != nil {
+			t.Errorf("Select(%v): %v", ok, err)
 		}
 	}
 }

@@ -286,7 +286,7 @@ func writeRun(t testing.TB, dir string, o runOptions) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := tasks.ScoreRun(testRegistry(), "fixture", &c.raw, c.items, state, models, 1, score.Options{Seed: 7, Draws: 200})
+	res, err := tasks.ScoreRun(testRegistry(), "fixture", &c.raw, c.items, state, tasks.RunModels(models...), 1, score.Options{Seed: 7, Draws: 200})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -223,8 +223,10 @@ func (r *Report) detailSection(p *page) {
 			ts := taskScores(r.reg, m)
 			taskTable(p, ts)
 			classTables(p, ts)
+			sliceTables(p, ts)
 			evidenceTable(p, m.Evidence)
 			carePathTables(p, m.CarePath)
+			controlsTable(p, m.Controls)
 			reliabilityTable(p, r.reg, m.Reliability)
 		}
 		extractionTable(p, d.Extraction)
@@ -245,7 +247,7 @@ func taskTable(p *page, ts []taskScore) {
 		return
 	}
 	p.heading(3, "", "Scores by task")
-	g := &grid{RowHead: true, Head: []string{"Task", "units", "patients", "accuracy", "balanced acc.", "patient-macro", "AllCorrect",
+	g := &grid{RowHead: true, Head: []string{"Task", "units", "patients", "accuracy", "balanced acc.", "group-macro", "patient-macro", "AllCorrect",
 		"majority", "not run", "failed extr."}}
 	for _, t := range ts {
 		s := t.Score
@@ -259,11 +261,38 @@ func taskTable(p *page, ts []taskScore) {
 			base = num(fmt.Sprintf("%s (%s)", pct(s.Majority.Percent), s.Majority.Class))
 		}
 		g.row("", txt(t.Title), num(strconv.Itoa(s.Units)), num(strconv.Itoa(s.Patients)), scoreOf(s.Accuracy, prov),
-			scoreOf(s.Balanced, prov), scoreOf(s.PatientMacro, prov), scoreOf(s.AllCorrect, prov), base,
+			scoreOf(s.Balanced, prov), scoreOf(s.GroupMacro, prov), scoreOf(s.PatientMacro, prov), scoreOf(s.AllCorrect, prov), base,
 			num(strconv.Itoa(s.NotRun)), num(strconv.Itoa(fails)))
 	}
 	p.tables(g)
-	p.note("Majority: what always answering the cohort's most frequent class scores (its balanced accuracy is 100/K). Patient-macro and AllCorrect apply where a patient has several items.")
+	p.note("Majority: what always answering the cohort's most frequent class scores (its balanced accuracy is 100/K). Group-macro is the mean of the groups' accuracies (L2's main score, Eq. A1); patient-macro and AllCorrect apply where a patient has several items (L4's main score is patient-macro, Eq. A2; L5's all-turn success is AllCorrect).")
+}
+
+// sliceTables are the per-group and per-tag accuracies of the closed-choice
+// tasks: L1 by guideline source, L2 by capability group, L4 and L5 by
+// category.
+func sliceTables(p *page, ts []taskScore) {
+	first := true
+	for _, t := range ts {
+		s := t.Score
+		for _, part := range []struct {
+			kind   string
+			slices []score.Slice
+		}{{"group", s.Groups}, {"tag", s.Tags}} {
+			if len(part.slices) == 0 {
+				continue
+			}
+			if first {
+				p.heading(3, "", "Accuracy by group and tag")
+				first = false
+			}
+			g := &grid{Caption: t.Title + " by " + part.kind, RowHead: true, Head: []string{part.kind, "units", "accuracy"}}
+			for _, sl := range part.slices {
+				g.row("", txt(sl.Name), num(strconv.Itoa(sl.Units)), scoreOf(sl.Accuracy, !s.Complete))
+			}
+			p.tables(g)
+		}
+	}
 }
 
 func classTables(p *page, ts []taskScore) {
@@ -470,4 +499,38 @@ func (r *Report) fullPage() *page {
 	p.heading(1, "detail", "Per-model detail (run "+r.Runs[0].Name+")")
 	r.detailSection(p)
 	return p
+}
+
+// controlsTable is the model's matched controls (L5 history and serial,
+// L6 image evidence and serial): each endpoint under both conditions and
+// the paired difference with its interval.
+func controlsTable(p *page, cs []score.Comparison) {
+	if len(cs) == 0 {
+		return
+	}
+	p.heading(3, "", "Matched controls")
+	g := &grid{RowHead: true, Head: []string{"control", "units / patients", "item accuracy", "patient-macro", "all-correct", "+/− (Φ)", "B/W/S"}}
+	for _, c := range cs {
+		name := c.Name
+		if !c.Complete {
+			name += " *"
+		}
+		g.row("", txt(name), num(fmt.Sprintf("%d / %d", c.Units, c.Patients)), pairedText(c.Micro), pairedText(c.PatientMacro),
+			pairedText(c.AllCorrect), num(fmt.Sprintf("%d/%d (%s)", c.Corrected, c.Harmed, pct(c.Flip))),
+			num(fmt.Sprintf("%d/%d/%d", c.Better, c.Worse, c.Same)))
+	}
+	p.tables(g)
+	p.note("Each endpoint is baseline → treatment, then the difference (treatment − baseline, pp) with its paired patient-cluster bootstrap interval; +/− count units corrected and harmed, Φ the percentage whose correctness changed (Eq. A6); B/W/S count patients whose accuracy rose, fell or stayed (Table A23). *: some units were not run.")
+}
+
+// pairedText is "62.5 → 70.0: +7.5 [1.2, 13.8]"; – when not scored.
+func pairedText(pe score.Paired) gridCell {
+	if pe.Baseline == nil || pe.Treatment == nil {
+		return gridCell{Text: "–", Class: "na"}
+	}
+	out := fmt.Sprintf("%s → %s: %+.1f", pct(pe.Baseline.Percent), pct(pe.Treatment.Percent), pe.Difference)
+	if pe.Interval != nil {
+		out += fmt.Sprintf(" [%.1f, %.1f]", pe.Interval.Lower, pe.Interval.Upper)
+	}
+	return num(out)
 }

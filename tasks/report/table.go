@@ -65,7 +65,11 @@ type TableCell struct {
 // then models only later runs have, each followed by its rows in run order.
 func buildTable(reg *tasks.Registry, runs []*Run) Table {
 	t := Table{}
-	cols := reg.Table()
+	var all []tasks.ModelResults
+	for _, r := range runs {
+		all = append(all, r.Results.Models...)
+	}
+	cols := tasks.RunColumns(reg.Table(), all)
 	for _, c := range cols {
 		t.Columns = append(t.Columns, TableColumn{Name: c.Name, Level: c.Level})
 	}

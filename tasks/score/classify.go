@@ -123,7 +123,7 @@ type TaskScore struct {
 	// Balanced is the mean recall over classes with gold support.
 	Balanced *Score `json:"balanced,omitempty"`
 	// GroupMacro is the mean of group accuracies (Eq. A1), when units carry
-	// groups.
+	// groups; its interval resamples units within their groups.
 	GroupMacro *Score `json:"group_macro,omitempty"`
 	// PatientMacro (mean of per-patient accuracy) and AllCorrect (every unit
 	// of the patient right), Eq. A2; given when some patient has more than
@@ -135,6 +135,14 @@ type TaskScore struct {
 	Confusion *Confusion   `json:"confusion,omitempty"`
 	// Majority is the majority-class baseline of this cohort.
 	Majority *Baseline `json:"majority,omitempty"`
+	// Groups and Tags are the item-micro accuracy of each group and of
+	// each tag, in name order (the per-group and per-tag tables).
+	Groups []Slice `json:"groups,omitempty"`
+	Tags   []Slice `json:"tags,omitempty"`
+	// Chance holds what answering without reading scores under each
+	// endpoint: the most frequent reference answer, and a uniformly random
+	// option; given when every scored unit carries its Chance.
+	Chance *ChanceBaselines `json:"chance,omitempty"`
 }
 
 // Classify scores one closed-answer task. classes lists the categories in
@@ -192,7 +200,10 @@ func Classify(units []Unit, classes []string, opt Options) (TaskScore, error) {
 	if !single {
 		ts.PatientMacro, ts.AllCorrect = patientLevel(groups, rs, opt)
 	}
-	ts.GroupMacro = groupMacro(units, groups, rs)
+	ts.GroupMacro = groupMacro(units, opt)
+	ts.Groups, ts.Tags = sliceScores(units, func(u Unit) []string { return nonEmpty(u.Group) }, opt),
+		sliceScores(units, func(u Unit) []string { return u.Tags }, opt)
+	ts.Chance = chanceBaselines(units, !single)
 	if classes != nil {
 		ts.Classes, ts.Confusion = classStats(units, classes)
 		ts.Balanced = balanced(groups, classes, rs)
@@ -246,22 +257,6 @@ func patientLevel(groups [][]Unit, rs *resampler, opt Options) (macro, all *Scor
 	all = scoreFromStats(allStats, rs, ratio(0, 1))
 	opt.exact(all)
 	return macro, all
-}
-
-// groupMacro is the mean of group accuracies over groups with scored units,
-// nil when no unit has a group.
-func groupMacro(units []Unit, groups [][]Unit, rs *resampler) *Score {
-	var names []string
-	for _, u := range units {
-		if u.Group != "" && !containsString(names, u.Group) {
-			names = append(names, u.Group)
-		}
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	sort.Strings(names)
-	return meanSlotAccuracy(groups, names, func(u Unit) string { return u.Group }, rs)
 }
 
 // balanced is the mean recall over classes with support.

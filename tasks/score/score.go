@@ -24,6 +24,12 @@ type Unit struct {
 	NotRun bool `json:"not_run,omitempty"`
 	// Excluded marks a unit carried through the run but never scored.
 	Excluded bool `json:"excluded,omitempty"`
+	// Tags are free labels: each gets a row of its own in TaskScore.Tags.
+	Tags []string `json:"tags,omitempty"`
+	// Chance is the probability that a uniformly random answer is right
+	// (1/k of k options); 0 when unknown, which leaves the task without a
+	// random baseline.
+	Chance float64 `json:"chance,omitempty"`
 }
 
 // Correct reports whether the unit was answered with its gold category.

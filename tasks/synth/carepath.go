@@ -316,3 +316,25 @@ func recurrenceQuestion(f careFacts, _ *rand.Rand) question {
 	}
 	return q
 }
+
+// controlQuestions are the L6 controls' fixed questions of an episode: a
+// review of each care question that injects an image finding (the controls
+// replace or withhold those findings), with ids K1.. and a checkpoint of
+// their own, so that no control prompt is a main cp_care prompt. None is
+// excluded.
+func controlQuestions(qs []dataset.CareQuestion) []dataset.CareQuestion {
+	var out []dataset.CareQuestion
+	for _, q := range qs {
+		if len(q.Inject) == 0 {
+			continue
+		}
+		q.ID = strings.Replace(q.ID, "-Q", "-K", 1)
+		q.Checkpoint = "Control review of the same decision. " + q.Checkpoint
+		q.Excluded = false
+		q.Inject = append([]string(nil), q.Inject...)
+		q.Supplied = append([]dataset.Supplied(nil), q.Supplied...)
+		q.Options = append([]dataset.Option(nil), q.Options...)
+		out = append(out, q)
+	}
+	return out
+}

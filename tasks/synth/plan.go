@@ -124,6 +124,13 @@ func planDataset(opt Options, st *configs.Structures) ([]*patient, error) {
 		// paper excludes six: the last question of C02 (C01 when alone).
 		excluded := i == 1 || (m == 1 && i == 0)
 		p.episode = planEpisode(opt.Seed, p, st, i, excluded)
+		// Every other CarePath patient and the last are in the L6
+		// controls' cohort (the paper: 25 of 100), asked its own fixed
+		// control questions: two patients at least when there are two.
+		if i%2 == 0 || i == m-1 {
+			p.cohorts = append(p.cohorts, dataset.CohortCareControl)
+			p.episode.ControlQuestions = controlQuestions(p.episode.Questions)
+		}
 		out = append(out, p)
 	}
 	return out, nil

@@ -148,6 +148,9 @@ func TestDefaultDataset(t *testing.T) {
 		}
 		for i := 1; i <= 4; i++ {
 			want[fmt.Sprintf("C%02d", i)] = []string{dataset.CohortCarePath}
+			if i%2 == 1 || i == 4 {
+				want[fmt.Sprintf("C%02d", i)] = append(want[fmt.Sprintf("C%02d", i)], dataset.CohortCareControl)
+			}
 		}
 		if len(raw.Patients) != len(want) {
 			t.Fatalf("%d patients, want %d", len(raw.Patients), len(want))
@@ -420,6 +423,15 @@ func TestDefaultDataset(t *testing.T) {
 				continue
 			}
 			checkEpisode(t, p, st)
+			// The L6 controls replace or withhold image findings: each
+			// control question injects one, and none is a main question.
+			for _, q := range p.Episode.ControlQuestions {
+				if len(q.Inject) == 0 || q.Excluded || slices.ContainsFunc(p.Episode.Questions, func(m dataset.CareQuestion) bool {
+					return m.ID == q.ID || m.Checkpoint == q.Checkpoint
+				}) {
+					t.Errorf("%s control question %s: inject %v, excluded %v, or the same as a main question", p.ID, q.ID, q.Inject, q.Excluded)
+				}
+			}
 			for _, q := range p.Episode.Questions {
 				if q.Excluded {
 					excluded++
@@ -658,7 +670,8 @@ func TestOptionsErrors(t *testing.T) {
 		{func(o *Options) { o.ImageSize = 10 }, "image size is 10"},
 		{func(o *Options) { o.SlideWidth = 9000 }, "slide width is 9000"},
 		{func(o *Options) { o.Workers = -1 }, "workers is -1"},
-		{func(o *Options) { o.Patients, o.CarePath = 0, 0 }, "no patients"},
+		{func(o *Options) { o.Patients, o.CarePath = 0, 0 }, "nothing asked for"},
+		{func(o *Options) { o.Guideline = 201 }, "guideline questions is 201"},
 	} {
 		opt := smallOptions(out, 1)
 		tc.mod(&opt)

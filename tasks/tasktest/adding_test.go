@@ -129,7 +129,7 @@ func TestAddingATask(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := tasks.ScoreRun(reg, "toy", raw, items, j, []string{"toy-model"}, 1, score.Options{Seed: 1})
+		res, err := tasks.ScoreRun(reg, "toy", raw, items, j, tasks.RunModels("toy-model"), 1, score.Options{Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

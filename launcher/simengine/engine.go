@@ -110,8 +110,10 @@ func (e *engine) run(ctx context.Context) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	if !e.o.Faults.neverReady {
-		e.ready.Store(true)
+		// Said before /health answers 200, as uvicorn finishes the
+		// application's startup before it serves.
 		e.log.uvicorn("Application startup complete.")
+		e.ready.Store(true)
 	}
 	if e.faults.crashNow() {
 		e.crash("crash-after=0")

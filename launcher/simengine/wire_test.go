@@ -44,10 +44,16 @@ func TestRefusesWhileLoadingThenReady(t *testing.T) {
 	}
 
 	p.waitHealth(http.StatusOK)
+	markers := []string{"Model loading took", "Available KV cache memory", "Maximum concurrency for",
+		"Starting vLLM API server 0 on http://" + addr, "Application startup complete"}
+	// The engine wrote them all before it answered; the test's pipe
+	// readers may not have read them yet.
+	for _, marker := range markers {
+		p.waitLog(marker)
+	}
 	logs = p.stdout.String() + p.stderr.String()
 	last := -1
-	for _, marker := range []string{"Model loading took", "Available KV cache memory", "Maximum concurrency for",
-		"Starting vLLM API server 0 on http://" + addr, "Application startup complete"} {
+	for _, marker := range markers {
 		i := strings.Index(logs, marker)
 		if i < 0 {
 			t.Fatalf("log lacks %q:\n%s", marker, logs)

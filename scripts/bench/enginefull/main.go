@@ -18,8 +18,8 @@
 //	go run ./scripts/bench/enginefull -npcorch BIN -campaign FILE -out RUN -label "1×8 after" [-repeat 4] [-interval 100ms]
 //
 // It starts nothing but the npcorch run (in a process group of its own,
-// killed when the command ends) and writes nothing outside -out and the
-// run's own log, RUN.log.
+// killed when the command ends) and writes nothing outside -out, the
+// run's own log, RUN.log, and the samples, RUN.timeline.tsv.
 package main
 
 import (
@@ -148,7 +148,25 @@ loop:
 	}
 	r := summarize(samples)
 	r.exit = exit
-	return r, nil
+	return r, writeTimeline(out+".timeline.tsv", samples)
+}
+
+// writeTimeline writes the samples, one a line: seconds since the first,
+// engine, running, waiting.
+func writeTimeline(path string, samples []sample) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	for _, s := range samples {
+		fmt.Fprintf(w, "%.2f\t%s\t%.0f\t%.0f\n", s.at.Sub(samples[0].at).Seconds(), s.engine, s.running, s.waiting)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // engineURLs reads the address of every engine started so far.

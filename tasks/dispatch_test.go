@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
@@ -148,5 +149,100 @@ func TestCareQuestionWaitsOnlyForItsOwnPatient(t *testing.T) {
 		if strings.Contains(p, "Which treatment intent fits?") && !strings.Contains(p, "MRI T stage (model prediction): T4") {
 			t.Errorf("a care question went without its patient's findings:\n%s", p)
 		}
+	}
+}
+
+// conversation is a registry of three text turns per patient, each
+// turn's prompt including the answer to the turn before (After, Needs,
+// Prior): a chain as deep as a conversation's. Every prompt names its
+// patient.
+func conversation(t *testing.T) (*tasks.Registry, *tasks.Prompts, configs.Model) {
+	t.Helper()
+	turns := []string{"turn1", "turn2", "turn3"}
+	var list []*tasks.Task
+	m := configs.Model{Name: "M", Engine: configs.Engine{Kind: configs.EngineSim}, Tasks: map[string]configs.TaskSettings{}}
+	files := fstest.MapFS{}
+	for i, key := range turns {
+		task := &tasks.Task{Key: key, Level: "L5", Title: key, Cohort: dataset.CohortPathology, Build: func(*tasks.Builder) {},
+			Sim: tasks.Sim{Marker: key, Answers: func(tasks.Item) tasks.SimAnswers { return tasks.SimAnswers{Right: "x"} }}}
+		prev := ""
+		if i > 0 {
+			prev = turns[i-1]
+			task.After = []string{prev}
+			task.Needs = func(it tasks.Item) []string { return []string{prev + "/" + it.Patient} }
+		}
+		task.Prior = func(it tasks.Item, answers map[string]*tasks.Record) []string {
+			out := []string{"patient " + it.Patient}
+			if rec := answers[prev+"/"+it.Patient]; rec != nil && rec.Answer != nil {
+				out = append(out, "earlier: "+rec.Answer.Content)
+			}
+			return out
+		}
+		list = append(list, task)
+		m.Tasks[key] = configs.TaskSettings{MaxTokens: 16}
+		files["prompts/"+key+".tmpl"] = &fstest.MapFile{Data: []byte(key + "{{range .Prior}}\n{{.}}{{end}}\n")}
+	}
+	reg, err := tasks.NewRegistry(tasks.Benchmark{Structures: configs.DefaultStructures(), Tasks: list})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := tasks.LoadPrompts(files, "prompts", reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, p, m
+}
+
+// TestConversationTurnsGoAfterTheirEarlierAnswers: a turn goes once the
+// turn before it, for its own patient, is answered, whatever the depth of
+// the chain, and carries that answer. Before, the runner sent in two
+// phases (items needing no answer, then the others), and a third turn
+// found its second turn unanswered.
+func TestConversationTurnsGoAfterTheirEarlierAnswers(t *testing.T) {
+	reg, prompts, model := conversation(t)
+	var items []tasks.Item
+	for _, key := range []string{"turn3", "turn2", "turn1"} { // the last turns first in the source
+		for _, p := range []string{"A", "B", "C"} {
+			// A question item: its prompt has the prior lines.
+			items = append(items, tasks.Item{ID: key + "/" + p, Task: key, Patient: p, Gold: tasks.Gold{Label: "x"},
+				Care: &dataset.CareQuestion{ID: key, Question: "next?"}})
+		}
+	}
+	var mu sync.Mutex
+	answered := map[string]bool{}
+	ep := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		var req sentChat
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 || len(req.Messages[0].Content) == 0 {
+			t.Errorf("request body: %v", err)
+			return
+		}
+		lines := append(strings.Split(req.Messages[0].Content[0].Text, "\n"), "", "")
+		turn, patient := lines[0], strings.TrimPrefix(lines[1], "patient ")
+		mu.Lock()
+		if prev := map[string]string{"turn2": "turn1", "turn3": "turn2"}[turn]; prev != "" {
+			if !answered[prev+"/"+patient] || lines[2] != "earlier: answer of "+prev+"/"+patient {
+				t.Errorf("%s of %s went before its earlier turn was answered, or without it: %q", turn, patient, lines)
+			}
+		}
+		// Marked before the answer leaves: the client may send the next
+		// turn as soon as it has read it.
+		answered[turn+"/"+patient] = true
+		mu.Unlock()
+		sse(w, chunk("answer of "+turn+"/"+patient, "stop"))
+		sse(w, "[DONE]")
+	})
+	j, err := tasks.OpenJournal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	r := &tasks.Runner{Client: tasks.NewClient(testSettings()), Journal: j, Prompts: prompts, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
+	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
+		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 2), Items: tasks.ItemList(items)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Answered != len(items) || len(s.Problems) != 0 {
+		t.Fatalf("summary %+v: want all %d turns answered", s, len(items))
 	}
 }

@@ -5,9 +5,10 @@
 // engine-full share (samples with every slot running, or requests waiting,
 // among the samples with anything running or waiting), the same share as
 // the engine integrated it on its own clock (npcorch_sim:full_seconds_total
-// over npcorch_sim:serving_seconds_total), the mean slot occupancy, the
-// serving wall time (first sample with a request running to the last with
-// one running or waiting), and two lower bounds: the paced work of all
+// over npcorch_sim:serving_seconds_total), the mean slot occupancy (busy
+// slot-seconds over slots × wall), the wall time (first request sent to
+// last answer received, from the journal's timings), and two lower
+// bounds: the paced work of all
 // requests (npcorch_sim:work_seconds_total) over the slots of all
 // replicas, and that or the longest request's paced time when larger (no
 // order beats it).
@@ -69,7 +70,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "enginefull:", err)
 		os.Exit(1)
 	}
-	row.requests, row.longest = journalWork(out, prefill, decode)
+	row.requests, row.longest, row.wall = journalWork(out, prefill, decode)
+	if row.slots > 0 && row.wall > 0 {
+		row.occupancy = row.slotSeconds / (row.slots * row.wall)
+	}
 	fmt.Println(row.markdown(label))
 }
 
@@ -89,7 +93,7 @@ type result struct {
 	engines                   int
 	slots                     float64
 	sampledShare, engineShare float64
-	occupancy                 float64
+	occupancy, slotSeconds    float64
 	wall, bound, longest      float64
 	exit                      float64
 }
@@ -226,22 +230,17 @@ func scrape(hc *http.Client, url string) (sample, bool) {
 func summarize(samples []sample) result {
 	var r result
 	last := map[string]sample{}
-	var first, end time.Time
 	busy, full := 0, 0
 	for _, s := range samples {
 		last[s.engine] = s
-		if s.running > 0 && first.IsZero() {
-			first = s.at
-		}
 		if s.running > 0 || s.waiting > 0 {
-			end = s.at
 			busy++
 			if s.running >= s.maxSeqs || s.waiting > 0 {
 				full++
 			}
 		}
 	}
-	var fullS, servingS, slotS, work float64
+	var fullS, servingS, work float64
 	engines := make([]string, 0, len(last))
 	for e := range last {
 		engines = append(engines, e)
@@ -250,7 +249,7 @@ func summarize(samples []sample) result {
 	for _, e := range engines {
 		s := last[e]
 		r.slots += s.maxSeqs
-		fullS, servingS, slotS, work = fullS+s.full, servingS+s.serving, slotS+s.slot, work+s.work
+		fullS, servingS, r.slotSeconds, work = fullS+s.full, servingS+s.serving, r.slotSeconds+s.slot, work+s.work
 	}
 	r.engines = len(engines)
 	if busy > 0 {
@@ -259,18 +258,19 @@ func summarize(samples []sample) result {
 	if servingS > 0 {
 		r.engineShare = fullS / servingS
 	}
-	r.wall = end.Sub(first).Seconds()
 	if r.slots > 0 {
 		r.bound = work / r.slots
-		r.occupancy = slotS / (r.slots * r.wall)
 	}
 	return r
 }
 
 // journalWork reads the run's journal: how many requests were answered,
-// and the longest one's paced time at the engines' speeds (prompt tokens
-// not served from cache over prefillTPS, output tokens over decodeTPS).
-func journalWork(run string, prefillTPS, decodeTPS float64) (answered int, longest float64) {
+// the longest one's paced time at the engines' speeds (prompt tokens not
+// served from cache over prefillTPS, output tokens over decodeTPS), and
+// the wall time from the first request sent to the last answer received,
+// on the client's clock (Timing.Started and E2E).
+func journalWork(run string, prefillTPS, decodeTPS float64) (answered int, longest, wall float64) {
+	var first, last time.Time
 	files, _ := filepath.Glob(filepath.Join(run, "journal", "*", "*.jsonl"))
 	for _, name := range files {
 		f, err := os.Open(name)
@@ -288,6 +288,10 @@ func journalWork(run string, prefillTPS, decodeTPS float64) (answered int, longe
 						CompletionTokens int  `json:"completion_tokens"`
 						CachedTokens     *int `json:"cached_tokens"`
 					} `json:"usage"`
+					Timing struct {
+						E2Ems   float64   `json:"e2e_ms"`
+						Started time.Time `json:"started"`
+					} `json:"timing"`
 				} `json:"answer"`
 			}
 			if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.Answer == nil || rec.Status != "answered" {
@@ -300,8 +304,16 @@ func journalWork(run string, prefillTPS, decodeTPS float64) (answered int, longe
 				prompt -= *u.CachedTokens
 			}
 			longest = max(longest, float64(prompt)/prefillTPS+float64(u.CompletionTokens)/decodeTPS)
+			start := rec.Answer.Timing.Started
+			end := start.Add(time.Duration(rec.Answer.Timing.E2Ems * float64(time.Millisecond)))
+			if first.IsZero() || start.Before(first) {
+				first = start
+			}
+			if end.After(last) {
+				last = end
+			}
 		}
 		f.Close()
 	}
-	return answered, longest
+	return answered, longest, last.Sub(first).Seconds()
 }

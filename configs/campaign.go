@@ -86,8 +86,9 @@ type ClientSettings struct {
 	FirstTokenTimeout time.Duration `yaml:"first_token_timeout"`
 	ChunkTimeout      time.Duration `yaml:"chunk_timeout"`
 	TotalTimeout      time.Duration `yaml:"total_timeout"`
-	// Retries bounds attempts after an infrastructure failure.
-	Retries int `yaml:"retries"`
+	// Retries bounds attempts after an infrastructure failure; nil (absent)
+	// is the default, 0 means no retry. Read it through RetryLimit.
+	Retries *int `yaml:"retries"`
 	// Backoff is the first retry delay; it doubles per attempt.
 	Backoff time.Duration `yaml:"backoff"`
 	// Concurrency caps in-flight requests per replica (0 = max_num_seqs).
@@ -209,13 +210,24 @@ type SlurmSettings struct {
 	OrphanTimeout time.Duration `yaml:"orphan_timeout"`
 }
 
+// defaultRetries is client.retries when a campaign leaves it out.
+const defaultRetries = 4
+
+// RetryLimit is how many times a request is sent again after an
+// infrastructure failure: the campaign's client.retries, or the default.
+func (cl ClientSettings) RetryLimit() int {
+	if cl.Retries == nil {
+		return defaultRetries
+	}
+	return *cl.Retries
+}
+
 // DefaultClient are the client limits when a campaign sets none.
 var defaultClient = ClientSettings{
 	ConnectTimeout:    10 * time.Second,
 	FirstTokenTimeout: 10 * time.Minute,
 	ChunkTimeout:      2 * time.Minute,
 	TotalTimeout:      30 * time.Minute,
-	Retries:           4,
 	Backoff:           time.Second,
 	MaxRequestBytes:   256 << 20,
 }
@@ -316,8 +328,9 @@ func (c *Campaign) applyDefaults() {
 			*f.v = f.def
 		}
 	}
-	if cl.Retries == 0 {
-		cl.Retries = d.Retries
+	if cl.Retries == nil {
+		n := defaultRetries
+		cl.Retries = &n
 	}
 	if cl.MaxRequestBytes == 0 {
 		cl.MaxRequestBytes = d.MaxRequestBytes
@@ -344,6 +357,9 @@ func (c *Campaign) validate(loc locator) error {
 	}
 	if c.Repeat < 1 {
 		return loc.errorf("repeat", "repeat must be at least 1")
+	}
+	if n := c.Client.RetryLimit(); n < 0 {
+		return loc.errorf("client.retries", "%d is negative; give 0 for no retry, or leave it out for the default %d", n, defaultRetries)
 	}
 	if err := c.Launch.validate(loc); err != nil {
 		return err

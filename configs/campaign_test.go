@@ -77,12 +77,37 @@ func TestCampaignErrors(t *testing.T) {
 		base + "launch: {max_restarts: -1}\nmodels: [Lingshu-7B]\n":                           "field launch.max_restarts: must not be negative (0: never restart)",
 		base + "launch: {no_progress_timeout: 2h, start_timeout: 1h}\nmodels: [Lingshu-7B]\n": "field launch.no_progress_timeout: 2h0m0s is longer than launch.start_timeout",
 		base + "launch: {restarts: 3}\nmodels: [Lingshu-7B]\n":                                "field launch.restarts: unknown field",
+		base + "client: {retries: -1}\nmodels: [Lingshu-7B]\n":                                "field client.retries: -1 is negative; give 0 for no retry",
 	}
 	for in, want := range cases {
 		_, err := ParseCampaign("c.yaml", ".", []byte(in), nil)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseCampaign(%q):\n got %v\nwant it to contain %q", in, err, want)
 		}
+	}
+}
+
+// TestZeroRetriesMeansNoRetry: a campaign that writes client.retries: 0
+// asks for no retry; it used to get the default of 4, as if absent.
+func TestZeroRetriesMeansNoRetry(t *testing.T) {
+	base := "output: o\ndataset: {raw: r, prepared: p}\nmodels: [Lingshu-7B]\n"
+	for in, want := range map[string]int{
+		base:                            4,
+		base + "client: {retries: 0}\n": 0,
+		base + "client: {retries: 2}\n": 2,
+		base + "client: {}\n":           4,
+		base + "client:\n":              4,
+	} {
+		c, err := ParseCampaign("c.yaml", ".", []byte(in), nil)
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if got := c.Client.RetryLimit(); got != want {
+			t.Errorf("%q: %d retries, want %d", in, got, want)
+		}
+	}
+	if got := (ClientSettings{}).RetryLimit(); got != 4 {
+		t.Errorf("settings built in code without retries: %d, want the default 4", got)
 	}
 }
 

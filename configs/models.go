@@ -98,6 +98,10 @@ type Engine struct {
 	// BaseURL and APIKeyEnv describe an external endpoint (Kind external).
 	BaseURL   string `yaml:"base_url,omitempty" json:"base_url,omitempty"`
 	APIKeyEnv string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	// APIModel is the model id an external endpoint serves and lists in
+	// /v1/models ("gpt-4.1", "deepseek-chat"); empty means the registry
+	// name. Journals, logs and score files keep the registry name.
+	APIModel string `yaml:"api_model,omitempty" json:"api_model,omitempty"`
 	// Sim holds the simulated engine's extra flags (Kind sim), e.g.
 	// ["--sim-policy", "right=0.8"].
 	Sim []string `yaml:"sim,omitempty" json:"sim,omitempty"`

@@ -177,6 +177,9 @@ func (m Model) validate(loc locator, path string) error {
 	default:
 		return loc.errorf(path+".engine.kind", "model %q: unknown engine kind %q; use one of vllm, sglang, external, sim, wrapper", m.Name, m.Engine.Kind)
 	}
+	if m.Engine.APIModel != "" && m.Engine.Kind != EngineExternal {
+		return loc.errorf(path+".engine.api_model", "model %q: api_model names the model of an external endpoint, and this engine is %s (it serves the registry name); remove it", m.Name, m.Engine.Kind)
+	}
 	if err := m.Engine.validateCommand(loc, path, m.Name); err != nil {
 		return err
 	}
@@ -195,6 +198,16 @@ func (m Model) validate(loc locator, path string) error {
 		return err
 	}
 	return checkLimits(loc, path+".tasks", m.Tasks)
+}
+
+// ServedName is the model name requests carry and /v1/models lists: an
+// external endpoint's own model id (engine.api_model) when set, else the
+// registry name, which npcorch's engines serve (--served-model-name).
+func (m Model) ServedName() string {
+	if m.Engine.Kind == EngineExternal && m.Engine.APIModel != "" {
+		return m.Engine.APIModel
+	}
+	return m.Name
 }
 
 // validateTextOnly refuses a text-only model that also describes a vision

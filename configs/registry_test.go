@@ -94,6 +94,7 @@ func TestRegistryErrorsNameFileLineField(t *testing.T) {
 		"models:\n  - name: A\n    engine: {kind: vllm}\n":                                      "reg.yaml: line 2: field models[0].hf_id:",
 		"models:\n  - name: A\n    engine: {kind: warp}\n":                                      `reg.yaml: line 3: field models[0].engine.kind: model "A": unknown engine kind "warp"`,
 		"models:\n  - name: A\n    engine: {kind: external}\n":                                  "reg.yaml: line 3: field models[0].engine.base_url:",
+		"models:\n  - name: A\n    engine: {kind: sim, api_model: a-1}\n":                       `reg.yaml: line 3: field models[0].engine.api_model: model "A": api_model names the model of an external endpoint`,
 		"models:\n  - name: A\n    engine: {kind: sim}\n  - name: A\n    engine: {kind: sim}\n": `line 4: field models[1].name: model "A" is listed twice`,
 		"models:\n  - name: A\n    engine: {kind: sim}\n    tasks: {card: {max_tokens: -1}}\n":  `reg.yaml: line 4: field models[0].tasks.card: negative limits`,
 		"models:\n  - name: A\n    enigne: {kind: sim}\n":                                       "reg.yaml: line 3: field enigne not found",
@@ -170,5 +171,32 @@ func TestParseRelease(t *testing.T) {
 	}
 	if !(Engine{}).Supports(MustRelease(ReferenceVLLM)) || (Engine{Version: "0.8.5"}).Supports(MustRelease("0.9.0")) {
 		t.Error("Supports: the empty version must be the reference release, and 0.8.5 is before 0.9.0")
+	}
+}
+
+// TestServedNameOfAnExternalModelIsItsAPIModel: an API model's requests
+// carry the endpoint's own model id, which /v1/models lists ("gpt-4.1"),
+// not npcorch's registry name ("GPT-4.1"); npcorch's own engines serve
+// the registry name. Before, every API request named the registry entry.
+func TestServedNameOfAnExternalModelIsItsAPIModel(t *testing.T) {
+	reg, err := ParseRegistry("reg.yaml", []byte("models:\n  - name: GPT-4.1\n    engine: {kind: external, base_url: 'http://x/v1', api_model: gpt-4.1}\n"+
+		"  - name: Plain\n    engine: {kind: external, base_url: 'http://x/v1'}\n  - name: S\n    engine: {kind: sim}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"GPT-4.1": "gpt-4.1", "Plain": "Plain", "S": "S"} {
+		if m, _ := reg.Get(name); m.ServedName() != want {
+			t.Errorf("%s serves %q, want %q", name, m.ServedName(), want)
+		}
+	}
+	def, err := DefaultRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range def.Names() {
+		m, _ := def.Get(name)
+		if m.Engine.Kind == EngineExternal && m.Engine.APIModel == "" {
+			t.Errorf("API model %s has no engine.api_model: its endpoint would be asked for a model named %q", m.Name, m.Name)
+		}
 	}
 }

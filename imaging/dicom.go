@@ -40,15 +40,17 @@ type dicomHeader struct {
 	rows, cols              int
 	bitsAllocated, bitsStor int
 	signed                  bool
-	samples, frames         int
-	slope, intercept        float64
-	window                  Window
-	orientation             [6]float64
-	position                [3]float64
-	spacing                 [2]float64
-	thickness               float64
-	instance                int
-	frameOfReference        string
+	// inverted is MONOCHROME1: the lowest value is shown white.
+	inverted         bool
+	samples, frames  int
+	slope, intercept float64
+	window           Window
+	orientation      [6]float64
+	position         [3]float64
+	spacing          [2]float64
+	thickness        float64
+	instance         int
+	frameOfReference string
 }
 
 func intOr(f *dicomfile.File, t dicomfile.Tag, def int) int {
@@ -115,6 +117,16 @@ func readDICOMHeader(f *dicomfile.File) (dicomHeader, error) {
 	}
 	if h.bitsStor <= 0 || h.bitsStor > h.bitsAllocated {
 		h.bitsStor = h.bitsAllocated
+	}
+	if hb, ok := f.Int(dicomfile.HighBit); ok && hb != h.bitsStor-1 {
+		return h, fmt.Errorf("high bit %d with %d bits stored: only pixels stored in the low bits (high bit %d) are supported", hb, h.bitsStor, h.bitsStor-1)
+	}
+	switch pi := strings.TrimSpace(f.String(dicomfile.PhotometricInterpretation)); pi {
+	case "", "MONOCHROME2":
+	case "MONOCHROME1":
+		h.inverted = true
+	default:
+		return h, fmt.Errorf("photometric interpretation %s: only grayscale slices (MONOCHROME1, MONOCHROME2) are supported", pi)
 	}
 	return h, nil
 }

@@ -171,6 +171,54 @@ func TestNonMRSeriesIsRefused(t *testing.T) {
 	}
 }
 
+// TestMonochrome1IsShownInverted: in a MONOCHROME1 slice the lowest value
+// is white (DICOM PS3.3 C.7.6.3.1.2), so the same stored values come out
+// as 255 minus the MONOCHROME2 bytes, with the same window. They used to
+// come out as if MONOCHROME2.
+func TestMonochrome1IsShownInverted(t *testing.T) {
+	for _, win := range []float64{0, 1800} { // percentiles, then the header's window
+		m2 := testSlices(1, "1.2.3.100", "T1 TRA")[0]
+		m2.WindowCenter, m2.WindowWidth = 1000, win
+		m1 := m2
+		m1.Photometric = "MONOCHROME1"
+		want, err := DecodeDICOMSlice(context.Background(), m2.Encode(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeDICOMSlice(context.Background(), m1.Encode(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want.Pix {
+			if got.Pix[i] != 255-want.Pix[i] {
+				t.Fatalf("window width %v: pixel %d is %d in MONOCHROME1, %d in MONOCHROME2; want %d", win, i, got.Pix[i], want.Pix[i], 255-want.Pix[i])
+			}
+		}
+	}
+}
+
+// TestPixelLayoutsItCannotShowAreRefused: a colour photometric
+// interpretation or pixels stored above the low bits are refused by name,
+// not shown as if they were plain MONOCHROME2.
+func TestPixelLayoutsItCannotShowAreRefused(t *testing.T) {
+	palette := testSlices(1, "1.2.3.100", "T1 TRA")[0]
+	palette.Photometric = "PALETTE COLOR"
+	high := testSlices(1, "1.2.3.100", "T1 TRA")[0]
+	high.HighBit = 15 // 12 bits stored in the high bits of 16
+	for name, c := range map[string]struct {
+		slice imagingtest.DICOMSlice
+		want  string
+	}{
+		"palette":  {palette, "photometric interpretation PALETTE COLOR"},
+		"high bit": {high, "high bit 15 with 12 bits stored"},
+	} {
+		_, err := DecodeDICOMSlice(context.Background(), c.slice.Encode(), nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", name, err, c.want)
+		}
+	}
+}
+
 // TestMissingPixelDataIsNotTruncation (issue 12, item 20): a complete
 // header without a PixelData element says so, not "truncated".
 func TestMissingPixelDataIsNotTruncation(t *testing.T) {

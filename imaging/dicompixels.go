@@ -61,7 +61,7 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 // of the stored values, the window (the header's, or percentiles taken
 // from the histogram), then one pass through a table holding the output
 // of every stored value present. Each output byte is what ApplyWindow
-// gives for the pixel's modality value.
+// gives for the pixel's modality value, inverted for MONOCHROME1.
 func decodeNative(h dicomHeader, px []byte, big bool) (*image.Gray, error) {
 	n := h.rows * h.cols
 	size := h.bitsAllocated / 8
@@ -82,7 +82,11 @@ func decodeNative(h dicomHeader, px []byte, big bool) (*image.Gray, error) {
 	wm := newWindowMap(win)
 	for u, c := range counts {
 		if c > 0 {
-			sc.lut[u] = wm.byte(sv.modality(uint32(u)))
+			b := wm.byte(sv.modality(uint32(u)))
+			if h.inverted {
+				b = 255 - b
+			}
+			sc.lut[u] = b
 		}
 	}
 	out := image.NewGray(image.Rect(0, 0, h.cols, h.rows))

@@ -1,6 +1,9 @@
 package imaging
 
-import "image"
+import (
+	"bytes"
+	"image"
+)
 
 // SlideImageForTest draws a smooth RGB test slide.
 func SlideImageForTest(w, h int) *image.RGBA {
@@ -12,4 +15,15 @@ func SlideImageForTest(w, h int) *image.RGBA {
 		}
 	}
 	return m
+}
+
+// DecodePNGFastForTest decodes data on the fast path, its image data
+// inflated whole (by libdeflate in a build with the libdeflate tag) or
+// streaming.
+func DecodePNGFastForTest(data []byte, whole bool) (image.Image, error) {
+	mode := inflateStream
+	if whole {
+		mode = inflateWhole
+	}
+	return decodePNGFastWith(bytes.NewReader(data), mode)
 }

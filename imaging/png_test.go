@@ -13,6 +13,10 @@ import (
 	"testing"
 )
 
+// inflateModes are both ways the fast path inflates: streaming, and whole
+// (libdeflate in a build with the libdeflate tag, klauspost otherwise).
+var inflateModes = []inflateMode{inflateStream, inflateWhole}
+
 // testImages returns small images of every kind the decoder meets: noisy
 // (so the encoders use every filter) and smooth.
 func testImages(r *rand.Rand) map[string]image.Image {
@@ -135,17 +139,20 @@ func TestDecodePNGMatchesImagePNG(t *testing.T) {
 		if !sameImage(got, want) {
 			t.Fatalf("%s: decoded %T differs from image/png's %T", name, got, want)
 		}
-		// The common kinds must take the fast path, the others must not.
-		_, ferr := decodePNGFast(bytes.NewReader(data))
-		switch kind := name[:bytes.IndexByte([]byte(name), '/')]; kind {
-		case "gray", "rgb", "rgba":
-			if ferr != nil {
-				t.Errorf("%s: fast path failed: %v", name, ferr)
-			}
-			fast++
-		default:
-			if ferr != errNotFast {
-				t.Errorf("%s: fast path said %v, want errNotFast", name, ferr)
+		// The common kinds must take the fast path, the others must not;
+		// both ways of inflating give image/png's pixels.
+		for _, mode := range inflateModes {
+			fm, ferr := decodePNGFastWith(bytes.NewReader(data), mode)
+			switch kind := name[:bytes.IndexByte([]byte(name), '/')]; kind {
+			case "gray", "rgb", "rgba":
+				if ferr != nil || !sameImage(fm, want) {
+					t.Errorf("%s, inflate mode %d: fast path failed (%v) or differs from image/png", name, mode, ferr)
+				}
+				fast++
+			default:
+				if ferr != errNotFast {
+					t.Errorf("%s, inflate mode %d: fast path said %v, want errNotFast", name, mode, ferr)
+				}
 			}
 		}
 	}
@@ -171,8 +178,10 @@ func TestDecodePNGLeavesTransparencyAndInterlaceToImagePNG(t *testing.T) {
 	interlaced[28] = 1
 	binary.BigEndian.PutUint32(interlaced[29:], crc32.ChecksumIEEE(interlaced[12:29]))
 	for name, d := range map[string][]byte{"tRNS": withTRNS, "interlaced": interlaced} {
-		if _, err := decodePNGFast(bytes.NewReader(d)); err != errNotFast {
-			t.Errorf("%s: fast path said %v, want errNotFast", name, err)
+		for _, mode := range inflateModes {
+			if _, err := decodePNGFastWith(bytes.NewReader(d), mode); err != errNotFast {
+				t.Errorf("%s, inflate mode %d: fast path said %v, want errNotFast", name, mode, err)
+			}
 		}
 		want, werr := png.Decode(bytes.NewReader(d))
 		got, gerr := DecodePNG(d)
@@ -194,8 +203,10 @@ func checkAgainstImagePNG(t *testing.T, data []byte) {
 	if werr == nil && !sameImage(got, want) {
 		t.Fatalf("DecodePNG gives a %T unlike image/png's %T", got, want)
 	}
-	if fm, ferr := decodePNGFast(bytes.NewReader(data)); ferr == nil && (werr != nil || !sameImage(fm, want)) {
-		t.Fatalf("the fast path accepted what image/png gives as %T, %v", want, werr)
+	for _, mode := range inflateModes {
+		if fm, ferr := decodePNGFastWith(bytes.NewReader(data), mode); ferr == nil && (werr != nil || !sameImage(fm, want)) {
+			t.Fatalf("the fast path (inflate mode %d) accepted what image/png gives as %T, %v", mode, want, werr)
+		}
 	}
 }
 

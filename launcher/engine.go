@@ -187,7 +187,7 @@ func hostOf(l Launch) string {
 }
 
 // servedName is the model name clients use.
-func servedName(m configs.Model) string { return m.Name }
+func servedName(m configs.Model) string { return m.ServedName() }
 
 // weights is what the engine loads: the Hugging Face id, else the name.
 func weights(m configs.Model) string {

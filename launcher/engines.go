@@ -220,13 +220,31 @@ func (s SGLang) Invocation(l Launch) (Invocation, error) {
 		args = append(args, "--trust-remote-code")
 	}
 	if m.Engine.ReasoningParser != "" {
-		args = append(args, "--reasoning-parser", m.Engine.ReasoningParser)
+		args = append(args, "--reasoning-parser", sglangReasoningParser(m.Engine.ReasoningParser))
 	}
 	args = append(args, m.Engine.ExtraArgs...)
 	inv := openAIInvocation(l, args, "/health", "/metrics")
 	inv.Files = []SecretFile{{Path: keyFile, Content: []byte("api-key: " + strconv.Quote(l.APIKey) + "\n")}}
 	inv.CachedTokens = true
 	return inv, nil
+}
+
+// sglangReasoningParser is SGLang's name for the reasoning parser vLLM
+// calls name (the registry's reasoning_parser is vLLM's name). From
+// SGLang's ReasoningParser.DetectorMap
+// (python/sglang/srt/parser/reasoning_parser.py) against vLLM's reasoning
+// parser registry; names the two share, such as qwen3, glm45 or kimi_k2,
+// pass as they are.
+func sglangReasoningParser(name string) string {
+	switch name {
+	case "openai_gptoss":
+		return "gpt-oss"
+	case "deepseek_r1":
+		return "deepseek-r1"
+	case "deepseek_v3":
+		return "deepseek-v3"
+	}
+	return name
 }
 
 // Sim runs npcorch's simulated engine the way vLLM runs: `COMMAND serve

@@ -106,18 +106,18 @@ func (b *Builder) complete(p *dataset.Patient, pp *dataset.PreparedPatient) bool
 		return false
 	}
 	for _, f := range failed { // one item per image: the others are built
-		b.Problem(imageItemID(b.ItemID(p.ID), f), lackReason([]dataset.Failure{f}))
+		b.Problem(imageItemID(b.ItemID(p.ID), f), lackReason([]dataset.ImageFailure{f}))
 	}
 	return true
 }
 
 // lacking returns the images of the given kinds that prep could not make
 // (the manifest's failures), a whole-patient failure first.
-func lacking(kinds []string, pp *dataset.PreparedPatient) []dataset.Failure {
-	var out []dataset.Failure
+func lacking(kinds []string, pp *dataset.PreparedPatient) []dataset.ImageFailure {
+	var out []dataset.ImageFailure
 	for _, f := range pp.Failed {
 		if f.Kind == dataset.KindPatient {
-			return []dataset.Failure{f}
+			return []dataset.ImageFailure{f}
 		}
 		if slices.Contains(kinds, f.Kind) {
 			out = append(out, f)
@@ -128,7 +128,7 @@ func lacking(kinds []string, pp *dataset.PreparedPatient) []dataset.Failure {
 
 // imageItemID is the id of the one-image item a failed panel or card
 // stood for.
-func imageItemID(taskID string, f dataset.Failure) string {
+func imageItemID(taskID string, f dataset.ImageFailure) string {
 	switch {
 	case f.Kind == dataset.KindPanel:
 		return taskID + "/" + f.Sequence
@@ -140,7 +140,7 @@ func imageItemID(taskID string, f dataset.Failure) string {
 
 // lackReason names the missing images (the first three) and prep's
 // reasons.
-func lackReason(failed []dataset.Failure) string {
+func lackReason(failed []dataset.ImageFailure) string {
 	var parts []string
 	for _, f := range failed[:min(len(failed), 3)] {
 		parts = append(parts, fmt.Sprintf("%s (%s)", f.Path, f.Reason))

@@ -115,7 +115,7 @@ func (b RequestBuilder) Build(prompts *Prompts, it Item, repeat int, prior []str
 		hashes[i] = img.SHA256
 	}
 	body := openai.ChatCompletionRequest{
-		Model:              b.Model.Name,
+		Model:              b.Model.ServedName(),
 		Messages:           []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, MultiContent: parts}},
 		Stream:             true,
 		StreamOptions:      &openai.StreamOptions{IncludeUsage: true},

@@ -85,3 +85,31 @@ func TestLoadPromptsFromAUserFolder(t *testing.T) {
 		t.Fatalf("missing template: err = %v", err)
 	}
 }
+
+// TestAPIModelRequestsCarryTheEndpointsModelID: an external model's
+// requests name the endpoint's model id (engine.api_model), while the
+// journal key keeps the registry name, so journals written before the
+// field existed resume without re-asking anything.
+func TestAPIModelRequestsCarryTheEndpointsModelID(t *testing.T) {
+	root := t.TempDir()
+	img := writeImage(t, root, "o.png", []byte("png"))
+	reg, _ := configs.DefaultRegistry()
+	model, _ := reg.Get("GPT-4.1")
+	prompts, _ := tasks.LoadPrompts(configs.Defaults, "prompts", benchmark())
+	it := tasks.Item{ID: "cp_pathology/P1", Task: npcbench.CPPathology, Images: []dataset.Image{img}}
+	req, err := tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root}.Build(prompts, it, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Body.Model != "gpt-4.1" {
+		t.Errorf("request names model %q, want the endpoint's id gpt-4.1", req.Body.Model)
+	}
+	model.Engine.APIModel = ""
+	plain, err := tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root}.Build(prompts, it, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Body.Model != "GPT-4.1" || plain.Key != req.Key {
+		t.Errorf("without api_model: model %q, key %s vs %s; want the registry name and the same journal key", plain.Body.Model, plain.Key, req.Key)
+	}
+}

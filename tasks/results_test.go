@@ -3,7 +3,11 @@ package tasks_test
 import (
 	"bytes"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/npcorch/npcorch/tasks"
@@ -149,5 +153,42 @@ func TestScoreFilesCountJournalProblems(t *testing.T) {
 	// The first answer of P1 is kept; P2 is not done.
 	if m := res.Models[0]; m.Answered != 1 || m.Missing != 1 || m.Tasks[0].Score.Accuracy.Numerator != 1 {
 		t.Errorf("answered %d missing %d right %v, want 1, 1, 1", m.Answered, m.Missing, m.Tasks[0].Score.Accuracy.Numerator)
+	}
+}
+
+// TestScoreFilesFollowTheUmask: the score files are made as any file is
+// (0666 less the umask), so a group sharing a run folder can read them;
+// they were 0600 whatever the umask, from the temporary file they were
+// renamed from.
+func TestScoreFilesFollowTheUmask(t *testing.T) {
+	raw := &dataset.Raw{Patients: []dataset.Patient{{ID: "P1"}}}
+	items := []tasks.Item{{ID: "pathology/P1", Task: npcbench.Pathology, Patient: "P1", Gold: tasks.Gold{Label: "1"}}}
+	run := t.TempDir()
+	writeJournalFile(t, run, "M", "pathology", []string{recordLine(t, answered("M", "pathology/P1", "pathology", "P1", 0, "1"))}, "")
+	j, err := tasks.ReadJournal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tasks.ScoreRun(benchmark(), "c", raw, items, j, []string{"M"}, 1, score.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ umask, want fs.FileMode }{{0o022, 0o644}, {0o027, 0o640}} {
+		dir := t.TempDir()
+		old := syscall.Umask(int(c.umask))
+		err := tasks.WriteScoreFiles(dir, res)
+		syscall.Umask(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"scores.json", "scores.csv", "scores.md"} {
+			st, err := os.Stat(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Mode().Perm() != c.want {
+				t.Errorf("umask %03o: %s has mode %v, want %v", c.umask, name, st.Mode().Perm(), c.want)
+			}
+		}
 	}
 }

@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/google/renameio/v2"
 
 	"github.com/npcorch/npcorch/tasks/score"
 )
@@ -183,24 +184,9 @@ func WriteScoreFiles(dir string, r *Results) error {
 	return nil
 }
 
-// writeFileAtomic writes through a temporary file and a rename, so a crash
-// never leaves half a score file.
+// writeFileAtomic writes through a synced temporary file and a rename, so
+// a crash never leaves half a score file; the file is made 0666 less the
+// umask, as any file is, so other users (a group's share) can read it.
 func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return renameio.WriteFile(path, data, 0o666)
 }

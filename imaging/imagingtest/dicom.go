@@ -63,6 +63,10 @@ type DICOMSlice struct {
 	// NoGeometry leaves out ImagePositionPatient and
 	// ImageOrientationPatient.
 	NoGeometry bool
+	// Photometric replaces MONOCHROME2 when not "".
+	Photometric string
+	// HighBit replaces BitsStored-1 when not 0.
+	HighBit int
 }
 
 // element is one data element to write.
@@ -120,6 +124,12 @@ func (s DICOMSlice) Encode() []byte {
 	if s.Protocol == "" {
 		s.Protocol = s.SeriesDescription
 	}
+	if s.Photometric == "" {
+		s.Photometric = "MONOCHROME2"
+	}
+	if s.HighBit == 0 {
+		s.HighBit = s.BitsStored - 1
+	}
 	sop := fmt.Sprintf("%s.%d", s.SeriesUID, s.Instance)
 	pr := 0
 	if s.Signed {
@@ -167,13 +177,13 @@ func (s DICOMSlice) Encode() []byte {
 		str(0x00200052, "UI", s.FrameOfReference),
 		ds(0x00201041, s.Position[2]),
 		us(0x00280002, 1),
-		str(0x00280004, "CS", "MONOCHROME2"),
+		str(0x00280004, "CS", s.Photometric),
 		us(0x00280010, s.Rows),
 		us(0x00280011, s.Cols),
 		ds(0x00280030, s.Spacing[:]...),
 		us(0x00280100, s.BitsAllocated),
 		us(0x00280101, s.BitsStored),
-		us(0x00280102, s.BitsStored-1),
+		us(0x00280102, s.HighBit),
 		us(0x00280103, pr),
 	}
 	if s.InversionTime != 0 {

@@ -14,7 +14,8 @@
 # size, one slide after another.
 #
 # Usage: scripts/bench/run.sh [WORKDIR]   (from the repository root; inputs
-# already in WORKDIR are reused: remove it to generate them again)
+# already in WORKDIR are reused: remove it to generate them again;
+# BENCH_TAGS=libdeflate builds npcorch with libdeflate's inflate)
 # Needs: go, /usr/bin/python3 with python3-pil, python3-numpy and
 # python3-pydicom, GNU time, taskset, bc; vips (libvips-tools) and
 # libopenslide-dev for the pyramid rows (BENCH_PYRAMIDS=0 leaves them out).
@@ -26,7 +27,7 @@ kinds=${BENCH_KINDS:-groups dicom cards overviews}
 scans=${BENCH_SCAN_REPEAT:-5}
 mkdir -p "$work"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-go build -o "$work/npcorch" ./cmd/npcorch
+go build ${BENCH_TAGS:+-tags "$BENCH_TAGS"} -o "$work/npcorch" ./cmd/npcorch
 go build -o "$work/dicomscan" ./scripts/bench/dicomscan
 go run ./scripts/bench/gendata -font "$work/font.png"
 for kind in $kinds; do
@@ -165,7 +166,7 @@ if [ "$pyramids" -gt 0 ]; then
 		} >"$pyr/dataset.json"
 		rm -f "$pyr"/*.v
 	fi
-	go build -tags openslide -o "$work/npcorch-openslide" ./cmd/npcorch
+	go build -tags "openslide${BENCH_TAGS:+,$BENCH_TAGS}" -o "$work/npcorch-openslide" ./cmd/npcorch
 	cpug= cpuv= wallg= wallv=
 	i=0
 	while [ $i -lt "$reps" ]; do

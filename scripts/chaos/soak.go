@@ -85,11 +85,11 @@ func runSoak(ctx context.Context, o soakOptions, w io.Writer) error {
 	}
 	defer j.Close()
 	cs := configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 30 * time.Second, ChunkTimeout: 10 * time.Second,
-		TotalTimeout: time.Minute, Retries: 3, Backoff: 100 * time.Millisecond}
+		TotalTimeout: time.Minute, Retries: new(3), Backoff: 100 * time.Millisecond}
 	client := tasks.NewClient(cs)
 	defer client.Close()
 	prog := &soakProgress{every: 100}
-	r := &tasks.Runner{Client: client, Journal: j, Prompts: prompts, Progress: prog, Retries: cs.Retries, Backoff: cs.Backoff}
+	r := &tasks.Runner{Client: client, Journal: j, Prompts: prompts, Progress: prog, Retries: cs.RetryLimit(), Backoff: cs.Backoff}
 	pool := tasks.NewPool(tep, o.Concurrency)
 
 	before, err := cpuTime()

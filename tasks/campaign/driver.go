@@ -149,7 +149,7 @@ func (d *driver) openRunner(prompts *tasks.Prompts) error {
 		progress = io.Discard
 	}
 	runner := &tasks.Runner{Client: d.client, Journal: d.journal, Prompts: prompts, Tasks: d.reg,
-		Progress: tasks.NewProgress(progress), Retries: c.Client.Retries, Backoff: c.Client.Backoff, MaxBackoff: 30 * time.Second}
+		Progress: tasks.NewProgress(progress), Retries: c.Client.RetryLimit(), Backoff: c.Client.Backoff, MaxBackoff: 30 * time.Second}
 	runner.SetState(state)
 	d.runner = runner
 	return nil

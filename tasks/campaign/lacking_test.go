@@ -38,7 +38,7 @@ func TestRunNamesItemsLackingImagesBeforeItStarts(t *testing.T) {
 			continue
 		}
 		if p.ID == "P01" {
-			p.Failed = []dataset.Failure{{Path: ov.Path, Kind: dataset.KindOverview, Reason: "slide P01/pathology/slide.png: decode: unexpected EOF"}}
+			p.Failed = []dataset.ImageFailure{{Path: ov.Path, Kind: dataset.KindOverview, Reason: "slide P01/pathology/slide.png: decode: unexpected EOF"}}
 			continue
 		}
 		p.Overview = ov

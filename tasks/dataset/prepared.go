@@ -34,10 +34,10 @@ type PreparedPatient struct {
 	Pages []Image `json:"pages,omitempty"`
 	// Failed lists the images prep could not make, by path; the lists
 	// above hold only images that were made.
-	Failed []Failure `json:"failed,omitempty"`
+	Failed []ImageFailure `json:"failed,omitempty"`
 }
 
-// Kinds of prepared image, as Failure names them.
+// Kinds of prepared image, as ImageFailure names them.
 const (
 	KindPatient  = "patient" // the whole patient (an id that cannot name a folder)
 	KindOverview = "overview"
@@ -48,9 +48,9 @@ const (
 	KindPage     = "page"
 )
 
-// Failure is an image prep could not make: the items that show it cannot
+// ImageFailure is an image prep could not make: the items that show it cannot
 // be sent, and `npcorch run` names them before it starts.
-type Failure struct {
+type ImageFailure struct {
 	// Path is the image's path, or, for a plan that failed as a whole, the
 	// images it stood for (e.g. "P01/t_groups (axial)").
 	Path string `json:"path"`

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/npcorch/npcorch/imaging"
 	"github.com/npcorch/npcorch/imaging/mrseries"
 	"github.com/npcorch/npcorch/tasks/dataset"
@@ -446,20 +448,10 @@ func write(out string, res *Result, entries []*entry) error {
 	return nil
 }
 
+// writeAtomic writes through a synced temporary file and a rename; the
+// file is made 0666 less the umask, as any file is.
 func writeAtomic(name string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	err = errors.Join(err, tmp.Chmod(0o644), tmp.Close())
-	if err == nil {
-		err = os.Rename(tmp.Name(), name)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return renameio.WriteFile(name, data, 0o666)
 }
 
 // report is import-report.txt: the summary, every problem and note, and

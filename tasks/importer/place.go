@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/google/renameio/v2"
 )
 
 // MirrorDir is the folder of the dataset where files of a DICOM tree
@@ -142,22 +144,18 @@ func copyFile(src, dst string, si fs.FileInfo) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*")
+	out, err := renameio.NewPendingFile(dst, renameio.WithPermissions(0o666))
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(out, in)
-	err = errors.Join(err, out.Close())
-	if err == nil {
-		err = os.Chtimes(out.Name(), si.ModTime(), si.ModTime())
+	defer out.Cleanup()
+	if _, err := io.Copy(out, in); err != nil {
+		return err
 	}
-	if err == nil {
-		err = os.Rename(out.Name(), dst)
+	if err := os.Chtimes(out.Name(), si.ModTime(), si.ModTime()); err != nil {
+		return err
 	}
-	if err != nil {
-		os.Remove(out.Name())
-	}
-	return err
+	return out.CloseAtomicallyReplace()
 }
 
 // removeStale removes the files under root that are not wanted, and the

@@ -30,7 +30,7 @@ func TestItemsLackingPreparedImagesAreNamed(t *testing.T) {
 		Cards:   []dataset.Card{{Image: img("P1/card_02.png"), Structure: findings[1].Structure}},
 		TGroups: []dataset.PlaneGroup{{Image: img("P1/t_001.png"), Plane: "axial"}, {Image: img("P1/t_003.png"), Plane: "coronal"}},
 		NGroups: []dataset.PlaneGroup{{Image: img("P1/n_001.png"), Plane: "axial"}},
-		Failed: []dataset.Failure{
+		Failed: []dataset.ImageFailure{
 			{Path: "P1/card_01.png", Kind: dataset.KindCard, Structure: findings[0].Structure, Side: "left", Reason: "slice P1/mri/T2/3.png: corrupt"},
 			{Path: "P1/panel_02.png", Kind: dataset.KindPanel, Sequence: "T2_Ax", Reason: "slice P1/mri/T2/3.png: corrupt"},
 			{Path: "P1/t_002.png", Kind: dataset.KindTGroups, Reason: "slice P1/mri/T2/3.png: corrupt"},

@@ -34,7 +34,7 @@ type planner struct {
 type slot struct {
 	output  string
 	man     *dataset.PreparedPatient
-	failure dataset.Failure
+	failure dataset.ImageFailure
 	place   func(dataset.Image)
 }
 
@@ -61,12 +61,12 @@ type patientPlan struct {
 
 // add plans the image named name in the patient's folder: a drawing, or
 // err when it cannot be planned.
-func (pp *patientPlan) add(name string, draw prep.Drawing, err error, failure dataset.Failure, place func(dataset.Image)) {
+func (pp *patientPlan) add(name string, draw prep.Drawing, err error, failure dataset.ImageFailure, place func(dataset.Image)) {
 	pp.job(path.Join(pp.p.ID, name), draw, err, failure, place)
 }
 
 // job plans one output.
-func (pp *patientPlan) job(out string, draw prep.Drawing, err error, failure dataset.Failure, place func(dataset.Image)) {
+func (pp *patientPlan) job(out string, draw prep.Drawing, err error, failure dataset.ImageFailure, place func(dataset.Image)) {
 	pp.jobs = append(pp.jobs, prep.Job{Output: out, Owner: "patient " + pp.p.ID, Draw: draw, Err: err})
 	pp.pl.slots = append(pp.pl.slots, slot{output: out, man: pp.mp, failure: failure, place: place})
 }
@@ -98,12 +98,12 @@ func (pl *planner) patient(p *dataset.Patient, mp *dataset.PreparedPatient) []pr
 	pp := &patientPlan{pl: pl, p: p, mp: mp}
 	if !safeID.MatchString(p.ID) || p.ID == "." || p.ID == ".." {
 		pp.job(p.ID, nil, fmt.Errorf("patient id %q cannot name an output folder (use letters, digits, '.', '_' or '-')", p.ID),
-			dataset.Failure{Kind: dataset.KindPatient}, func(dataset.Image) {})
+			dataset.ImageFailure{Kind: dataset.KindPatient}, func(dataset.Image) {})
 		return pp.jobs
 	}
 	need := pl.kinds(p.Cohorts)
 	if p.Pathology != nil && need[dataset.KindOverview] {
-		pp.add("overview.png", prep.Overview{Slide: p.Pathology.File}, nil, dataset.Failure{Kind: dataset.KindOverview},
+		pp.add("overview.png", prep.Overview{Slide: p.Pathology.File}, nil, dataset.ImageFailure{Kind: dataset.KindOverview},
 			func(img dataset.Image) { mp.Overview = &img })
 	}
 	if !slices.ContainsFunc(seriesKinds, func(k string) bool { return need[k] }) {
@@ -139,7 +139,7 @@ func (pp *patientPlan) panels(ps *patientSeries) {
 			draw = prep.Grid{Kind: "panel", Columns: params.PanelGrid, Cells: imaging.PanelCells(params, s)}
 		}
 		slot, seq := &pp.mp.Panels[i], ref.Sequence
-		pp.add(fmt.Sprintf("panel_%02d.png", i+1), draw, err, dataset.Failure{Kind: dataset.KindPanel, Sequence: seq},
+		pp.add(fmt.Sprintf("panel_%02d.png", i+1), draw, err, dataset.ImageFailure{Kind: dataset.KindPanel, Sequence: seq},
 			func(img dataset.Image) { *slot = dataset.Panel{Image: img, Sequence: seq} })
 	}
 }
@@ -160,7 +160,7 @@ func (pp *patientPlan) cards(ps *patientSeries) {
 			}
 		}
 		slot, f := &pp.mp.Cards[i], f
-		pp.add(fmt.Sprintf("card_%02d.png", i+1), draw, err, dataset.Failure{Kind: dataset.KindCard, Structure: f.Structure, Side: f.Side},
+		pp.add(fmt.Sprintf("card_%02d.png", i+1), draw, err, dataset.ImageFailure{Kind: dataset.KindCard, Structure: f.Structure, Side: f.Side},
 			func(img dataset.Image) { *slot = dataset.Card{Image: img, Structure: f.Structure, Side: f.Side} })
 	}
 }
@@ -181,7 +181,7 @@ func (pp *patientPlan) pages(ps *patientSeries) {
 			}
 		}
 		slot := &pp.mp.Pages[page]
-		pp.add(fmt.Sprintf("page_%02d.png", page+1), draw, err, dataset.Failure{Kind: dataset.KindPage},
+		pp.add(fmt.Sprintf("page_%02d.png", page+1), draw, err, dataset.ImageFailure{Kind: dataset.KindPage},
 			func(img dataset.Image) { *slot = img })
 	}
 }
@@ -244,11 +244,11 @@ func (pp *patientPlan) groups(ps *patientSeries, gs groupSet) {
 	*gs.dst = make([]dataset.PlaneGroup, len(specs))
 	for i, g := range specs {
 		slot, plane, pos := &(*gs.dst)[i], g.Plane, g.Position
-		pp.add(fmt.Sprintf("%s_%03d.png", gs.prefix, i+1), prep.PlaneGroup{Group: g}, nil, dataset.Failure{Kind: gs.kind},
+		pp.add(fmt.Sprintf("%s_%03d.png", gs.prefix, i+1), prep.PlaneGroup{Group: g}, nil, dataset.ImageFailure{Kind: gs.kind},
 			func(img dataset.Image) { *slot = dataset.PlaneGroup{Image: img, Plane: plane, Position: pos} })
 	}
 	for i, err := range failed {
-		pp.add(failedAt[i], nil, err, dataset.Failure{Kind: gs.kind}, func(dataset.Image) {})
+		pp.add(failedAt[i], nil, err, dataset.ImageFailure{Kind: gs.kind}, func(dataset.Image) {})
 	}
 }
 

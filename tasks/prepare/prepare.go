@@ -138,7 +138,7 @@ func (pl *planner) assemble(results []prep.Result) error {
 // compact drops the slots of outputs that failed (listed in Failed, by
 // path).
 func compact(p *dataset.PreparedPatient) {
-	slices.SortStableFunc(p.Failed, func(a, b dataset.Failure) int { return cmp.Compare(a.Path, b.Path) })
+	slices.SortStableFunc(p.Failed, func(a, b dataset.ImageFailure) int { return cmp.Compare(a.Path, b.Path) })
 	p.Panels = slices.DeleteFunc(p.Panels, func(x dataset.Panel) bool { return x.Path == "" })
 	p.Cards = slices.DeleteFunc(p.Cards, func(x dataset.Card) bool { return x.Path == "" })
 	p.TGroups = slices.DeleteFunc(p.TGroups, func(x dataset.PlaneGroup) bool { return x.Path == "" })

@@ -16,18 +16,14 @@ import (
 // How a model's requests reach its engines (issue 17): one dispatcher
 // takes a slot in the pool (first come, first served) for the next request
 // in line and hands the request to a goroutine of its own, which sends it,
-// retries it and journals it. The line is:
-//
-//  1. items whose needs were just answered (a care question, once its own
-//     patient's pathology and MRI answers exist): they wait for nothing
-//     else;
-//  2. the other items, task by task, longest first (rankTasks): the
-//     longest requests start while the engine is full, and the shortest
-//     fill its slots at the end.
-//
-// An item that needs answers not there yet is held until they are; one
-// whose needs ended not run, or were never sent, is a problem, as it was
-// when care questions went after every other answer.
+// retries it and journals it. The line is task by task, longest first
+// (rankTasks): the longest requests start while the engine is full, and
+// the shortest fill its slots at the end. An item that needs answers (a
+// care question, its own patient's pathology and MRI answers; a
+// conversation's turn, the turn before) is held until they exist, then
+// takes its task's place in the line (next): it waits for its own
+// patient's answers and nothing longer, never for every other answer. One
+// whose needs ended not run, or were never sent, is a problem.
 
 // outputWeight is how many prompt tokens one output token weighs in a
 // request's time on the engine: a sequence prefills about 20,000 tokens a

@@ -59,10 +59,17 @@ type Campaign struct {
 	// Models are registry names, each optionally with overrides of any
 	// registry field; an entry not in the registry must define the model.
 	Models []yaml.Node `yaml:"models"`
+	// Judges are the models that judge the generators' free-text answers
+	// (O1's criterion judge), as models entries are written: any registry
+	// model, local or API, with overrides (reasoning_effort, the judge
+	// task's max_tokens). A judge is not one of the models.
+	Judges []yaml.Node `yaml:"judges"`
 
 	// Resolved holds the models after registry lookup, overrides and
 	// defaults, in campaign order. Filled by LoadCampaign.
 	Resolved []Model `yaml:"-"`
+	// ResolvedJudges holds the judges likewise.
+	ResolvedJudges []Model `yaml:"-"`
 	// Dir is the folder relative paths are resolved against.
 	Dir string `yaml:"-"`
 	// File names the campaign file in errors.
@@ -381,68 +388,107 @@ func (c *Campaign) validate(loc locator) error {
 
 func (c *Campaign) resolveModels(loc locator, reg *Registry) error {
 	seen := map[string]bool{}
-	for i := range c.Models {
-		path := fmt.Sprintf("models[%d]", i)
-		node := &c.Models[i]
-		var name string
-		switch node.Kind {
-		case yaml.ScalarNode:
-			name = node.Value
-		case yaml.MappingNode:
-			var head struct {
-				Name string `yaml:"name"`
-			}
-			if err := node.Decode(&head); err != nil {
-				return loc.errorf(path, "%v", err)
-			}
-			name = head.Name
-			if err := checkKnownFields(loc.file, node, reflect.TypeOf(Model{}), path); err != nil {
-				return err
-			}
-		default:
-			return loc.errorf(path, "a model entry is a registry name or a mapping with name and overrides")
+	var err error
+	if c.Resolved, err = c.resolveList(loc, reg, "models", c.Models, seen); err != nil {
+		return err
+	}
+	judges := map[string]bool{}
+	if c.ResolvedJudges, err = c.resolveList(loc, reg, "judges", c.Judges, judges); err != nil {
+		return err
+	}
+	for i := range c.ResolvedJudges {
+		m := &c.ResolvedJudges[i]
+		if !seen[m.Name] {
+			continue
 		}
-		if name == "" {
-			return loc.errorf(path+".name", "every model needs a name")
+		// A generator that also judges is served again (a local one) and
+		// journalled under a name of its own; an API model keeps asking
+		// its endpoint for its own id.
+		if m.Engine.Kind == EngineExternal && m.Engine.APIModel == "" {
+			m.Engine.APIModel = m.Name
 		}
-		if seen[name] {
-			return loc.errorf(path+".name", "model %q is listed twice", name)
-		}
-		seen[name] = true
-		m, ok := reg.Get(name)
-		if !ok {
-			if node.Kind == yaml.ScalarNode {
-				return loc.errorf(path, "model %q is not in the registry; known models: %s", name, strings.Join(reg.Names(), ", "))
-			}
-			m = reg.withDefaults(Model{Name: name})
-		}
-		if node.Kind == yaml.MappingNode {
-			var probe Model
-			if err := node.Decode(&probe); err != nil {
-				return loc.errorf(path, "%v", err)
-			}
-			if probe.Engine.Kind != "" && probe.Engine.Kind != m.Engine.Kind {
-				// Another engine kind: the registry's command, extra
-				// arguments and endpoint belong to the old one.
-				m.Engine = Engine{}
-			}
-			tasks := maps.Clone(m.Tasks)
-			if err := node.Decode(&m); err != nil {
-				return loc.errorf(path, "%v", err)
-			}
-			m.Tasks = overlayTasks(tasks, probe.Tasks)
-			m = reg.withDefaults(m)
-			if len(probe.Engine.Command) > 0 {
-				m.Engine.Command[0] = c.commandPath(m.Engine.Command[0])
-			}
-			c.TaskRefs = append(c.TaskRefs, loc.taskRefs(path+".tasks", probe.Tasks)...)
-		}
-		if err := m.validate(loc, path); err != nil {
-			return err
-		}
-		c.Resolved = append(c.Resolved, m)
+		m.Name += JudgeSuffix
 	}
 	return nil
+}
+
+// JudgeSuffix ends the name a judge is served and journalled under when it
+// is also one of the campaign's generators.
+const JudgeSuffix = "@judge"
+
+// resolveList resolves the model entries of a list field.
+func (c *Campaign) resolveList(loc locator, reg *Registry, field string, nodes []yaml.Node, seen map[string]bool) ([]Model, error) {
+	var out []Model
+	for i := range nodes {
+		m, err := c.resolveModel(loc, reg, fmt.Sprintf("%s[%d]", field, i), &nodes[i], seen)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// resolveModel resolves one model entry: a registry name, or a mapping
+// with a name and overrides.
+func (c *Campaign) resolveModel(loc locator, reg *Registry, path string, node *yaml.Node, seen map[string]bool) (Model, error) {
+	var name string
+	switch node.Kind {
+	case yaml.ScalarNode:
+		name = node.Value
+	case yaml.MappingNode:
+		var head struct {
+			Name string `yaml:"name"`
+		}
+		if err := node.Decode(&head); err != nil {
+			return Model{}, loc.errorf(path, "%v", err)
+		}
+		name = head.Name
+		if err := checkKnownFields(loc.file, node, reflect.TypeOf(Model{}), path); err != nil {
+			return Model{}, err
+		}
+	default:
+		return Model{}, loc.errorf(path, "a model entry is a registry name or a mapping with name and overrides")
+	}
+	if name == "" {
+		return Model{}, loc.errorf(path+".name", "every model needs a name")
+	}
+	if seen[name] {
+		return Model{}, loc.errorf(path+".name", "model %q is listed twice", name)
+	}
+	seen[name] = true
+	m, ok := reg.Get(name)
+	if !ok {
+		if node.Kind == yaml.ScalarNode {
+			return Model{}, loc.errorf(path, "model %q is not in the registry; known models: %s", name, strings.Join(reg.Names(), ", "))
+		}
+		m = reg.withDefaults(Model{Name: name})
+	}
+	if node.Kind == yaml.MappingNode {
+		var probe Model
+		if err := node.Decode(&probe); err != nil {
+			return Model{}, loc.errorf(path, "%v", err)
+		}
+		if probe.Engine.Kind != "" && probe.Engine.Kind != m.Engine.Kind {
+			// Another engine kind: the registry's command, extra
+			// arguments and endpoint belong to the old one.
+			m.Engine = Engine{}
+		}
+		tasks := maps.Clone(m.Tasks)
+		if err := node.Decode(&m); err != nil {
+			return Model{}, loc.errorf(path, "%v", err)
+		}
+		m.Tasks = overlayTasks(tasks, probe.Tasks)
+		m = reg.withDefaults(m)
+		if len(probe.Engine.Command) > 0 {
+			m.Engine.Command[0] = c.commandPath(m.Engine.Command[0])
+		}
+		c.TaskRefs = append(c.TaskRefs, loc.taskRefs(path+".tasks", probe.Tasks)...)
+	}
+	if err := m.validate(loc, path); err != nil {
+		return Model{}, err
+	}
+	return m, nil
 }
 
 // overlayTasks lays a campaign's per-task limits over the model's: a limit

@@ -192,3 +192,33 @@ models:
 		t.Errorf("n_groups = %+v, want the registry's %+v", got.Tasks["n_groups"], want.Tasks["n_groups"])
 	}
 }
+
+func TestCampaignJudges(t *testing.T) {
+	base := "output: out\ndataset: {raw: r, prepared: p}\nmodels: [Qwen3-VL-8B-Instruct]\n"
+	c, err := ParseCampaign("c.yaml", ".", []byte(base+"judges:\n  - name: GPT-OSS-120B\n    reasoning_effort: high\n    tasks: {o1judge: {max_tokens: 4096}}\n  - GPT-5.1\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.ResolvedJudges) != 2 || c.ResolvedJudges[0].ReasoningEffort != "high" || c.ResolvedJudges[0].Tasks["o1judge"].MaxTokens != 4096 ||
+		c.ResolvedJudges[1].Engine.Kind != EngineExternal || len(c.Resolved) != 1 {
+		t.Errorf("judges %+v, models %+v", c.ResolvedJudges, c.Resolved)
+	}
+	both, err := ParseCampaign("c.yaml", ".", []byte(base+"judges: [Qwen3-VL-8B-Instruct]\n"), nil)
+	if err != nil || both.ResolvedJudges[0].Name != "Qwen3-VL-8B-Instruct@judge" || both.Resolved[0].Name != "Qwen3-VL-8B-Instruct" {
+		t.Errorf("a generator that judges: %v, %+v", err, both)
+	}
+	api, err := ParseCampaign("c.yaml", ".", []byte("output: out\ndataset: {raw: r, prepared: p}\nmodels: [GPT-4.1, {name: My-API, engine: {kind: external, base_url: \"http://127.0.0.1:1/v1\"}}]\njudges: [GPT-4.1, {name: My-API, engine: {kind: external, base_url: \"http://127.0.0.1:1/v1\"}}]\n"), nil)
+	if err != nil || api.ResolvedJudges[0].Name != "GPT-4.1@judge" || api.ResolvedJudges[0].Engine.APIModel != "gpt-4.1" ||
+		api.ResolvedJudges[1].Name != "My-API@judge" || api.ResolvedJudges[1].Engine.APIModel != "My-API" {
+		t.Errorf("API generators that judge: %v, %+v", err, api)
+	}
+	for in, want := range map[string]string{
+		"judges: [{name: GPT-OSS-120B, reasoning_effort: max}]\n": "judges[0].reasoning_effort",
+		"judges: [GPT-OSS-120B, GPT-OSS-120B]\n":                  "judges[1].name: model \"GPT-OSS-120B\" is listed twice",
+		"judges: [No-Such-Judge]\n":                               "judges[0]: model \"No-Such-Judge\" is not in the registry",
+	} {
+		if _, err := ParseCampaign("c.yaml", ".", []byte(base+in), nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", in, err, want)
+		}
+	}
+}

@@ -47,6 +47,9 @@ type Model struct {
 	// ChatTemplateKwargs are sent with every request (e.g. enable_thinking:
 	// false for Qwen3.5/3.6).
 	ChatTemplateKwargs map[string]any `yaml:"chat_template_kwargs,omitempty" json:"chat_template_kwargs,omitempty"`
+	// ReasoningEffort is the reasoning_effort a judge's requests ask for
+	// (low, medium or high; none sends none; empty: the judge task's).
+	ReasoningEffort string `yaml:"reasoning_effort,omitempty" json:"reasoning_effort,omitempty"`
 	// MMProcessorKwargs go to --mm-processor-kwargs (max_pixels,
 	// max_dynamic_patch...).
 	MMProcessorKwargs map[string]any `yaml:"mm_processor_kwargs,omitempty" json:"mm_processor_kwargs,omitempty"`

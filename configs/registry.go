@@ -158,6 +158,11 @@ func (m Model) validate(loc locator, path string) error {
 		// The name becomes a folder of the journal and the engine logs.
 		return loc.errorf(path+".name", "%q cannot name a model: it is a folder of its own in the journal; choose another name", m.Name)
 	}
+	switch m.ReasoningEffort {
+	case "", "none", "low", "medium", "high":
+	default:
+		return loc.errorf(path+".reasoning_effort", "%q is not low, medium, high or none", m.ReasoningEffort)
+	}
 	switch m.Engine.Kind {
 	case EngineVLLM, EngineSGLang, EngineSim, EngineWrapper:
 		if m.Engine.Kind != EngineSim && m.Engine.Kind != EngineWrapper && m.HFID == "" {

@@ -35,7 +35,9 @@ func BuildItems(reg *Registry, raw *dataset.Raw, prep *dataset.Prepared, keys []
 	b := &Builder{raw: raw, prepared: prepared}
 	for _, key := range selected {
 		b.task = reg.byKey[key]
-		b.task.Build(b)
+		if b.task.Build != nil {
+			b.task.Build(b)
+		}
 	}
 	return b.items, b.problems, nil
 }
@@ -55,6 +57,9 @@ type Builder struct {
 func (b *Builder) ItemID(patient string, parts ...string) string {
 	return strings.Join(append([]string{b.task.Key, patient}, parts...), "/")
 }
+
+// Consultations are the dataset's O1 cases.
+func (b *Builder) Consultations() []dataset.ConsultCase { return b.raw.Consultations }
 
 // Add adds an item of the task being built.
 func (b *Builder) Add(it Item) {

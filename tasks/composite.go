@@ -92,6 +92,9 @@ func TaskColumn(name, level, task string) Column {
 // Answers is one model's answers to a run's items, as scorers read them:
 // the first repeat of each item.
 type Answers struct {
+	model    string
+	idx      answerIndex
+	judges   map[string][]string
 	reg      *Registry
 	byTask   map[string][]Item
 	patients map[string]*dataset.Patient

@@ -25,6 +25,9 @@ type Item struct {
 	// Care is the care question of a cp_care item, with its episode context.
 	Care    *dataset.CareQuestion  `json:"care,omitempty"`
 	Context []dataset.ContextEntry `json:"context,omitempty"`
+	// Consult is an O1 consultation item's case, question and rubric, and
+	// for a judge's item also the response it judges (consult.go).
+	Consult *Consult `json:"consult,omitempty"`
 	// Excluded items are sent and journaled but never scored.
 	Excluded bool `json:"excluded,omitempty"`
 }

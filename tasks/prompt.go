@@ -33,6 +33,11 @@ type PromptData struct {
 	Context      []dataset.ContextEntry
 	Checkpoint   string
 	Question     string
+	// Case, and for a judge's request Response and Rubric (the signed
+	// criterion), are an O1 item's (Item.Consult).
+	Case     string
+	Response string
+	Rubric   string
 }
 
 // LoadPrompts parses the template of every task of reg (Task.Prompt
@@ -74,6 +79,12 @@ func (p *Prompts) Render(it Item, prior []string) (string, error) {
 		d.Context = it.Context
 		d.Checkpoint = it.Care.Checkpoint
 		d.Question = it.Care.Question
+	}
+	if c := it.Consult; c != nil {
+		d.Case, d.Question = c.Case, c.Question
+		if c.Judged != nil {
+			d.Response, d.Rubric = c.Judged.Response, SignedCriterion(c.Judged.Criterion)
+		}
 	}
 	var b bytes.Buffer
 	if err := t.Execute(&b, d); err != nil {

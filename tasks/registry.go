@@ -138,8 +138,10 @@ func (r *Registry) addTask(t *Task) error {
 		return fmt.Errorf("task registry: a task has no key")
 	case r.byKey[t.Key] != nil:
 		return fmt.Errorf("task registry: task %q is registered twice", t.Key)
-	case t.Build == nil:
+	case t.Build == nil && t.Judges == "":
 		return fmt.Errorf("task registry: task %s has no item builder", t.Key)
+	case t.Build != nil && t.Judges != "":
+		return fmt.Errorf("task registry: judge task %s has an item builder; its items come from the answers of %s", t.Key, t.Judges)
 	case t.Cohort == "":
 		return fmt.Errorf("task registry: task %s names no dataset cohort to build its items from", t.Key)
 	case t.Sim.Answers == nil:

@@ -19,6 +19,7 @@ import (
 	"github.com/npcorch/npcorch/imaging"
 	"github.com/npcorch/npcorch/launcher/simkey"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/extract"
 )
 
 // Request is one prepared request: the item, the exact images sent, the
@@ -121,6 +122,9 @@ func (b RequestBuilder) Build(prompts *Prompts, it Item, repeat int, prior []str
 		StreamOptions:      &openai.StreamOptions{IncludeUsage: true},
 		ChatTemplateKwargs: b.Model.ChatTemplateKwargs,
 	}
+	if j := it.Consult; j != nil && j.Judged != nil {
+		settings.MaxTokens = judgeSettings(&body, b.Model.ReasoningEffort, prompts.tasks[it.Task], j.Judged, settings.MaxTokens)
+	}
 	if usesCompletionTokens(b.Model) {
 		body.MaxCompletionTokens = settings.MaxTokens
 	} else {
@@ -132,6 +136,30 @@ func (b RequestBuilder) Build(prompts *Prompts, it Item, repeat int, prior []str
 	}
 	return &Request{Item: it, Repeat: repeat, Key: key, Prompt: prompt, Prior: prior, Images: images, Body: body, Bytes: total,
 		inline: inline}, nil
+}
+
+// judgeSettings sets a judge's request as the paper ran its judge (the
+// model's reasoning effort, else the task's) at the attempt's rung of
+// JudgeAttempts, and returns its output allowance. Greedy decoding with
+// top-p 1 is every request's: the client sends temperature 0 and top_p 1
+// on the wire (bodyWriter), so the body leaves them unset.
+func judgeSettings(body *openai.ChatCompletionRequest, effort string, task *Task, j *Judged, maxTokens int) int {
+	if effort == "" && task != nil {
+		effort = task.JudgeEffort
+	}
+	if effort != "none" {
+		body.ReasoningEffort = effort
+	}
+	rungs := JudgeAttempts()
+	rung := rungs[min(max(j.Attempt, 0), len(rungs)-1)]
+	if rung.Schema {
+		body.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "verdict", Schema: extract.VerdictSchema(), Strict: true}}
+	}
+	if rung.MaxTokens > 0 {
+		return rung.MaxTokens
+	}
+	return maxTokens
 }
 
 // Images returns the images the model is sent for an item: all of them, or

@@ -24,6 +24,9 @@ type Results struct {
 	// JournalProblems are the journal lines scoring could not use as
 	// written; absent for a clean journal, so its score files do not change.
 	JournalProblems *JournalReport `json:"journal_problems,omitempty"`
+	// Judges are the calibration of each judge model of a judge task
+	// against physician labels, when the dataset has some.
+	Judges []JudgeResults `json:"judges,omitempty"`
 
 	// reg lays out the score table; ScoreRun sets it.
 	reg *Registry
@@ -86,6 +89,9 @@ type ModelResults struct {
 	TStage   *score.TaskScore     `json:"t_stage,omitempty"`
 	Evidence *score.EvidenceScore `json:"evidence,omitempty"`
 	CarePath *score.CarePathScore `json:"carepath,omitempty"`
+	// Rubric holds the judged free-text score (O1 ConsultRubrics) under
+	// each judge that judged the model's answers.
+	Rubric []RubricResult `json:"rubric,omitempty"`
 	// Reliability holds repeated-run measures per task (repeats > 1).
 	Reliability []TaskReliability `json:"reliability,omitempty"`
 }
@@ -107,6 +113,12 @@ type TaskResult struct {
 	Score score.TaskScore `json:"score"`
 }
 
+// RubricResult is a model's rubric score under one judge.
+type RubricResult struct {
+	Judge string        `json:"judge"`
+	Score score.O1Score `json:"score"`
+}
+
 // TaskReliability is one task's repeated-run reliability.
 type TaskReliability struct {
 	Task        string            `json:"task"`
@@ -121,8 +133,9 @@ func ScoreRun(reg *Registry, campaign string, raw *dataset.Raw, items []Item, j 
 	if repeats < 1 {
 		repeats = 1
 	}
+	judges := judgesOf(reg, j)
 	res := &Results{Format: ResultsFormat, Campaign: campaign, Options: opt, Repeats: repeats,
-		JournalProblems: newJournalReport(j.Check(items, models, repeats)), reg: reg}
+		JournalProblems: newJournalReport(CheckJournal(reg, j, items, models, repeats)), reg: reg}
 	idx := indexAnswers(j)
 	patients := map[string]*dataset.Patient{}
 	for i := range raw.Patients {
@@ -136,14 +149,30 @@ func ScoreRun(reg *Registry, campaign string, raw *dataset.Raw, items []Item, j 
 		byTask[it.Task] = append(byTask[it.Task], it)
 	}
 	for _, m := range models {
-		a := &Answers{reg: reg, byTask: byTask, patients: patients, get: idx.getter(m), opt: opt}
+		a := &Answers{model: m, idx: idx, judges: judges, reg: reg, byTask: byTask, patients: patients, get: idx.getter(m), opt: opt}
 		mr, err := scoreModel(a, m, items, idx, repeats)
 		if err != nil {
 			return nil, fmt.Errorf("score %s: %w", m, err)
 		}
 		res.Models = append(res.Models, *mr)
 	}
+	cal, err := calibrate(reg, items, idx, judges, opt)
+	if err != nil {
+		return nil, err
+	}
+	res.Judges = cal
 	return res, nil
+}
+
+// CheckJournal is the journal's check (JournalState.Check) against the
+// run's items and models, and against what the judges of its judge tasks
+// may have judged: their answers at every rung of JudgeAttempts.
+func CheckJournal(reg *Registry, j *JournalState, items []Item, models []string, repeats int) []JournalProblem {
+	checked, known := append(slices.Clone(items), judgeCheckItems(reg, items, j, models)...), slices.Clone(models)
+	for _, js := range judgesOf(reg, j) {
+		known = append(known, js...)
+	}
+	return j.Check(checked, known, repeats)
 }
 
 type answerIndex struct {

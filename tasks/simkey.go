@@ -18,6 +18,9 @@ func BuildSimKey(reg *Registry, b RequestBuilder, prompts *Prompts, items iter.S
 			return nil, err
 		}
 		key.Items = append(key.Items, e)
+		if task, _ := reg.Task(it.Task); task.Sim.More != nil {
+			key.Items = append(key.Items, task.Sim.More(it)...)
+		}
 	}
 	return key, nil
 }
@@ -45,6 +48,6 @@ func simEntry(reg *Registry, b RequestBuilder, prompts *Prompts, it Item) (simke
 		e.Contains = task.Sim.Recognise(it, p)
 	}
 	a := task.Sim.Answers(it)
-	e.Right, e.Wrong, e.Constant = a.Right, a.Wrong, a.Constant
+	e.Right, e.Wrong, e.Constant, e.Parts, e.Verdict = a.Right, a.Wrong, a.Constant, a.Parts, a.Verdict
 	return e, nil
 }

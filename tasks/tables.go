@@ -84,6 +84,7 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	for _, note := range r.reg.Notes() {
 		b.WriteString(note + "\n")
 	}
+	r.writeRubric(&b)
 	if jr := r.JournalProblems; jr != nil {
 		fmt.Fprintf(&b, "\n**Journal problems: %s.** The scores above leave those lines out as described; each is listed in scores.json and by `npcorch score`.\n", jr.Summary())
 	}

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"github.com/npcorch/npcorch/launcher/schedule"
+	"github.com/npcorch/npcorch/launcher/simkey"
 	"github.com/npcorch/npcorch/tasks/extract"
 )
 
@@ -60,6 +61,15 @@ type Task struct {
 	// each needed item's record by item id; it is called for items that
 	// need no answer too.
 	Prior func(it Item, answers map[string]*Record) []string
+	// Judges, on a judge task (O1's rubric judge), is the key of the task
+	// whose answers it judges. A judge task has no Build: its items come
+	// from the journal (JudgeItems, JudgeRetries), and its requests are
+	// greedy (temperature 0, top-p 1) with the reasoning effort
+	// JudgeEffort.
+	Judges string
+	// JudgeEffort is the reasoning_effort a judge task's requests ask
+	// for ("" sends none).
+	JudgeEffort string
 	// Sim says how the simulated engine recognises and answers the task's
 	// requests.
 	Sim Sim
@@ -80,13 +90,21 @@ type Sim struct {
 	// Answers returns an item's right answer, its wrong ones and the
 	// answer of the constant policy.
 	Answers func(it Item) SimAnswers
+	// More, when set, returns further entries an item adds to the sim key
+	// (an O1 item's judge entries, one per criterion: the judge's requests
+	// are made only once the answers exist, after the key is written).
+	More func(it Item) []simkey.Item
 }
 
-// SimAnswers are the answers the simulated engine gives to one item.
+// SimAnswers are the answers the simulated engine gives to one item: a
+// closed answer (Right, Wrong), a free text composed of Parts, or for a
+// judge's item a Verdict on whether its response says Claim.
 type SimAnswers struct {
 	Right    string
 	Wrong    []string
 	Constant string
+	Parts    []simkey.Part
+	Verdict  *simkey.Verdict
 }
 
 // promptName is the template the task renders.

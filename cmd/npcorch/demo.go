@@ -31,8 +31,10 @@ func newDemoCmd() *cobra.Command {
 		Long: `Run the embedded demo end to end: generate a small synthetic NPCBench-shaped
 dataset, prepare its images, plan four models on a fake 8×A800 node (the real
 GPUs when NVML finds some), launch npcorch's simulated engines as real child
-processes (one model with two replicas), run every L3 task and the L6
-CarePath episodes, score, and print the table.
+processes (one model with two replicas), run every L3 task, the L6
+CarePath episodes and O1's consultations (judged criterion by criterion
+by a simulated GPT-OSS-120B once the first model's answers exist), score,
+and print the table.
 
 Everything lands in --out: data/ (raw dataset), prep/ (prepared images and
 manifest), run/ (journal, engine logs, scores.md/.csv/.json). Two runs with

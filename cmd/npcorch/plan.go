@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -184,15 +185,23 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 		fmt.Fprintln(notes, "plan:", note)
 	}
 	var wls []schedule.Workload
+	var after map[string][]string
 	if paperScale {
 		wls, err = campaign.Benchmark().PaperScale(models, tasks)
+		if err == nil && c != nil && len(c.ResolvedJudges) > 0 {
+			var jw []schedule.Workload
+			jw, after, err = campaign.Benchmark().PaperJudging(c.ResolvedJudges, models, tasks)
+			wls = append(wls, jw...)
+			models = append(slices.Clone(models), c.ResolvedJudges...)
+		}
 	} else {
 		var problems campaign.Problems
 		wls, problems, err = campaign.DatasetWorkloads(c)
 		problems.Report(notes)
+		models, after = append(slices.Clone(models), c.ResolvedJudges...), campaign.JudgeAfter(c)
 	}
 	if err != nil {
 		return schedule.Config{}, fmt.Errorf("plan: %w", err)
 	}
-	return schedule.Config{Node: n, Models: models, Workloads: wls}, nil
+	return schedule.Config{Node: n, Models: models, Workloads: wls, After: after}, nil
 }

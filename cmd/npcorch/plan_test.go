@@ -70,6 +70,9 @@ models: [Lingshu-7B, GPT-OSS-120B, HuatuoGPT-o1-7B, Qwen3-30B-A3B, DeepSeek-V3.1
 	reg := campaign.Benchmark()
 	all, text := 0, 0
 	for _, task := range reg.Tasks() {
+		if task.Judges != "" {
+			continue // a judge task's requests are its judges' (PaperJudging)
+		}
 		n := reg.PaperMix(task.Key).Requests
 		all += n
 		if task.Level != "L3" && task.Level != "L6" {
@@ -99,6 +102,42 @@ models: [Lingshu-7B, GPT-OSS-120B, HuatuoGPT-o1-7B, Qwen3-30B-A3B, DeepSeek-V3.1
 	for _, w := range p.Waves {
 		if w.Model != "Lingshu-7B" && w.APIServers != 1 {
 			t.Errorf("wave %d: text model %s runs %d API servers, want 1", w.ID, w.Model, w.APIServers)
+		}
+	}
+}
+
+// TestPlanWithAJudge plans the paper's 30 models with O1 and GPT-OSS-120B
+// judging at TP4: 1,726 judge requests per generator, served again as
+// GPT-OSS-120B@judge, ending after every local generator.
+func TestPlanWithAJudge(t *testing.T) {
+	out, err := runCLI(t, "plan", "-c", "../../configs/campaigns/paper-o1.yaml", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p schedule.Plan
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &p); err != nil {
+		t.Fatalf("plan JSON: %v\n%s", err, out)
+	}
+	var judge *schedule.ModelPlan
+	var lastGenerator schedule.Seconds
+	generators := 0
+	for i, m := range p.Models {
+		if m.Model == "GPT-OSS-120B@judge" {
+			judge = &p.Models[i]
+			continue
+		}
+		generators++
+		lastGenerator = max(lastGenerator, m.WorkEnd)
+	}
+	if judge == nil || generators != 30 || judge.Requests != 1726*30 || judge.Status != schedule.StatusDone {
+		t.Fatalf("judge %+v over %d generators; want 51,780 requests, done", judge, generators)
+	}
+	if judge.WorkEnd <= lastGenerator || !strings.Contains(judge.Note, "needs the answers of 30 model(s)") {
+		t.Errorf("judge ends %v, the last generator's work %v; note %q", judge.WorkEnd, lastGenerator, judge.Note)
+	}
+	for _, w := range p.Waves {
+		if w.Model == judge.Model && w.TP != 4 {
+			t.Errorf("judge wave %+v, want TP4", w)
 		}
 	}
 }

@@ -19,6 +19,7 @@ func newRunCmd() *cobra.Command {
 		resume bool
 		repeat int
 		out    string
+		watch  liveFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run -c CAMPAIGN",
@@ -32,12 +33,22 @@ journal lacks are sent, and re-running a finished campaign sends nothing.
 --resume refuses a folder that holds no run. Relative paths in the campaign
 file are relative to the file; --out is relative to the current folder.
 
+--listen serves a live page of the run (state, progress, engines, GPUs, the
+plan against what happened, ETA), Prometheus metrics at /metrics and the same
+state as JSON at /api/status (docs/live.md). It listens on loopback unless
+the address names another interface; then a token is required, read from
+--token-file or the environment variable NPCORCH_LIVE_TOKEN (never from the
+command line, which other users can read). Without --listen, ` + "`npcorch status`" + `
+shows the same summary from the run folder.
+
 Exit status: 0 when every request is answered; 3 when the run went to its
 end but some requests are not run (the summary groups them by reason);
 130 when interrupted (SIGINT/SIGTERM); 1 for any other error.`,
 		Example: `  npcorch run -c configs/campaigns/a800-sxm-8.yaml
   npcorch run -c my-campaign.yaml --resume
-  npcorch run -c my-campaign.yaml --repeat 3 --out runs/reliability`,
+  npcorch run -c my-campaign.yaml --repeat 3 --out runs/reliability
+  npcorch run -c my-campaign.yaml --listen 9410          # then open http://localhost:9410/
+  NPCORCH_LIVE_TOKEN=... npcorch run -c my-campaign.yaml --listen 0.0.0.0:9410`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
@@ -59,8 +70,12 @@ end but some requests are not run (the summary groups them by reason);
 			if err != nil {
 				return err
 			}
+			ln, err := watch.listen(cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
 			o, err := campaign.Run(cmd.Context(), campaign.Options{Campaign: c, Self: []string{self}, Resume: resume,
-				Out: cmd.OutOrStdout(), Log: cmd.ErrOrStderr(), Progress: cmd.ErrOrStderr()})
+				Out: cmd.OutOrStdout(), Log: cmd.ErrOrStderr(), Progress: cmd.ErrOrStderr(), Live: ln})
 			if o != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "\nrun directory: %s\n", o.RunDir)
 			}
@@ -74,6 +89,7 @@ end but some requests are not run (the summary groups them by reason);
 	cmd.Flags().BoolVar(&resume, "resume", false, "continue a run whose directory already holds a journal")
 	cmd.Flags().IntVar(&repeat, "repeat", 0, "send every request k times (repeated-run reliability); overrides the campaign")
 	cmd.Flags().StringVar(&out, "out", "", "run directory; overrides the campaign's output")
+	watch.add(cmd)
 	return cmd
 }
 

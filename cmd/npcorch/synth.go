@@ -48,6 +48,7 @@ No real patient data is involved.`,
 	f.Int64Var(&opt.Seed, "seed", opt.Seed, "seed of every label and pixel")
 	f.IntVar(&opt.Patients, "patients", opt.Patients, "number of L3 patients (P01..)")
 	f.IntVar(&opt.CarePath, "carepath", opt.CarePath, "number of CarePath patients (C01..)")
+	f.IntVar(&opt.Consultations, "consultations", opt.Consultations, "number of O1 consultation cases (O01..), two questions each")
 	f.IntVar(&opt.ImageSize, "image-size", opt.ImageSize, "MRI slice width and height in pixels")
 	f.IntVar(&opt.SlideWidth, "slide-width", opt.SlideWidth, "pathology slide width in pixels")
 	f.IntVar(&opt.SlideHeight, "slide-height", opt.SlideHeight, "pathology slide height in pixels")

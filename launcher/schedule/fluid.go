@@ -16,6 +16,12 @@ type fluid struct {
 	// served is each replica's seconds of serving weighted by its share
 	// of its GPUs, since it was first ready.
 	served map[ReplicaID]float64
+	// after, total, floor and ended hold the work that depends on other
+	// models' answers (after.go): a dependent model drains no lower than
+	// its floor, and cannot finish while the floor is above 0.
+	after        map[string][]string
+	total, floor map[string]float64
+	ended        map[string]bool
 }
 
 func newFluid() *fluid {
@@ -52,7 +58,7 @@ func (f *fluid) advance(to time.Duration) {
 	f.now = to
 	for _, r := range f.ready {
 		sh := f.share(r)
-		f.remaining[r.Model] = max(0, f.remaining[r.Model]-r.Rate*sh*dt)
+		f.remaining[r.Model] = max(f.floor[r.Model], f.remaining[r.Model]-r.Rate*sh*dt)
 		f.served[r.ID] += sh * dt
 	}
 }
@@ -89,7 +95,7 @@ func (f *fluid) remove(id ReplicaID) bool {
 // eta returns when the model would finish at its current rate.
 func (f *fluid) eta(model string) (time.Duration, bool) {
 	r := f.rate(model)
-	if r <= 0 {
+	if r <= 0 || f.floor[model] > 0 {
 		return 0, false
 	}
 	return f.now + seconds(f.remaining[model], r), true

@@ -218,7 +218,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 	fmt.Fprintf(ew, "naive        %s  (one model at a time, one engine each; %.2f× the makespan)\n", p.Naive, p.Speedup)
 	fmt.Fprintf(ew, "sequential   %s  (one model at a time, best TP × replicas; %.2f× the makespan)\n", p.Sequential, p.SpeedupSequential)
 	for _, m := range p.Models {
-		if m.Note != "" && m.Status != StatusDone {
+		if m.Note != "" {
 			fmt.Fprintf(ew, "%s %s: %s\n", m.Status, m.Model, m.Note)
 		}
 	}

@@ -44,6 +44,10 @@ type Config struct {
 	Models []configs.Model
 	// Workloads give each model's work; a model without one has none.
 	Workloads []Workload
+	// After names, by model, the models whose answers its work needs (a
+	// judge's): it starts once one of them has ended and cannot end
+	// before all of them (after.go).
+	After     map[string][]string
 	Estimator Estimator
 	Policy    Policy
 }
@@ -72,10 +76,12 @@ type liveReplica struct {
 }
 
 type modelState struct {
-	m    configs.Model
-	w    Workload
-	mix  mix
-	work float64
+	m configs.Model
+	w Workload
+	// after are the models whose answers its work needs (Config.After).
+	after []string
+	mix   mix
+	work  float64
 	// speed is guess × e^logFactor: the registry's speed corrected by
 	// the measured factor the plan uses now.
 	speed, guess, logFactor float64
@@ -195,6 +201,9 @@ func New(cfg Config, fx Effects) (*Scheduler, error) {
 		ms.status = StatusPending
 		ms.opts = res.Options
 		s.rankIdle(ms)
+	}
+	if err := s.dependencies(); err != nil {
+		return nil, err
 	}
 	s.bounds = s.computeBounds()
 	for _, ms := range s.models {
@@ -436,22 +445,29 @@ func (s *Scheduler) finished(ms *modelState) {
 // waves and retries for waiting models in priority order, then extra
 // replicas for running ones.
 func (s *Scheduler) schedule() {
+	s.noteEnded()
 	s.scaleOutLate()
 	idle := s.liveCount() == 0
-	for _, ms := range s.models {
-		if ms.status == StatusPending {
-			s.tryStart(ms, idle)
-			idle = idle && s.liveCount() == 0
+	// Independent models first; then the dependent ones with answers to
+	// work on, on what GPUs are left.
+	for _, dependent := range []bool{false, true} {
+		for _, ms := range s.models {
+			if ms.status == StatusPending && ms.dependent() == dependent && !s.fluid.waiting(ms.m.Name) {
+				if s.tryStart(ms, idle) && dependent && ms.note == "" {
+					ms.note = s.dependentNote(ms)
+				}
+				idle = idle && s.liveCount() == 0
+			}
 		}
 	}
 	if !s.cfg.Policy.NoScaleOut && !s.anyPending() {
 		s.scaleOut()
 	}
-	if s.liveCount() > 0 {
+	if s.yieldIdle() || s.liveCount() > 0 {
 		return
 	}
 	for _, ms := range s.models {
-		if ms.status == StatusPending {
+		if ms.status == StatusPending && !s.fluid.waiting(ms.m.Name) {
 			// Nothing runs and it still cannot start: it never will.
 			res := placement.Evaluate(ms.m, s.view(), s.constraints(placement.Constraints{Avoid: ms.avoid}))
 			note := "no GPU set left to try: " + rejectionSummary(res.Rejections)
@@ -460,6 +476,10 @@ func (s *Scheduler) schedule() {
 			}
 			s.giveUp(ms, note)
 		}
+	}
+	s.noteEnded()
+	if slices.ContainsFunc(s.models, func(ms *modelState) bool { return ms.status == StatusPending && !s.fluid.waiting(ms.m.Name) }) {
+		s.schedule() // models given up have let dependent ones start
 	}
 }
 

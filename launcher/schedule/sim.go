@@ -33,6 +33,9 @@ type Simulator struct {
 	seq      int
 	live     map[ReplicaID]*simReplica
 	finishAt map[string]int // model → seq of its pending EventFinished
+	// idleAt: dependent model → seq of the EventProgress that reports it
+	// has worked through the answers there are (after.go).
+	idleAt map[string]int
 }
 
 type simReplica struct {
@@ -50,7 +53,7 @@ type simReplica struct {
 func NewSimulator(cfg Config) *Simulator {
 	sim := &Simulator{
 		est: cfg.Estimator, models: map[string]configs.Model{}, f: newFluid(),
-		live: map[ReplicaID]*simReplica{}, finishAt: map[string]int{},
+		live: map[ReplicaID]*simReplica{}, finishAt: map[string]int{}, idleAt: map[string]int{},
 	}
 	for _, m := range cfg.Models {
 		if _, dup := sim.models[m.Name]; !dup {
@@ -60,6 +63,18 @@ func NewSimulator(cfg Config) *Simulator {
 	}
 	for _, w := range cfg.Workloads {
 		sim.f.remaining[w.Model] += cfg.Estimator.Work(w)
+	}
+	for _, name := range sim.names {
+		if after := cfg.After[name]; len(after) > 0 {
+			sim.f.dependsOn(name, after, sim.f.remaining[name])
+		}
+	}
+	for _, name := range sim.names {
+		// Answers that come beside the schedule (an external model's), or
+		// not at all (no work), are all in from the start.
+		if sim.models[name].Engine.Kind == configs.EngineExternal || sim.f.remaining[name] <= 0 {
+			sim.f.end(name)
+		}
 	}
 	sim.truth = newTruthState(cfg)
 	return sim
@@ -100,8 +115,12 @@ func (sim *Simulator) StopReplica(r Assignment) {
 	sim.push(sim.f.now+sim.est.StopTime(), Event{Kind: EventStopped, Replica: r.ID, Model: r.Model, Index: r.Index})
 }
 
-// AbandonModel implements Effects: a simulated model's work simply stops.
-func (sim *Simulator) AbandonModel(model, why string) {}
+// AbandonModel implements Effects: a simulated model's work simply stops,
+// and the work that waited for its answers goes on without them.
+func (sim *Simulator) AbandonModel(model, why string) {
+	sim.f.end(model)
+	sim.reschedule()
+}
 
 // Next advances the virtual clock to the next event and returns it. It
 // fails when nothing is left to happen, which means the scheduler waits for
@@ -132,6 +151,8 @@ func (sim *Simulator) Next(ctx context.Context) (Event, error) {
 		case EventFinished:
 			sim.f.remaining[it.ev.Model] = 0
 			delete(sim.finishAt, it.ev.Model)
+			sim.f.end(it.ev.Model)
+			sim.reschedule() // the work that waited for its answers
 		}
 		return it.ev, nil
 	}
@@ -157,6 +178,25 @@ func (sim *Simulator) reschedule() {
 		if at, ok := sim.f.eta(name); ok {
 			sim.finishAt[name] = sim.push(at, Event{Kind: EventFinished, Model: name})
 		}
+	}
+	sim.rescheduleIdle()
+}
+
+// rescheduleIdle recomputes when each dependent model will have worked
+// through the answers there are, and reports it then as its progress (so
+// the scheduler can see it idle).
+func (sim *Simulator) rescheduleIdle() {
+	for _, name := range sim.names {
+		if seq, ok := sim.idleAt[name]; ok {
+			sim.q.cancel(seq)
+			delete(sim.idleAt, name)
+		}
+		floor, rate := sim.f.floor[name], sim.f.rate(name)
+		if floor <= 0 || rate <= 0 || sim.f.remaining[name] <= floor {
+			continue
+		}
+		done := 1 - floor/sim.f.total[name]
+		sim.idleAt[name] = sim.push(sim.f.now+seconds(sim.f.remaining[name]-floor, rate), Event{Kind: EventProgress, Model: name, Done: done})
 	}
 }
 

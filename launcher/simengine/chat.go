@@ -19,13 +19,15 @@ const maxBodyBytes = 512 << 20
 // chatRequest is the part of an OpenAI chat completion request the
 // simulation reads; every other field is accepted and ignored.
 type chatRequest struct {
-	Model               string         `json:"model"`
-	Messages            []chatMessage  `json:"messages"`
-	Stream              bool           `json:"stream"`
-	StreamOptions       *streamOptions `json:"stream_options"`
-	MaxTokens           *int           `json:"max_tokens"`
-	MaxCompletionTokens *int           `json:"max_completion_tokens"`
-	ChatTemplateKwargs  map[string]any `json:"chat_template_kwargs"`
+	Model               string          `json:"model"`
+	Messages            []chatMessage   `json:"messages"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *streamOptions  `json:"stream_options"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"`
+	ResponseFormat      json.RawMessage `json:"response_format"`
+	ReasoningEffort     json.RawMessage `json:"reasoning_effort"`
 }
 
 type streamOptions struct {
@@ -89,6 +91,14 @@ func (e *engine) handleChat(w http.ResponseWriter, r *http.Request) {
 		e.fail(w, http.StatusBadRequest, "messages: at least one message is required")
 		return
 	}
+	structured, err := structuredOutput(req.ResponseFormat)
+	if err == nil {
+		err = checkReasoningEffort(req.ReasoningEffort)
+	}
+	if err != nil {
+		e.failRequest(w, err)
+		return
+	}
 	p, err := e.readPrompt(req.Messages)
 	if err != nil {
 		e.failRequest(w, err)
@@ -103,7 +113,7 @@ func (e *engine) handleChat(w http.ResponseWriter, r *http.Request) {
 	if v, ok := req.ChatTemplateKwargs["enable_thinking"].(bool); ok && !v {
 		think = false
 	}
-	out := e.generate(e.answer(p), think, maxTokens)
+	out := e.generate(e.answer(p, structured), think, maxTokens)
 	e.serve(w, r, &req, p, out)
 }
 
@@ -212,22 +222,51 @@ func (e *engine) outputBudget(req *chatRequest, promptTokens int) (int, error) {
 	return *mt, nil
 }
 
-// answer picks the reply for a prompt from the sim key and the policy.
-func (e *engine) answer(p *prompt) string {
+// answer picks the reply for a prompt from the sim key and the policy: a
+// verdict for a judge's item, a composed text for an item with parts, one
+// of its answers otherwise. Under structured outputs the reply is a JSON
+// object (constrained).
+func (e *engine) answer(p *prompt, structured bool) string {
 	it := e.key.Match(p.fingerprint, p.text)
-	if it == nil {
+	var ans string
+	switch {
+	case it == nil:
 		fp := p.fingerprint
 		if fp == "" {
 			fp = "none"
 		}
 		e.log.vllm("WARNING", "sim_engine.py:1", "no sim-key item matches the request (images fingerprint %s, %d image(s)); answering garbage", fp, p.images)
-		return garbage(fp + "|" + p.text)
+		ans = garbage(fp + "|" + p.text)
+	case it.Verdict != nil:
+		ans = e.o.Policy.verdict(e.o.Seed, e.o.ServedName, it, p.text, structured)
+	case len(it.Parts) > 0:
+		ans = e.o.Policy.compose(e.o.Seed, e.o.ServedName, it)
+	default:
+		ans = e.o.Policy.answer(e.o.Seed, e.o.ServedName, it)
 	}
-	return e.o.Policy.answer(e.o.Seed, e.o.ServedName, it)
+	if structured {
+		return constrained(ans, it)
+	}
+	return ans
 }
 
 // thinking is the reasoning the simulated model writes before its answer.
 const thinking = "Let me look at each image in turn, note the findings that matter for this question, and weigh them before I answer."
+
+// thought is the reasoning written before each answer: the thinking
+// sentence, repeated up to --sim-reasoning-tokens tokens when that is set
+// (a model that reasons at length, and whose answer a small output budget
+// cuts off).
+func (e *engine) thought() string {
+	if e.o.ReasoningTokens <= 0 {
+		return thinking
+	}
+	var b strings.Builder
+	for b.Len() < 4*e.o.ReasoningTokens {
+		b.WriteString(thinking + " ")
+	}
+	return string([]rune(b.String())[:4*e.o.ReasoningTokens])
+}
 
 // piece is one streamed delta: a few tokens of reasoning or of content.
 type piece struct {
@@ -247,11 +286,12 @@ type output struct {
 // --sim-chunk-tokens tokens (a token is 4 runes), cut at maxTokens.
 func (e *engine) generate(answer string, think bool, maxTokens int) output {
 	var segs []piece
+	thought := e.thought()
 	switch {
 	case think && e.o.ReasoningParse != "":
-		segs = []piece{{reasoning: true, text: thinking}, {text: answer}}
+		segs = []piece{{reasoning: true, text: thought}, {text: answer}}
 	case think:
-		segs = []piece{{text: "<think>\n" + thinking + "\n</think>\n\n" + answer}}
+		segs = []piece{{text: "<think>\n" + thought + "\n</think>\n\n" + answer}}
 	default:
 		segs = []piece{{text: answer}}
 	}

@@ -12,9 +12,14 @@
 // process group (like EngineCore/Worker_TP*). Its latency follows token
 // counts and configured speeds, with at most --max-num-seqs requests running.
 // Its answers come from a sim key file (package launcher/simkey) and a
-// policy (right=P with Decide, oracle, constant, garbage), and faults
-// (--sim-fault, POST /sim/fault) make it crash, hang, answer 503 or put
-// errors inside a stream.
+// policy (right=P with Decide, oracle, constant, garbage): a closed answer,
+// a free text composed of an item's parts (each said or not by its own
+// draw, compose.go), or a judge's JSON verdict on whether the response the
+// request shows says a claim (wrong with the policy's complement, drawn per
+// response). A response_format of json_object or json_schema is honoured as
+// vLLM's structured outputs: the answer is forced into a JSON object
+// (format.go). Faults (--sim-fault, POST /sim/fault) make it crash, hang,
+// answer 503 or put errors inside a stream.
 //
 // Main is the entry point; a process running it re-executes its own binary
 // for the workers (SelfEnv says how). The package must not touch anything

@@ -29,3 +29,20 @@ func FuzzParseOptions(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRequestShape: response_format and reasoning_effort of any shape are
+// accepted or refused with an error, never a panic; what is accepted as
+// structured forces a JSON object.
+func FuzzRequestShape(f *testing.F) {
+	for _, s := range []string{`{"type":"json_schema","json_schema":{"name":"v","schema":{"type":"object"}}}`, `{"type":"text"}`,
+		`{"type":"json_object"}`, `null`, `[]`, `{"type":"json_schema","json_schema":{"schema":1}}`, `"medium"`, `{`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		structured, err := structuredOutput(raw)
+		if err == nil && structured && !isJSONObject(constrained("not json", nil)) {
+			t.Fatalf("structured output %s does not force a JSON object", raw)
+		}
+		_ = checkReasoningEffort(raw)
+	})
+}

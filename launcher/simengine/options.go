@@ -49,6 +49,7 @@ type options struct {
 	Policy          policy
 	Seed            int64
 	Reasoning       bool
+	ReasoningTokens int
 	Workers         int
 	WorkerNoSIGTERM bool
 	OrphanWorkers   bool
@@ -122,6 +123,7 @@ func newFlagSet(o *options) (*pflag.FlagSet, *rawFlags) {
 	fs.StringVar(&raw.policy, "sim-policy", "oracle", "answer policy: right=P, oracle, constant or garbage")
 	fs.Int64Var(&o.Seed, "sim-seed", 0, "seed of the right/wrong decisions")
 	fs.BoolVar(&o.Reasoning, "sim-reasoning", false, "think before answering (delta.reasoning, or <think> in content without --reasoning-parser)")
+	fs.IntVar(&o.ReasoningTokens, "sim-reasoning-tokens", 0, "with --sim-reasoning, think this many tokens before each answer (default: one sentence)")
 	fs.IntVar(&o.Workers, "sim-workers", -1, "worker child processes (default --tensor-parallel-size)")
 	fs.BoolVar(&o.WorkerNoSIGTERM, "sim-worker-ignore-sigterm", false, "workers ignore SIGTERM (only SIGKILL ends them)")
 	fs.BoolVar(&o.OrphanWorkers, "sim-orphan-workers", false, "workers survive the engine's death (vLLM #55510)")
@@ -211,6 +213,7 @@ func (o *options) check(raw *rawFlags) error {
 		{"--sim-image-tokens", o.ImageTokens, 0},
 		{"--sim-chunk-tokens", o.ChunkTokens, 1},
 		{"--sim-kv-tokens", o.KVTokens, 0},
+		{"--sim-reasoning-tokens", o.ReasoningTokens, 0},
 	} {
 		if c.v < c.min {
 			return argErrorf("argument %s: must be at least %d, got %d", c.name, c.min, c.v)

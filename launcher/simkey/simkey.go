@@ -36,11 +36,61 @@ type Item struct {
 	// Contains, when non-empty, must be a substring of the request's text
 	// (every text part of every message, joined by "\n").
 	Contains string `json:"contains,omitempty"`
+	// Also are further substrings the request's text must contain, all
+	// of them (the parts of a prompt around a text that varies).
+	Also []string `json:"also,omitempty"`
 	// Right is the correct answer, Wrong the incorrect ones, Constant the
 	// answer of the constant policy.
 	Right    string   `json:"right"`
 	Wrong    []string `json:"wrong,omitempty"`
 	Constant string   `json:"constant,omitempty"`
+	// Parts, when set, compose the answer statement by statement instead
+	// of Right and Wrong: a free-text answer that meets some criteria and
+	// misses others (see Part).
+	Parts []Part `json:"parts,omitempty"`
+	// Verdict, when set, makes the item a judge's: its answer is a verdict
+	// on the text the request shows (see Verdict).
+	Verdict *Verdict `json:"verdict,omitempty"`
+}
+
+// Part is one statement of a composed answer. The simulated engine says
+// a right part with the probability its policy gives a right answer, and
+// a wrong part (an error) with the complement, each decided on its own
+// from the item's and the part's id; the oracle says every right part
+// and no wrong one.
+type Part struct {
+	ID    string `json:"id"`
+	Text  string `json:"text"`
+	Right bool   `json:"right"`
+}
+
+// Verdict is what a judge item judges: whether the response the request
+// shows says Claim (a statement of a composed answer). The response is
+// the request's text after the first From and before the next To (the
+// headings around it in the judge's prompt; an empty one is the text's
+// start or end). The right verdict is criteria_met true when the
+// response contains Claim, false otherwise; the engine answers it as
+// JSON {"explanation", "criteria_met"}.
+type Verdict struct {
+	Claim string `json:"claim"`
+	From  string `json:"from,omitempty"`
+	To    string `json:"to,omitempty"`
+}
+
+// Response is the part of a judge's request text the verdict is on: after
+// the first From, before the next To; "" when From is not there.
+func (v *Verdict) Response(text string) string {
+	if v.From != "" {
+		_, after, ok := strings.Cut(text, v.From)
+		if !ok {
+			return ""
+		}
+		text = after
+	}
+	if v.To != "" {
+		text, _, _ = strings.Cut(text, v.To)
+	}
+	return text
 }
 
 // Fingerprint identifies the images of one request, in order: the
@@ -79,6 +129,9 @@ func Load(path string) (*Key, error) {
 		if it.Images != "" && !isHexSHA256(it.Images) {
 			return nil, fmt.Errorf("sim key %s: item %s: images %q is not a lowercase hex sha256 fingerprint", path, it.ID, it.Images)
 		}
+		if it.Verdict != nil && it.Verdict.Claim == "" {
+			return nil, fmt.Errorf("sim key %s: item %s: a verdict needs the claim it looks for", path, it.ID)
+		}
 	}
 	return &k, nil
 }
@@ -96,18 +149,27 @@ func (k *Key) Write(path string) error {
 }
 
 // Match returns the first item whose fingerprint equals images and whose
-// Contains (if any) occurs in text, or nil.
+// Contains and Also (if any) all occur in text, or nil.
 func (k *Key) Match(images, text string) *Item {
 	if k == nil {
 		return nil
 	}
 	for i := range k.Items {
 		it := &k.Items[i]
-		if it.Images == images && (it.Contains == "" || strings.Contains(text, it.Contains)) {
+		if it.Images == images && (it.Contains == "" || strings.Contains(text, it.Contains)) && containsAll(text, it.Also) {
 			return it
 		}
 	}
 	return nil
+}
+
+func containsAll(text string, subs []string) bool {
+	for _, s := range subs {
+		if !strings.Contains(text, s) {
+			return false
+		}
+	}
+	return true
 }
 
 func isHexSHA256(s string) bool {

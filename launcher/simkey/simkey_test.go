@@ -56,11 +56,45 @@ func TestKeyMatch(t *testing.T) {
 	}
 }
 
+func TestKeyMatchNeedsEveryAlso(t *testing.T) {
+	k := &Key{Items: []Item{
+		{ID: "judge", Contains: "Rubric: A", Also: []string{"Question 1", "evaluating"}, Right: "j"},
+		{ID: "answer", Contains: "Question 1", Right: "a"},
+	}}
+	for text, want := range map[string]string{
+		"evaluating. Question 1. Rubric: A": "judge",
+		"Question 1. Rubric: A":             "answer",
+		"Question 1":                        "answer",
+	} {
+		if got := k.Match("", text); got == nil || got.ID != want {
+			t.Errorf("Match(%q) = %v, want %s", text, got, want)
+		}
+	}
+}
+
+func TestVerdictResponse(t *testing.T) {
+	v := &Verdict{Claim: "x", From: "Response:", To: "Rubric Item:"}
+	for text, want := range map[string]string{
+		"Case: c Response: says x Rubric Item: x": " says x ",
+		"Response: no rubric heading":             " no rubric heading",
+		"no response heading Rubric Item: x":      "",
+	} {
+		if got := v.Response(text); got != want {
+			t.Errorf("Response(%q) = %q, want %q", text, got, want)
+		}
+	}
+	if got := (&Verdict{Claim: "x"}).Response("whole text"); got != "whole text" {
+		t.Errorf("no headings: %q, want the whole text", got)
+	}
+}
+
 func TestWriteLoad(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "key.json")
 	k := &Key{Format: Format, Items: []Item{
 		{ID: "pathology/P01", Images: Fingerprint([]string{hexSHA("img")}), Contains: "overview", Right: "1", Wrong: []string{"0"}, Constant: "1"},
 		{ID: "care/P01/q1", Right: "Answer: B"},
+		{ID: "o1/C01/Q1", Contains: "Q1", Also: []string{"consultation"}, Parts: []Part{{ID: "p1", Text: "Say it.", Right: true}, {ID: "m1", Text: "Err."}}},
+		{ID: "o1judge/C01/Q1/p1", Contains: "Say it", Verdict: &Verdict{Claim: "Say it.", From: "Response:", To: "Rubric"}},
 	}}
 	if err := k.Write(path); err != nil {
 		t.Fatal(err)
@@ -82,6 +116,7 @@ func TestLoadErrors(t *testing.T) {
 		"unknown": {`{"format":"npcorch-simkey/1","items":[{"id":"a","rigth":"x"}]}`, `unknown field "rigth"`},
 		"fp":      {`{"format":"npcorch-simkey/1","items":[{"id":"a","images":"ABC"}]}`, "item a: images"},
 		"id":      {`{"format":"npcorch-simkey/1","items":[{"right":"x"}]}`, "item 0 has no id"},
+		"claim":   {`{"format":"npcorch-simkey/1","items":[{"id":"j","verdict":{"from":"R"}}]}`, "item j: a verdict needs the claim"},
 	} {
 		path := filepath.Join(dir, name+".json")
 		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/live"
 	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
@@ -60,6 +61,10 @@ type Options struct {
 	// progress and each replica's measured speed (0 = 1 min); a replica
 	// that stops reports its last speed sample then.
 	MeasureInterval time.Duration
+	// Live, when set, serves the live page, metrics and JSON while the
+	// run lasts (package live); Run closes it. RUN/status.json is written
+	// either way.
+	Live *live.Listener
 }
 
 // Meta is RUN/run.json: what `npcorch score` needs to recompute the scores
@@ -101,8 +106,11 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 // Run runs the campaign to the end, or until ctx ends: then every engine is
 // stopped and verified gone, the journal is synced, and the scores of what
 // was answered are written (provisional where items are missing).
-func Run(ctx context.Context, opt Options) (*Outcome, error) {
+func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	c := opt.Campaign
+	if opt.Live != nil {
+		defer opt.Live.Close() // a listener never served; Serve's server closes it too
+	}
 	if err := checkFakeNode(c); err != nil {
 		return nil, err
 	}
@@ -134,6 +142,11 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 			return nil, fmt.Errorf("%s already holds a journal of %d requests; pass --resume to continue it, or choose another output directory", runDir, len(st.Records))
 		}
 	}
+	hub, srv, err := startLive(opt, runDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { stopLive(opt.Log, hub, srv, live.Ended{State: endState(ctx, err), Err: err}) }()
 	b, err := LoadBench(reg, src)
 	if err != nil {
 		return nil, err
@@ -143,7 +156,7 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 		return nil, err
 	}
 	b.Problems.Report(opt.Log)
-	out := &Outcome{RunDir: runDir, Problems: b.Problems}
+	out = &Outcome{RunDir: runDir, Problems: b.Problems}
 	meta := Meta{Campaign: c.Name, Raw: abs(src.Raw), Prepared: abs(src.Prepared), Tasks: src.Tasks, Repeats: c.Repeat, Seed: c.Seed, Node: c.Node}
 	for _, m := range c.Resolved {
 		meta.Models = append(meta.Models, m.Name)
@@ -155,6 +168,10 @@ func Run(ctx context.Context, opt Options) (*Outcome, error) {
 	d, err := newDriver(ctx, opt, runDir, src.Prepared, reg, prompts, b.Items)
 	if err != nil {
 		return nil, err
+	}
+	d.live = hub
+	if srv != nil {
+		srv.SetGPUs(d.gpuCollector(ctx))
 	}
 	runErr := d.run(ctx)
 	out.Summaries, out.Plan = d.summaries(), d.plan

@@ -207,6 +207,9 @@ func TestCampaignEndToEndScoresFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 		want := expect(raw, 11, m.Model, policies[m.Model])
 		got := map[string]float64{}
 		for _, col := range Benchmark().Table() {
+			if col.Level == "O1" {
+				continue // O1 is scored by a judge, and this campaign has none
+			}
 			s, complete := col.Pick(m)
 			if s == nil || !complete {
 				t.Fatalf("%s %s: no complete score", m.Model, col.Name)

@@ -20,6 +20,7 @@ import (
 	"github.com/npcorch/npcorch/launcher/placement"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/live"
 )
 
 // driver carries one run: it sets up the node, the backend, the client
@@ -41,10 +42,18 @@ type driver struct {
 	journal  *tasks.Journal
 	imgLimit launcher.ImageLimits
 	// answered counts, per model and task, the requests the journal
-	// answered before this run: their share of the work is done.
+	// answered before this run: their share of the work is done; before
+	// are those records, for the live view.
 	answered map[string]map[string]int
+	before   []tasks.Record
+	// live is the run's status hub (nil in unit tests): the loop posts
+	// what happens to it.
+	live *live.Hub
 	// est turns workloads into work, as the scheduler counts it.
 	est schedule.Estimator
+	// after holds, by judge, the generators whose answers it judges
+	// (judge.go); nil without judges.
+	after map[string][]string
 	// now is the run's clock; measure ticks when the scheduler is due
 	// each model's progress and each replica's speed.
 	now     func() time.Time
@@ -100,6 +109,9 @@ func (d *driver) prepare(prompts *tasks.Prompts) error {
 	if err := d.resolveModels(prompts); err != nil {
 		return err
 	}
+	if err := d.resolveJudges(prompts); err != nil {
+		return err
+	}
 	d.client = tasks.NewClient(d.opt.Campaign.Client)
 	return d.openRunner(prompts)
 }
@@ -142,8 +154,13 @@ func (d *driver) openRunner(prompts *tasks.Prompts) error {
 	if err != nil {
 		return err
 	}
-	reportJournal(opt.Log, state, c, d.items)
+	reportJournal(opt.Log, d.reg, state, c, d.items)
 	d.answered = answeredBefore(state)
+	for _, rec := range state.Records {
+		if rec.Status == tasks.StatusAnswered {
+			d.before = append(d.before, rec)
+		}
+	}
 	progress := opt.Progress
 	if progress == nil {
 		progress = io.Discard
@@ -273,6 +290,15 @@ func (d *driver) run(ctx context.Context) error {
 		local = append(local, m)
 		workloads = append(workloads, workload(m, itemsFor(d.items, m).Items(), c.Repeat)...)
 	}
+	for _, j := range c.ResolvedJudges {
+		j = d.models[j.Name]
+		if j.Engine.Kind == configs.EngineExternal {
+			external = append(external, j)
+			continue
+		}
+		local = append(local, j)
+		workloads = append(workloads, judgeWorkload(d.items, c.Resolved, j, d.judgeTask()))
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopSampler := d.startSampler(ctx)
@@ -283,6 +309,10 @@ func (d *driver) run(ctx context.Context) error {
 		d.measure = t.C
 	}
 	l := newLoop(ctx, d)
+	if d.live != nil {
+		d.live.Post(d.begin(l.start))
+		defer d.postPlan(ctx, local, workloads)()
+	}
 	err := l.run(local, workloads, external)
 	d.sums, d.spans = l.sums, l.spans
 	if d.plan != nil {
@@ -374,7 +404,7 @@ func (d *driver) startSampler(ctx context.Context) (stop func()) {
 	enc := json.NewEncoder(f)
 	go func() {
 		defer close(done)
-		if err := s.Run(ctx, func(smp gpu.Sample) error { return enc.Encode(smp) }); err != nil && ctx.Err() == nil {
+		if err := s.Run(ctx, func(smp gpu.Sample) error { d.live.Post(live.Sampled{Sample: smp}); return enc.Encode(smp) }); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(d.opt.Log, "gpu sampler stopped: %v\n", err)
 		}
 	}()
@@ -383,7 +413,7 @@ func (d *driver) startSampler(ctx context.Context) (stop func()) {
 
 func (d *driver) summaries() []tasks.Summary {
 	var out []tasks.Summary
-	for _, m := range d.opt.Campaign.Resolved {
+	for _, m := range append(slices.Clone(d.opt.Campaign.Resolved), d.opt.Campaign.ResolvedJudges...) {
 		if s, ok := d.sums[m.Name]; ok {
 			out = append(out, s)
 		}

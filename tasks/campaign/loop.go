@@ -13,6 +13,7 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/live"
 )
 
 // loop is a run's changing state: the scheduler, every replica it
@@ -39,6 +40,7 @@ type loop struct {
 	calls    int             // backend calls not reported yet
 	progress map[string]*modelProgress
 	sums     map[string]tasks.Summary
+	judges   map[string]chan int // each judge's count of generators left (judge.go)
 	spans    []gpu.Span
 	// err ends the loop: the scheduler refused an event, or the run was
 	// interrupted; extErr joins the external models' errors.
@@ -109,7 +111,8 @@ func newLoop(ctx context.Context, d *driver) *loop {
 	ctx, cancel := context.WithCancel(ctx)
 	return &loop{d: d, ctx: ctx, cancel: cancel, start: d.now(), inbox: make(chan message), done: make(chan struct{}),
 		engines: map[schedule.ReplicaID]*engine{}, byMember: map[string]*engine{}, pools: map[string]*tasks.Pool{},
-		runners: map[string]bool{}, progress: map[string]*modelProgress{}, sums: map[string]tasks.Summary{}}
+		runners: map[string]bool{}, progress: map[string]*modelProgress{}, sums: map[string]tasks.Summary{},
+		judges: map[string]chan int{}}
 }
 
 // onRecord tells the loop of a journaled request (ModelRun.OnRecord).
@@ -153,7 +156,7 @@ func (l *loop) run(local []configs.Model, workloads []schedule.Workload, externa
 func (l *loop) begin(local []configs.Model, workloads []schedule.Workload) error {
 	c := l.d.opt.Campaign
 	s, err := schedule.New(schedule.Config{Node: l.d.node, Models: local, Workloads: workloads, Estimator: l.d.est,
-		Policy: schedule.Policy{MaxStartFailures: c.Launch.MaxStartFailures}}, effects{l})
+		Policy: schedule.Policy{MaxStartFailures: c.Launch.MaxStartFailures}, After: l.d.localAfter(local)}, effects{l})
 	if err != nil {
 		return err
 	}
@@ -253,6 +256,7 @@ func (e effects) StartReplica(a schedule.Assignment) {
 	en := &engine{a: a, member: tasks.MemberName(a.Model, a.Index), cancel: cancel}
 	l.engines[a.ID] = en
 	l.byMember[en.member] = en
+	l.d.live.Post(live.Assigned{Model: a.Model, Replica: a.Index, TP: a.TP, GPUs: slices.Clone(a.GPUs), At: l.d.now()})
 	l.calls++
 	go func() {
 		ep, err := l.d.backend.Start(ctx, spec)
@@ -289,6 +293,7 @@ func (e effects) AbandonModel(model, why string) {
 	l := e.l
 	why = firstLine(why)
 	fmt.Fprintf(l.d.opt.Log, "model %s abandoned: %s\n", model, why)
+	l.d.live.Post(live.ModelEnded{Model: model, Abandoned: why})
 	l.pool(model).Close(fmt.Sprintf("model %s is not served: %s", model, why))
 	l.startRunner(model)
 }
@@ -386,6 +391,7 @@ func (l *loop) end(en *engine, err error) {
 // waited for ever: issue 12).
 func (l *loop) onEngineEvent(ev launcher.ReplicaEvent) {
 	fmt.Fprintf(l.d.opt.Log, "engine %s\n", ev)
+	l.d.live.Post(live.EngineEvent{ReplicaEvent: ev})
 	en := l.byMember[tasks.MemberName(ev.Model, ev.Replica)]
 	if en == nil {
 		return // not the campaign's, or already ended
@@ -441,6 +447,11 @@ func (l *loop) startRunner(model string) {
 	l.runners[model] = true
 	l.running++
 	m, pool := l.d.models[model], l.pool(model)
+	if l.d.isJudge(model) {
+		go pool.WatchMetrics(l.ctx, &http.Client{Timeout: 2 * time.Second}, tasks.ScrapeEvery)
+		l.startJudge(m, pool, false)
+		return
+	}
 	go func() {
 		go pool.WatchMetrics(l.ctx, &http.Client{Timeout: 2 * time.Second}, tasks.ScrapeEvery)
 		sum, err := l.d.runner.Run(l.ctx, tasks.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool,
@@ -459,6 +470,10 @@ func (l *loop) runExternal(m configs.Model) {
 	}
 	l.running++
 	pool := tasks.NewPool([]launcher.Endpoint{ep}, l.d.opt.Campaign.Client.Concurrency)
+	if l.d.isJudge(m.Name) {
+		l.startJudge(m, pool, true)
+		return
+	}
 	go func() {
 		sum, err := l.d.runner.Run(l.ctx, tasks.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool,
 			Items: itemsFor(l.d.items, m), Repeats: l.d.opt.Campaign.Repeat})
@@ -471,6 +486,10 @@ func (l *loop) runExternal(m configs.Model) {
 func (l *loop) onRan(m ran) {
 	l.running--
 	l.sums[m.model] = m.sum
+	l.d.live.Post(live.ModelEnded{Model: m.model, Err: m.err})
+	if !l.d.isJudge(m.model) {
+		l.wakeJudges()
+	}
 	switch {
 	case m.external:
 		l.extErr = errors.Join(l.extErr, m.err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/live"
 )
 
 // What the scheduler measures a run by: each model's share of its work
@@ -93,6 +94,7 @@ func (l *loop) trackProgress(workloads []schedule.Workload) {
 // onJournaled counts a journaled request towards its model's progress and,
 // answered, towards its replica's speed.
 func (l *loop) onJournaled(rec tasks.Record) {
+	l.d.live.Post(live.Journaled{Record: rec})
 	if p := l.progress[rec.Model]; p != nil {
 		if t := p.tasks[rec.Task]; t != nil {
 			t.done++

@@ -53,12 +53,12 @@ func scoreBench(runDir string, meta Meta, b *Bench) (*tasks.Results, error) {
 
 // reportJournal writes each problem of a resumed run's journal to w, with
 // file, line and what is done about it, before the run goes on.
-func reportJournal(w io.Writer, st *tasks.JournalState, c *configs.Campaign, items []tasks.Item) {
+func reportJournal(w io.Writer, reg *tasks.Registry, st *tasks.JournalState, c *configs.Campaign, items []tasks.Item) {
 	models := make([]string, len(c.Resolved))
 	for i, m := range c.Resolved {
 		models[i] = m.Name
 	}
-	for _, p := range st.Check(items, models, c.Repeat) {
+	for _, p := range tasks.CheckJournal(reg, st, items, models, c.Repeat) {
 		fmt.Fprintf(w, "journal problem: %v\n", p)
 	}
 }

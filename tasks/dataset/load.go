@@ -229,7 +229,7 @@ func (r *Raw) Validate(root string, structures []string) Problems {
 			}
 		}
 	}
-	return ps
+	return append(ps, r.validateConsultations()...)
 }
 
 // check returns what is wrong with a series reference: not exactly one

@@ -12,6 +12,9 @@ const (
 	CohortTGroups   = "t_groups"  // L3 T staging from plane groups (A9)
 	CohortNGroups   = "n_groups"  // L3 N staging from plane groups (A10)
 	CohortCarePath  = "carepath"  // L6 CarePath episode (A11-A13)
+	// CohortConsult is O1 ConsultRubrics (A14, A15): its items are the
+	// dataset's consultations, not patients.
+	CohortConsult = "consult"
 )
 
 // Raw is a raw dataset: the content of DATA/dataset.json. All paths inside
@@ -21,6 +24,8 @@ type Raw struct {
 	Name     string    `json:"name"`
 	Seed     int64     `json:"seed,omitempty"`
 	Patients []Patient `json:"patients"`
+	// Consultations are the O1 ConsultRubrics cases (o1.go).
+	Consultations []ConsultCase `json:"consultations,omitempty"`
 }
 
 // Patient is one patient with everything the benchmark knows about them.

@@ -25,6 +25,7 @@
 //	StructureCard A7       {"structure_id", "invasion"}
 //	TStaging      A8, A9, A12  {"structure_invasion", "t_stage" | "T_stage", ...}
 //	NStage        A10      {"n_stage", "evidence"}
+//	JudgeVerdict  A15      {"explanation", "criteria_met"} (a rubric judge)
 //
 // Every function is pure and total: any input, however malformed, yields a
 // value (fuzz tests hold it to that). Reasoning left in the text is removed

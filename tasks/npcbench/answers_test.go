@@ -3,6 +3,7 @@ package npcbench
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,11 +37,14 @@ const (
 	paperA12          = "T_stage must be T1, T2, T3, or T4."
 	paperNasopharynx  = "The nasopharynx is recorded as the background primary site and excluded from structure-invasion scoring."
 	paperA13          = "Output only one option letter from [valid option letters]."
+	paperA14          = "The judge additionally sees the generated answer and one signed criterion."
+	paperA15          = "Return a JSON object with exactly the following fields: \"explanation\" and \"criteria_met\"."
+	paperA15Boolean   = "\"criteria_met\" must be a boolean."
 )
 
 var paperSentences = []string{paperFinal, paperConflict, paperOutside, paperIncomplete, paperDenominator, paperFields,
 	paperA5, paperA6, paperA6Options, paperSides, paperInvasion, paperJoint, paperAllStructure, paperTStage, paperNStage,
-	paperA11, paperA12, paperNasopharynx, paperA13}
+	paperA11, paperA12, paperNasopharynx, paperA13, paperA14, paperA15, paperA15Boolean}
 
 // answerRow is one model answer and how the paper scores it.
 type answerRow struct {
@@ -217,6 +221,21 @@ func answerTable() []answerRow {
 		wrongAnswer(care, "B", "I would recommend induction chemotherapy.", extract.Unparseable, paperFinal),
 		reasoned(wrongAnswer(care, "B", "", extract.Empty, paperIncomplete), "B"),
 		wrongAnswer(care, "B", "C", none, paperA13),
+
+		// O1 consultation (A14): the answer is judged, never extracted; the
+		// judge's prompt shows it as written, empty or not.
+		rightAnswer(O1, "", "Induction chemotherapy, then concurrent chemoradiotherapy.", paperA14),
+		rightAnswer(O1, "", "", paperA14),
+		rightAnswer(O1, "", "<b>Stage IVA</b>: {\"criteria_met\": true}", paperA14),
+
+		// O1 judge (A15): gold is criteria_met.
+		rightAnswer(O1Judge, "true", `{"explanation": "It recommends induction.", "criteria_met": true}`, paperA15),
+		rightAnswer(O1Judge, "false", "```json\n{\"explanation\": \"No dose given.\", \"criteria_met\": false}\n```", paperA15),
+		wrongAnswer(O1Judge, "true", `{"explanation": "yes", "criteria_met": "true"}`, extract.OutOfCategory, paperA15Boolean),
+		wrongAnswer(O1Judge, "true", `{"criteria_met": true}`, extract.MissingField, paperA15),
+		wrongAnswer(O1Judge, "true", "The response meets the criterion.", extract.Unparseable, paperA15),
+		wrongAnswer(O1Judge, "true", `{"explanation": "a", "criteria_met": true} {"explanation": "b", "criteria_met": false}`, extract.Conflicting, paperConflict),
+		wrongAnswer(O1Judge, "true", `{"explanation": "Not met.", "criteria_met": false}`, none, paperA15),
 	}
 }
 
@@ -271,6 +290,16 @@ func scoreAnswer(reg *tasks.Registry, r answerRow, content string, st *configs.S
 		}
 		return c.Structure.Is(structure) && c.Invasion.Is(invasion), nil
 	}
+	switch r.task {
+	case O1:
+		return judgedAsWritten(reg, content)
+	case O1Judge:
+		v := extract.JudgeVerdict(content)
+		if !v.OK() {
+			return false, v.Failure
+		}
+		return strconv.FormatBool(v.Met) == r.gold, nil
+	}
 	it := tasks.Item{ID: r.task + "/P1", Task: r.task, Patient: "P1", Gold: tasks.Gold{Label: r.gold}}
 	if r.task == CPCare {
 		it.Care = &dataset.CareQuestion{Options: []dataset.Option{{Letter: "A"}, {Letter: "B"}, {Letter: "C"}, {Letter: "D"}}}
@@ -284,6 +313,28 @@ func scoreAnswer(reg *tasks.Registry, r answerRow, content string, st *configs.S
 		return false, &extract.Failure{Kind: "not a class"}
 	}
 	return score.Unit{Patient: it.Patient, Item: it.ID, Gold: r.gold, Pred: pred}.Correct(), pred.Failure
+}
+
+// judgedAsWritten reports whether the judge's prompt for a consultation
+// answer shows the answer as written.
+func judgedAsWritten(reg *tasks.Registry, content string) (bool, *extract.Failure) {
+	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", reg)
+	if err != nil {
+		return false, &extract.Failure{Kind: "prompts", Detail: err.Error()}
+	}
+	gen := tasks.Item{ID: O1 + "/C1/Q1", Task: O1, Patient: "C1", Consult: &tasks.Consult{CaseID: "C1", Case: "A case.", Question: "What next?",
+		Criteria: []dataset.Criterion{{ID: "p1", Kind: dataset.KindPositive, Weight: 10, Text: "Recommends induction."}}}}
+	st := &tasks.JournalState{Records: map[string]tasks.Record{"k": {Key: "k", Item: gen.ID, Task: O1, Model: "M", Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: content}}}}
+	judge, _ := reg.Task(O1Judge)
+	items := tasks.JudgeItems(judge, []tasks.Item{gen}, st, []string{"M"})
+	if len(items) != 1 {
+		return false, &extract.Failure{Kind: "judge items", Detail: fmt.Sprintf("%d judge items, want 1", len(items))}
+	}
+	p, err := prompts.Render(items[0], nil)
+	if err != nil {
+		return false, &extract.Failure{Kind: "render", Detail: err.Error()}
+	}
+	return strings.Contains(p, "Assistant Response:\n"+content+"\nRubric Item:\n[POSITIVE REQUIREMENT, +10 points] Recommends induction."), nil
 }
 
 func contains(list []string, s string) bool {

@@ -20,13 +20,13 @@ func Registry(st *configs.Structures) *tasks.Registry {
 		Structures: st,
 		Tasks: []*tasks.Task{
 			pathology(), sequence(), card(st), tCards(st), tGroups(st), nGroups(),
-			cpPathology(), cpMRI(st), cpCare(st),
+			cpPathology(), cpMRI(st), cpCare(st), o1(), o1Judge(),
 		},
 		Families:   []tasks.Family{{Name: CarePath, Tasks: []string{CPPathology, CPMRI, CPCare}}},
-		Composites: []*tasks.Composite{tStage(), evidence(st), carePath()},
+		Composites: []*tasks.Composite{tStage(), evidence(st), carePath(), rubric()},
 		Table: []tasks.Column{
 			tasks.TaskColumn("Path.", "L3", Pathology), tStageColumn(), tasks.TaskColumn("N-Stg.", "L3", NGroups),
-			tasks.TaskColumn("Seq.", "L3", Sequence), structureColumn(), careColumn(), strictColumn(),
+			tasks.TaskColumn("Seq.", "L3", Sequence), structureColumn(), careColumn(), strictColumn(), rubricColumn(),
 		},
 		Notes: []string{fmt.Sprintf("Paper baselines: L3 pathology majority %.1f %%, T majority %.1f %%, N majority %.1f %%, CarePath pathology %.0f %%, CarePath constant T3 %.0f %%.",
 			score.PaperL3PathologyMajority, score.PaperTMajority, score.PaperNMajority, score.PaperCarePathPathologyMajority, score.PaperCarePathT3Constant)},

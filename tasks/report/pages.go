@@ -79,6 +79,7 @@ func (r *Report) tableSection(p *page) {
 	pb := paperBaselines()
 	p.note(fmt.Sprintf("Paper baselines: L3 pathology majority %.1f %%, T majority %.1f %%, N majority %.1f %%, CarePath pathology %.0f %%, CarePath constant T3 %.0f %%. A constant answer's balanced accuracy is 100/K.",
 		pb.L3Pathology, pb.TStage, pb.NStage, pb.CarePathPathology, pb.CarePathT3Constant))
+	r.rubricSection(p)
 }
 
 // costPage is cost.md.

@@ -14,6 +14,12 @@
 //	          invasion, joint, Pt.Inv, Complete Inv, Direct T, EG T, and
 //	          Oracle-slot, Model-slot and Gold-rule T by the deterministic rule
 //	Repeated  k attempts: avg@k ± SD, pass^k, pass@k, agreement
+//	O1        ConsultRubrics (Eq. A7, A8): the item-mean and case-mean
+//	          scores over V, major and minor error rates, scores per
+//	          clinical tag, Fig. 5d's criterion rates, case-cluster intervals
+//	Calibrate a judge against physician labels (Eq. A9): agreement,
+//	          Cohen's κ, sensitivity, specificity, the confusion table, per
+//	          criterion kind, with response-cluster intervals
 //
 // Rules every entry point keeps:
 //

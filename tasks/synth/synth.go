@@ -37,6 +37,9 @@ type Options struct {
 	Patients int
 	// CarePath is the number of CarePath patients C01.. (0..99; default 4).
 	CarePath int
+	// Consultations is the number of O1 consultation cases O01.. (0..99;
+	// default 2), two questions each.
+	Consultations int
 	// ImageSize is the width and height of an MRI slice in pixels (default
 	// 256, 64..1024); the field of view stays 230 mm.
 	ImageSize int
@@ -54,7 +57,7 @@ type Options struct {
 
 // DefaultOptions returns the options of the default dataset in out.
 func DefaultOptions(out string) Options {
-	return Options{Out: out, Seed: 1, Patients: 8, CarePath: 4, ImageSize: 256, SlideWidth: 2000, SlideHeight: 1500}
+	return Options{Out: out, Seed: 1, Patients: 8, CarePath: 4, Consultations: 2, ImageSize: 256, SlideWidth: 2000, SlideHeight: 1500}
 }
 
 // withDefaults fills zero fields and checks the rest.
@@ -81,6 +84,7 @@ func (o Options) withDefaults() (Options, error) {
 	}{
 		{"patients", o.Patients, 0, 99},
 		{"carepath patients", o.CarePath, 0, 99},
+		{"consultations", o.Consultations, 0, 99},
 		{"image size", o.ImageSize, 64, 1024},
 		{"slide width", o.SlideWidth, 200, 8000},
 		{"slide height", o.SlideHeight, 200, 8000},
@@ -292,6 +296,7 @@ func rawOf(opt Options, patients []*patient) *dataset.Raw {
 		}
 		raw.Patients = append(raw.Patients, dp)
 	}
+	raw.Consultations = consultations(opt.Seed, opt.Consultations)
 	return raw
 }
 

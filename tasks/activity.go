@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -53,6 +54,13 @@ func (a *activity) worker() *workerState {
 	w := &workerState{since: a.now()}
 	a.workers = append(a.workers, w)
 	return w
+}
+
+// forget drops a worker whose request is done.
+func (a *activity) forget(w *workerState) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.workers = slices.DeleteFunc(a.workers, func(x *workerState) bool { return x == w })
 }
 
 // set moves w into phase p; until and failure describe a backoff.

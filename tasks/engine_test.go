@@ -732,7 +732,8 @@ func TestEngineAdaptiveConcurrencyFollowsTheQueue(t *testing.T) {
 	m := simModelConfig(t)
 	key := writeSimKey(t, t.TempDir(), tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root}, items)
 	// The engine runs one request at a time (0.2 s each); the client was
-	// told 8, so requests queue in the engine until the pool backs off.
+	// told 8, so requests queue in the engine until the pool backs off to
+	// what runs and the Headroom.
 	e := startEngine(t, append(key, "--allowed-local-media-path", root, "--sim-prefill-tps", "4500", "--max-num-seqs", "1")...)
 	pool := tasks.NewPool([]launcher.Endpoint{e.endpoint("e", 8)}, 0)
 	rep := pool.Members()[0]
@@ -757,7 +758,8 @@ func TestEngineAdaptiveConcurrencyFollowsTheQueue(t *testing.T) {
 	if s.Answered != n {
 		t.Fatalf("summary %+v", s)
 	}
-	if start != 4 || lowest > 2 {
-		t.Errorf("limit started at %v and fell to %v: want a start at half of 8 and a fall to 2 or less while requests waited", start, lowest)
+	if ceiling := float64(8 + tasks.Headroom(8)); start != ceiling || lowest > 1+float64(tasks.Headroom(8)) {
+		t.Errorf("limit started at %v and fell to %v: want a start at the ceiling (%v) and a fall to what runs and the Headroom (%d) while requests waited",
+			start, lowest, ceiling, 1+tasks.Headroom(8))
 	}
 }

@@ -44,10 +44,12 @@ type Item struct {
 	Excluded bool `json:"excluded,omitempty"`
 }
 
-// ItemSource yields a model's items. The runner reads it once per round
-// of a run (a round per link of the longest chain of answers it has) and
-// holds no more of it than what is in flight: one item per worker, its
-// prefetch channel, and the item waiting for room in it. A source that
+// ItemSource yields a model's items. The runner reads it once to rank its
+// tasks and once per task (longest first), and holds no more of it than
+// what is in flight: the requests on the engines, its prefetch channel,
+// the item waiting for room in it, and the items waiting for answers they
+// include (a care question for its patient's findings, a conversation's
+// turn for its earlier turns). A source that
 // makes its items as they are asked for thus keeps a run's memory flat
 // however many items it has.
 type ItemSource interface {

@@ -18,13 +18,14 @@ import (
 )
 
 // madeItems is an ItemSource that makes each item when it is asked for and
-// counts what the runner took: how many passes it started and how many
-// items it pulled.
+// counts what the runner took: how many passes it started, how many items
+// it pulled, and how many in the latest pass.
 type madeItems struct {
 	n      int
 	make   func(i int) tasks.Item
 	passes atomic.Int32
 	pulled atomic.Int64
+	inPass atomic.Int64
 }
 
 func (s *madeItems) Len() int { return s.n }
@@ -32,8 +33,10 @@ func (s *madeItems) Len() int { return s.n }
 func (s *madeItems) Items() iter.Seq[tasks.Item] {
 	s.passes.Add(1)
 	return func(yield func(tasks.Item) bool) {
+		s.inPass.Store(0)
 		for i := range s.n {
 			s.pulled.Add(1)
+			s.inPass.Add(1)
 			if !yield(s.make(i)) {
 				return
 			}
@@ -43,8 +46,9 @@ func (s *madeItems) Items() iter.Seq[tasks.Item] {
 
 // TestRunnerPullsItemsFromItsSourceAsItSends checks that the runner reads
 // its source lazily: when an item's request reaches the engine, the runner
-// has pulled at most as many items beyond it as its workers and bounded
-// prefetch channel hold, never the whole source.
+// has pulled, in the pass that sends (the one after the pass that ranks
+// the tasks), at most as many items beyond it as its requests in flight
+// and bounded prefetch channel hold, never the whole source.
 func TestRunnerPullsItemsFromItsSourceAsItSends(t *testing.T) {
 	const n = 60
 	src := &madeItems{n: n, make: func(i int) tasks.Item {
@@ -57,7 +61,7 @@ func TestRunnerPullsItemsFromItsSourceAsItSends(t *testing.T) {
 	ep := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		sent++
-		ahead = append(ahead, src.pulled.Load()-sent)
+		ahead = append(ahead, src.inPass.Load()-sent)
 		mu.Unlock()
 		sse(w, chunk("1", "stop"))
 		sse(w, "[DONE]")
@@ -69,6 +73,7 @@ func TestRunnerPullsItemsFromItsSourceAsItSends(t *testing.T) {
 		t.Run(fmt.Sprintf("%d workers", workers), func(t *testing.T) {
 			src.passes.Store(0)
 			src.pulled.Store(0)
+			src.inPass.Store(0)
 			mu.Lock()
 			sent, ahead = 0, nil
 			mu.Unlock()
@@ -83,8 +88,9 @@ func TestRunnerPullsItemsFromItsSourceAsItSends(t *testing.T) {
 				t.Fatalf("summary %+v: want %d requests answered", s, n)
 			}
 			// Beyond the requests the engine has seen, the runner may hold
-			// one request per other worker, a full prefetch channel, and
-			// the item the producer is blocked on.
+			// one request per other slot, the one waiting for a slot, a
+			// full prefetch channel, and the item the producer is
+			// blocked on.
 			bound := int64(workers-1) + int64(2*max(workers, pool.Capacity(), 1)) + 1
 			mu.Lock()
 			defer mu.Unlock()
@@ -93,18 +99,17 @@ func TestRunnerPullsItemsFromItsSourceAsItSends(t *testing.T) {
 					t.Fatalf("when request %d reached the engine the runner had pulled %d items beyond it (at most %d expected): it does not read its source as it sends", i+1, a, bound)
 				}
 			}
-			if got := src.passes.Load(); got != 1 {
-				t.Errorf("the source was read %d times; a run without care questions reads it once", got)
+			if got := src.passes.Load(); got != 2 {
+				t.Errorf("the source was read %d times; a run of one task reads it twice (to rank its tasks, then to send)", got)
 			}
 		})
 	}
 }
 
-// TestRunnerReadsItsSourceOncePerPhase checks that a run with care
-// questions reads its source twice, once for the items nothing depends on
-// and once for the care questions, and sends each care question after its
-// patient's findings.
-func TestRunnerReadsItsSourceOncePerPhase(t *testing.T) {
+// TestRunnerReadsItsSourceOncePerTask checks that a run with care
+// questions reads its source once to rank its tasks and once per task,
+// and sends each care question after its patient's findings.
+func TestRunnerReadsItsSourceOncePerTask(t *testing.T) {
 	const patients = 5
 	q := dataset.CareQuestion{ID: "q1", Checkpoint: "after induction", Question: "Next step?", Answer: "B",
 		Options: []dataset.Option{{Letter: "A", Text: "surveillance"}, {Letter: "B", Text: "concurrent chemoradiotherapy"}},
@@ -140,17 +145,23 @@ func TestRunnerReadsItsSourceOncePerPhase(t *testing.T) {
 	if want := 3 * patients * 2; s.Requests != want || s.Answered != want || len(s.Problems) != 0 {
 		t.Fatalf("summary %+v: want %d requests answered, no problems", s, want)
 	}
-	if got := src.passes.Load(); got != 2 {
-		t.Errorf("the source was read %d times; want once per phase (2)", got)
+	if got := src.passes.Load(); got != 4 {
+		t.Errorf("the source was read %d times; want once to rank and once per task (4)", got)
 	}
-	if got := src.pulled.Load(); got != 2*3*patients {
-		t.Errorf("%d items pulled over the two passes; want %d", got, 2*3*patients)
+	if got := src.pulled.Load(); got != 4*3*patients {
+		t.Errorf("%d items pulled over the four passes; want %d", got, 4*3*patients)
 	}
-	// The last 2×patients requests are the care questions, with findings.
-	care := eng.prompts[len(eng.prompts)-2*patients:]
-	for _, p := range care {
+	care := 0
+	for _, p := range eng.prompts {
+		if !strings.Contains(p, "Next step?") {
+			continue
+		}
+		care++
 		if !strings.Contains(p, "Pathology (model prediction): 1") || !strings.Contains(p, "MRI T stage (model prediction): T4") {
 			t.Fatalf("a care question went out without its findings, or before them:\n%s", p)
 		}
+	}
+	if care != 2*patients {
+		t.Errorf("%d care questions sent; want %d", care, 2*patients)
 	}
 }

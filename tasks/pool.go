@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,19 +16,34 @@ import (
 )
 
 // Pool spreads one model's requests over its replicas: least outstanding
-// first, each replica bounded by an adaptive limit that never exceeds its
-// max-num-seqs. A replica whose connection failed is set aside for a while;
+// first, each replica bounded by a limit that starts at its ceiling (the
+// engine's batch, max_num_seqs, and a small queue the engine holds, see
+// Headroom) and backs off only on evidence of harm in the engine's
+// /metrics (Adapt). Requests are admitted in the order they asked
+// (Acquire). A replica whose connection failed is set aside for a while;
 // its in-flight requests are retried on the others. Replicas come and go
 // as their engines start, crash and restart; once no replica will ever
 // come again, its owner closes the pool and every wait ends.
 type Pool struct {
 	mu      sync.Mutex
 	members []*PoolMember
-	changed chan struct{}
-	closed  error // why no replica will come; set once by Close
+	// queue holds the Acquire calls waiting for a slot, oldest first.
+	queue []*waiter
+	// timer grants waiting calls a slot when a set-aside replica comes
+	// back.
+	timer  *time.Timer
+	closed error // why no replica will come; set once by Close
 	// Down is how long a replica is set aside after a connection failure.
 	Down time.Duration
 	now  func() time.Time
+}
+
+// waiter is one Acquire call waiting in the queue: done closes once it is
+// given a lease, or an error when the pool closed.
+type waiter struct {
+	done  chan struct{}
+	lease Lease
+	err   error
 }
 
 // PoolMember is one replica's endpoint in a pool, with its concurrency
@@ -37,12 +53,33 @@ type PoolMember struct {
 	// (MemberName).
 	Name     string
 	Endpoint launcher.Endpoint
-	limit    float64
+	// batch is the engine's max_num_seqs (or the pool's concurrency when
+	// the endpoint does not say); ceiling the most requests ever in
+	// flight on it; limit the current bound, 1..ceiling.
+	batch    int
 	ceiling  int
+	limit    float64
 	inflight int
 	downTill time.Time
 	removed  bool
+	// What the last scrape of its /metrics said (Adapt).
+	scraped     bool
+	preemptions float64
+	waiting     float64
 }
+
+// Headroom is how many requests beyond an engine's batch (max_num_seqs)
+// the pool keeps in flight on it, so that the engine's own queue holds the
+// next request when one ends: a slot never waits for the client's round
+// trip. It is 2, or an eighth of the batch for batches above 16 (32 at
+// vLLM's default of 256): enough for the requests that end during one
+// round trip of the client, and small beside the batch, so a queued
+// request waits for the next free slot and no longer.
+func Headroom(batch int) int { return max(2, batch/8) }
+
+// kvFull is the KV-cache usage at which an engine counts as full: a queue
+// that grows beside it waits for cache, not for a slot.
+const kvFull = 0.9
 
 // MemberName is how the journal and the pool name replica number replica
 // of model: "Lingshu-7B#0".
@@ -57,22 +94,47 @@ func memberName(ep launcher.Endpoint) string {
 	return MemberName(ep.Model, ep.Replica)
 }
 
-// newMember makes ep a member whose in-flight requests are capped at its
-// max-num-seqs, or at concurrency when lower (0: no cap of its own).
-func newMember(ep launcher.Endpoint, concurrency int) *PoolMember {
-	ceil := ep.MaxNumSeqs
-	if concurrency > 0 && (ceil == 0 || concurrency < ceil) {
-		ceil = concurrency
+// ceilings returns the engine's batch and the most requests the pool keeps
+// in flight on ep: its max-num-seqs and the Headroom when its /metrics can
+// be watched for harm, or just its max-num-seqs when not; concurrency,
+// when positive, caps it (and stands for the batch an endpoint does not
+// state).
+func ceilings(ep launcher.Endpoint, concurrency int) (batch, ceiling int) {
+	if ep.MaxNumSeqs <= 0 {
+		c := max(concurrency, 1)
+		return c, c
 	}
-	ceil = max(ceil, 1)
-	// Start at half the ceiling and let the metrics raise it.
-	return &PoolMember{Name: memberName(ep), Endpoint: ep, ceiling: ceil, limit: max(1, float64(ceil)/2)}
+	batch, ceiling = ep.MaxNumSeqs, ep.MaxNumSeqs
+	if ep.MetricsURL != "" {
+		ceiling += Headroom(batch)
+	}
+	if concurrency > 0 {
+		ceiling = min(ceiling, concurrency)
+	}
+	return batch, ceiling
+}
+
+// newMember makes ep a member at its ceiling.
+func newMember(ep launcher.Endpoint, concurrency int) *PoolMember {
+	r := &PoolMember{Name: memberName(ep)}
+	r.reset(ep, concurrency)
+	return r
+}
+
+// reset points r at a (re)started engine: its ceiling, a limit at the
+// ceiling, and no scrape yet.
+func (r *PoolMember) reset(ep launcher.Endpoint, concurrency int) {
+	r.Endpoint = ep
+	r.batch, r.ceiling = ceilings(ep, concurrency)
+	r.limit = float64(r.ceiling)
+	r.scraped, r.preemptions, r.waiting = false, 0, 0
 }
 
 // NewPool makes a pool over the endpoints. concurrency caps in-flight
-// requests per replica (0 = each endpoint's MaxNumSeqs).
+// requests per replica (0 = each endpoint's MaxNumSeqs, and its Headroom
+// when it has a metrics URL).
 func NewPool(eps []launcher.Endpoint, concurrency int) *Pool {
-	p := &Pool{changed: make(chan struct{}), Down: time.Second, now: time.Now}
+	p := &Pool{Down: time.Second, now: time.Now}
 	for _, ep := range eps {
 		p.members = append(p.members, newMember(ep, concurrency))
 	}
@@ -80,20 +142,21 @@ func NewPool(eps []launcher.Endpoint, concurrency int) *Pool {
 }
 
 // Upsert adds a replica, or replaces the endpoint of the same replica (a
-// restart may move it to another port) and marks it up.
+// restart may move it to another port) and marks it up, at its ceiling.
 func (p *Pool) Upsert(ep launcher.Endpoint, concurrency int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	name := memberName(ep)
 	for _, r := range p.members {
 		if r.Name == name {
-			r.Endpoint, r.downTill, r.removed = ep, time.Time{}, false
-			p.wakeLocked()
+			r.reset(ep, concurrency)
+			r.downTill, r.removed = time.Time{}, false
+			p.grantLocked()
 			return
 		}
 	}
 	p.members = append(p.members, newMember(ep, concurrency))
-	p.wakeLocked()
+	p.grantLocked()
 }
 
 // SetDown takes a replica out of rotation until Upsert brings it back
@@ -122,9 +185,17 @@ var ErrPoolClosed = errors.New("no replica will serve this model")
 func (p *Pool) Close(why string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed == nil {
-		p.closed = fmt.Errorf("%w: %s", ErrPoolClosed, why)
-		p.wakeLocked()
+	if p.closed != nil {
+		return
+	}
+	p.closed = fmt.Errorf("%w: %s", ErrPoolClosed, why)
+	for _, w := range p.queue {
+		w.err = p.closed
+		close(w.done)
+	}
+	p.queue = nil
+	if p.timer != nil {
+		p.timer.Stop()
 	}
 }
 
@@ -139,6 +210,13 @@ func (p *Pool) Capacity() int {
 	return n
 }
 
+// Waiting is how many Acquire calls wait for a slot.
+func (p *Pool) Waiting() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.queue)
+}
+
 // Lease is one slot on a replica, taken by Acquire and given back with
 // Release. Endpoint is the replica's endpoint when the slot was taken: a
 // restart may move the replica to another port meanwhile; Member names
@@ -149,94 +227,133 @@ type Lease struct {
 	replica  *PoolMember
 }
 
-// Acquire waits for a replica with room and takes one slot on it. It
-// returns an error wrapping ErrPoolClosed once the pool is closed, or
-// ctx's error.
+// Acquire takes one slot on the replica with the most room, first come
+// first served: a call waits behind those that asked before it, however
+// many there are. It returns an error wrapping ErrPoolClosed once the pool
+// is closed, or ctx's error.
 func (p *Pool) Acquire(ctx context.Context) (Lease, error) {
-	for {
-		p.mu.Lock()
-		if p.closed != nil {
-			err := p.closed
-			p.mu.Unlock()
-			return Lease{}, err
-		}
-		r, wake := p.pickLocked()
-		if r != nil {
-			r.inflight++
-			l := Lease{Member: r.Name, Endpoint: r.Endpoint, replica: r}
+	p.mu.Lock()
+	if p.closed != nil {
+		err := p.closed
+		p.mu.Unlock()
+		return Lease{}, err
+	}
+	if len(p.queue) == 0 {
+		if r := p.pickLocked(); r != nil {
+			l := p.takeLocked(r)
 			p.mu.Unlock()
 			return l, nil
 		}
-		ch := p.changed
-		p.mu.Unlock()
-		if err := waitFor(ctx, ch, wake); err != nil {
-			return Lease{}, err
-		}
 	}
-}
-
-// waitFor blocks until ch closes, wake passes (when positive) or ctx ends.
-func waitFor(ctx context.Context, ch <-chan struct{}, wake time.Duration) error {
-	var timer <-chan time.Time
-	if wake > 0 {
-		t := time.NewTimer(wake)
-		defer t.Stop()
-		timer = t.C
-	}
+	w := &waiter{done: make(chan struct{})}
+	p.queue = append(p.queue, w)
+	p.armLocked()
+	p.mu.Unlock()
 	select {
-	case <-ch:
-	case <-timer:
+	case <-w.done:
+		return w.lease, w.err
 	case <-ctx.Done():
-		return ctx.Err()
 	}
-	return nil
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-w.done: // answered meanwhile: a slot goes back to the next
+		if w.err == nil {
+			p.releaseLocked(w.lease, false)
+		}
+	default:
+		p.queue = slices.DeleteFunc(p.queue, func(q *waiter) bool { return q == w })
+	}
+	return Lease{}, ctx.Err()
 }
 
-// pickLocked returns the up replica with the lowest load, or the time until
-// a down replica comes back.
-func (p *Pool) pickLocked() (*PoolMember, time.Duration) {
+// takeLocked takes a slot on r.
+func (p *Pool) takeLocked(r *PoolMember) Lease {
+	r.inflight++
+	return Lease{Member: r.Name, Endpoint: r.Endpoint, replica: r}
+}
+
+// grantLocked gives slots to the waiting calls, oldest first, while a
+// replica has room, and arms the timer for a replica set aside.
+func (p *Pool) grantLocked() {
+	for len(p.queue) > 0 {
+		r := p.pickLocked()
+		if r == nil {
+			break
+		}
+		w := p.queue[0]
+		p.queue[0] = nil
+		p.queue = p.queue[1:]
+		w.lease = p.takeLocked(r)
+		close(w.done)
+	}
+	p.armLocked()
+}
+
+// armLocked sets the timer to grant slots when the first replica set
+// aside comes back, while calls wait.
+func (p *Pool) armLocked() {
+	if len(p.queue) == 0 {
+		return
+	}
 	now := p.now()
-	var best *PoolMember
 	var wake time.Duration
 	for _, r := range p.members {
-		if r.removed {
-			continue
-		}
-		if now.Before(r.downTill) {
+		if !r.removed && now.Before(r.downTill) {
 			if w := r.downTill.Sub(now); wake == 0 || w < wake {
 				wake = w
 			}
-			continue
 		}
-		if float64(r.inflight) >= r.limit {
+	}
+	if wake == 0 {
+		return
+	}
+	if p.timer == nil {
+		p.timer = time.AfterFunc(wake, p.grant)
+		return
+	}
+	p.timer.Reset(wake)
+}
+
+func (p *Pool) grant() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.grantLocked()
+}
+
+// pickLocked returns the up replica with room and the lowest load, or nil.
+func (p *Pool) pickLocked() *PoolMember {
+	now := p.now()
+	var best *PoolMember
+	for _, r := range p.members {
+		if r.removed || now.Before(r.downTill) || float64(r.inflight) >= r.limit {
 			continue
 		}
 		if best == nil || float64(r.inflight)/r.limit < float64(best.inflight)/best.limit {
 			best = r
 		}
 	}
-	return best, wake
+	return best
 }
 
 // Release returns a slot. down sets the replica aside for p.Down: its
 // connection was refused or it answered 5xx, so retries go to the others
 // while the launcher restarts it or it recovers.
 func (p *Pool) Release(l Lease, down bool) {
-	r := l.replica
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.releaseLocked(l, down)
+}
+
+func (p *Pool) releaseLocked(l Lease, down bool) {
+	r := l.replica
 	r.inflight--
 	// A replica restarted meanwhile (Upsert) is not set aside for what
 	// its old endpoint did.
 	if down && r.Endpoint.BaseURL == l.Endpoint.BaseURL {
 		r.downTill = p.now().Add(p.Down)
 	}
-	p.wakeLocked()
-	p.mu.Unlock()
-}
-
-func (p *Pool) wakeLocked() {
-	close(p.changed)
-	p.changed = make(chan struct{})
+	p.grantLocked()
 }
 
 // Load is what an engine's /metrics says about its queue.
@@ -245,21 +362,51 @@ type Load struct {
 	Waiting float64
 	// KVCache is the KV-cache usage, 0..1.
 	KVCache float64
+	// Preemptions counts the running requests the engine has evicted
+	// since it started, for want of KV cache (vLLM's
+	// vllm:num_preemptions_total): each one's work is done again.
+	Preemptions float64
 }
 
-// Adapt moves a replica's limit from its engine's load: additive increase
-// while nothing waits and the KV cache has room, multiplicative decrease
-// when requests queue in the engine or the cache is nearly full.
+// Adapt moves a replica's limit from what its engine's /metrics says. The
+// limit starts at the ceiling and stays there unless the engine shows
+// harm:
+//   - it preempted requests since the last scrape (their work is done
+//     again): the limit falls to three quarters of the requests in flight;
+//   - on two scrapes in a row more requests waited in it than the
+//     Headroom, and no fewer the second time: it runs fewer than the pool
+//     counts on (its KV cache is full, its batch is smaller than stated,
+//     or another client shares it), and what waits beyond the Headroom
+//     only ages towards the client's first-token timeout: the limit
+//     falls to what runs and the Headroom.
+//
+// Otherwise, while no more than the Headroom waits and the KV cache has
+// room (below 0.9), the limit climbs back towards the ceiling by the share
+// of the gap that the cache has free (at least one request): at half full
+// it closes about half the gap per scrape.
 func (p *Pool) Adapt(r *PoolMember, l Load) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	r.limit = r.next(l)
+	p.grantLocked()
+}
+
+// next is r's limit after a scrape that said l.
+func (r *PoolMember) next(l Load) float64 {
+	ceiling, h := float64(r.ceiling), float64(Headroom(r.batch))
+	preempted := r.scraped && l.Preemptions > r.preemptions
+	queued := r.scraped && r.waiting > h && l.Waiting > h && l.Waiting >= r.waiting
+	r.scraped, r.preemptions, r.waiting = true, l.Preemptions, l.Waiting
 	switch {
-	case l.Waiting > 0 || l.KVCache > 0.92:
-		r.limit = max(1, r.limit*0.75)
-	case float64(r.inflight) >= r.limit-0.5:
-		r.limit = min(float64(r.ceiling), r.limit+1)
+	case preempted:
+		return max(1, min(r.limit, float64(r.inflight))*0.75)
+	case queued:
+		return max(1, min(r.limit, l.Running+h))
+	case l.Waiting <= h && l.KVCache < kvFull && r.limit < ceiling:
+		room := (kvFull - max(l.KVCache, 0)) / kvFull
+		return min(ceiling, r.limit+max(1, (ceiling-r.limit)*room))
 	}
-	p.wakeLocked()
+	return r.limit
 }
 
 // Limit returns a replica's current concurrency limit.
@@ -276,8 +423,16 @@ func (p *Pool) Members() []*PoolMember {
 	return append([]*PoolMember(nil), p.members...)
 }
 
+// ScrapeEvery is how often a campaign reads each engine's /metrics for its
+// pool: often enough that the limit follows the engine within a fraction
+// of a second of a request, rarely enough that a scrape (a few
+// kilobytes of text) costs the engine nothing.
+const ScrapeEvery = 250 * time.Millisecond
+
 // WatchMetrics scrapes each replica's /metrics every interval and adapts its
-// limit, until ctx ends. Replicas without a metrics URL keep their ceiling.
+// limit, until ctx ends. The replicas are scraped side by side, so one
+// that hangs delays no other's. Replicas without a metrics URL keep their
+// ceiling.
 func (p *Pool) WatchMetrics(ctx context.Context, hc *http.Client, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -287,21 +442,34 @@ func (p *Pool) WatchMetrics(ctx context.Context, hc *http.Client, interval time.
 			return
 		case <-t.C:
 		}
+		var wg sync.WaitGroup
 		for _, r := range p.Members() {
 			p.mu.Lock()
 			url := r.Endpoint.MetricsURL
-			if url == "" {
-				r.limit = float64(r.ceiling)
-			}
 			p.mu.Unlock()
 			if url == "" {
 				continue
 			}
-			if l, err := ScrapeLoad(ctx, hc, url); err == nil {
-				p.Adapt(r, l)
-			}
+			wg.Go(func() {
+				if l, err := ScrapeLoad(ctx, hc, url); err == nil {
+					p.adaptIfCurrent(r, url, l)
+				}
+			})
 		}
+		wg.Wait()
 	}
+}
+
+// adaptIfCurrent adapts r to l unless a restart moved it meanwhile: a
+// scrape of its old engine says nothing of the new one.
+func (p *Pool) adaptIfCurrent(r *PoolMember, url string, l Load) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r.Endpoint.MetricsURL != url {
+		return
+	}
+	r.limit = r.next(l)
+	p.grantLocked()
 }
 
 // ScrapeLoad reads an engine's queue from its Prometheus endpoint, knowing
@@ -331,7 +499,7 @@ func ScrapeLoad(ctx context.Context, hc *http.Client, url string) (Load, error) 
 		for _, n := range names {
 			if f, ok := fams[n]; ok {
 				for _, m := range f.GetMetric() {
-					total += m.GetGauge().GetValue()
+					total += m.GetGauge().GetValue() + m.GetCounter().GetValue() + m.GetUntyped().GetValue()
 				}
 			}
 		}
@@ -352,5 +520,9 @@ func ScrapeLoad(ctx context.Context, hc *http.Client, url string) (Load, error) 
 		Running: sum("vllm:num_requests_running", "sglang:num_running_reqs"),
 		Waiting: sum("vllm:num_requests_waiting", "sglang:num_queue_reqs"),
 		KVCache: first("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"),
+		// The text format names a counter's family with its _total
+		// suffix, as vLLM's Python client writes it. SGLang has no
+		// counter of its own; its queue says enough (Adapt).
+		Preemptions: sum("vllm:num_preemptions_total"),
 	}, nil
 }

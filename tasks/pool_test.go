@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -94,4 +95,109 @@ func TestPoolMembersKeepTheJournalsNames(t *testing.T) {
 	if err != nil || l.Member != "m#2" {
 		t.Errorf("lease %+v (%v), want one on m#2", l, err)
 	}
+}
+
+// TestPoolStartsAtTheEnginesCeiling is issue 17's first cause of idle
+// slots: the limit started at half of max_num_seqs and climbed by one a
+// scrape. A replica whose /metrics the pool watches starts at its batch
+// and the Headroom (the engine queues those itself), one without at its
+// batch, and the first Acquire calls take them all at once.
+func TestPoolStartsAtTheEnginesCeiling(t *testing.T) {
+	for _, tc := range []struct {
+		metrics string
+		batch   int
+		want    int
+	}{{"http://127.0.0.1:1/metrics", 32, 32 + 4}, {"http://127.0.0.1:1/metrics", 8, 10},
+		{"http://127.0.0.1:1/metrics", 256, 256 + 32}, {"", 32, 32}} {
+		p := tasks.NewPool([]launcher.Endpoint{{Model: "m", BaseURL: "http://127.0.0.1:1/v1", MetricsURL: tc.metrics, MaxNumSeqs: tc.batch}}, 0)
+		r := p.Members()[0]
+		if got := p.Limit(r); got != float64(tc.want) || p.Capacity() != tc.want {
+			t.Errorf("batch %d, metrics %q: limit %v, capacity %d; want %d", tc.batch, tc.metrics, got, p.Capacity(), tc.want)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		for i := range tc.want {
+			if _, err := p.Acquire(ctx); err != nil {
+				t.Fatalf("batch %d: acquire %d of %d: %v", tc.batch, i+1, tc.want, err)
+			}
+		}
+		cancel()
+	}
+}
+
+// TestPoolAdmitsInTheOrderAsked is issue 17's fourth cause: every waiter
+// woke on each change and the service order was random. Acquire calls
+// get their slots first come, first served.
+func TestPoolAdmitsInTheOrderAsked(t *testing.T) {
+	p := tasks.NewPool([]launcher.Endpoint{{Model: "m", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 1}}, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	first, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	got := make(chan int, n)
+	leases := make(chan tasks.Lease, n)
+	for i := range n {
+		go func() {
+			l, err := p.Acquire(ctx)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got <- i
+			leases <- l
+		}()
+		for p.Waiting() != i+1 { // the next asks once this one waits
+			if ctx.Err() != nil {
+				t.Fatalf("call %d never queued", i)
+			}
+			runtime.Gosched()
+		}
+	}
+	p.Release(first, false)
+	for want := range n {
+		select {
+		case i := <-got:
+			if i != want {
+				t.Fatalf("slot %d went to call %d, want call %d: not first come, first served", want, i, want)
+			}
+			p.Release(<-leases, false)
+		case <-ctx.Done():
+			t.Fatalf("call %d never got its slot", want)
+		}
+	}
+}
+
+// TestPoolBacksOffOnHarmAndRecovers drives a 32-slot replica's limit
+// through its engine's /metrics: a full engine with its Headroom queued
+// is no harm; preemptions and a queue that outgrows the Headroom while
+// slots idle are; the limit climbs back in proportion to the free KV
+// cache.
+func TestPoolBacksOffOnHarmAndRecovers(t *testing.T) {
+	p := tasks.NewPool([]launcher.Endpoint{{Model: "m", BaseURL: "http://127.0.0.1:1/v1", MetricsURL: "http://127.0.0.1:1/metrics", MaxNumSeqs: 32}}, 0)
+	r := p.Members()[0]
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for range 36 {
+		if _, err := p.Acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step := func(l tasks.Load, want float64, why string) {
+		t.Helper()
+		p.Adapt(r, l)
+		if got := p.Limit(r); got != want {
+			t.Fatalf("%s: limit %v, want %v", why, got, want)
+		}
+	}
+	step(tasks.Load{Running: 32, Waiting: 4, KVCache: 0.95}, 36, "full engine, its Headroom queued, cache full")
+	step(tasks.Load{Running: 32, Waiting: 4, KVCache: 0.95}, 36, "the same again")
+	step(tasks.Load{Running: 32, Waiting: 4, KVCache: 0.95, Preemptions: 3}, 27, "three preemptions: three quarters of 36 in flight")
+	step(tasks.Load{Running: 27, KVCache: 0.45, Preemptions: 3}, 31.5, "cache half free: half the gap back")
+	step(tasks.Load{Running: 20, Waiting: 9, KVCache: 0.95, Preemptions: 3}, 31.5, "a queue beyond the Headroom once")
+	step(tasks.Load{Running: 20, Waiting: 9, KVCache: 0.95, Preemptions: 3}, 24, "again and no shorter: what runs and the Headroom")
+	step(tasks.Load{Running: 20, Waiting: 9, KVCache: 0.95, Preemptions: 3}, 24, "no lower while it holds")
+	step(tasks.Load{Running: 20, Waiting: 2, KVCache: 0.95, Preemptions: 3}, 24, "cache full: no climb")
+	step(tasks.Load{Running: 20, Waiting: 0, KVCache: 0}, 36, "cache empty: the whole gap back")
 }

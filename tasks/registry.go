@@ -360,25 +360,6 @@ func (r *Registry) needs(it Item) []string {
 	return nil
 }
 
-// phase is the round of a model's run an item is sent in: 0 when it needs
-// no answer; one round after each earlier turn of its conversation; and
-// at least 1 when it needs answers of other tasks' items (taken to need
-// none themselves, as findings from the images do).
-func (r *Registry) phase(it Item) int {
-	p := 0
-	earlier := make(map[string]bool, len(it.Earlier))
-	for _, e := range it.Earlier {
-		earlier[e.ID] = true
-		p = max(p, r.phase(e)+1)
-	}
-	for _, id := range r.needs(it) {
-		if !earlier[id] {
-			p = max(p, 1)
-		}
-	}
-	return p
-}
-
 // CheckTaskRefs checks every task key a config file writes (a campaign's
 // task list and its models' task settings, or a model registry's) against
 // the registry: each unknown one is an error naming its file, line and

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/npcorch/npcorch/configs"
 )
 
@@ -80,11 +78,13 @@ type ModelRun struct {
 	Model   configs.Model
 	Builder RequestBuilder
 	Pool    *Pool
-	// Items are the model's items, read once per phase of the run.
+	// Items are the model's items, read once to rank its tasks and once
+	// per task (Runner.Run).
 	Items   ItemSource
 	Repeats int
-	// Workers is how many requests may be in flight at once across the
-	// pool, now and after replicas are added (0 = the pool's capacity).
+	// Workers caps the requests in flight at once across the pool, now
+	// and after replicas are added (0 = no cap but the pool's: each
+	// replica's ceiling, however many replicas join).
 	Workers int
 	// OnRecord, when set, hears each request journaled by this run, as
 	// Progress does; it must not block (the campaign measures its
@@ -173,10 +173,11 @@ func (r *Runner) lookup(model, item string, repeat int) (Record, bool) {
 }
 
 // Run sends every (item, repeat) of mr that the journal does not already
-// answer, round by round: first the items that need no other's answer,
-// then those that do (care questions, with the model's own findings), and
-// a serial conversation's turns one round each, every turn after the
-// answers it replays. It returns when all are journaled, or with the first
+// answer, longest first, each item that needs other answers as soon as
+// they are there (dispatch.go): a care question once the model's own
+// findings of its patient exist, a serial conversation's turn once the
+// earlier turns it replays are answered. It returns when all are
+// journaled, or with the first
 // journal error or ctx's end.
 func (r *Runner) Run(ctx context.Context, mr ModelRun) (Summary, error) {
 	if r.state == nil {
@@ -198,15 +199,8 @@ func (r *Runner) Run(ctx context.Context, mr ModelRun) (Summary, error) {
 			defer stop()
 		}
 	}
-	// Round by round (Registry.phase). Each round reads mr.Items once and
-	// filters it as it goes: no item list is collected; the rounds end
-	// with the first that saw no item of a later one.
-	for phase := 0; ; phase++ {
-		later, err := r.runPhase(ctx, mr, act, phase, &s)
-		if err != nil || !later {
-			return s, err
-		}
-	}
+	err := r.newDispatcher(ctx, mr, act, &s).run()
+	return s, err
 }
 
 func (r *Runner) clock() func() time.Time {
@@ -246,91 +240,6 @@ func (r *Runner) watchWaits(model string, act *activity, wr WaitReporter) (stop 
 		}
 	}()
 	return func() { close(done); <-finished }
-}
-
-// runPhase sends the items of one round; it reports whether it passed
-// over items of a later one.
-func (r *Runner) runPhase(ctx context.Context, mr ModelRun, act *activity, phase int, s *Summary) (later bool, err error) {
-	var mu sync.Mutex // guards s
-	g, ctx := errgroup.WithContext(ctx)
-	reqs := make(chan *Request, 2*max(mr.Workers, mr.Pool.Capacity(), 1))
-	g.Go(func() error {
-		defer close(reqs)
-		for it := range mr.Items.Items() {
-			if p := r.Tasks.phase(it); p != phase {
-				later = later || p > phase
-				continue
-			}
-			for rep := 0; rep < mr.Repeats; rep++ {
-				req, problem := r.prepare(mr, it, rep)
-				done := problem == nil && r.answered(req.Key)
-				if problem != nil || done {
-					mu.Lock()
-					if problem != nil {
-						s.Problems = append(s.Problems, *problem)
-						s.NotRun++
-						s.Reasons[problem.Reason]++
-					} else {
-						s.Skipped++
-					}
-					mu.Unlock()
-					continue
-				}
-				select {
-				case reqs <- req:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			}
-		}
-		return nil
-	})
-	workers := mr.Workers
-	if workers <= 0 {
-		workers = mr.Pool.Capacity()
-	}
-	// At least one: a pool without replicas yet (or closed) must still
-	// drain the queue, or the producer would wait for ever.
-	workers = max(workers, 1)
-	for i := 0; i < workers; i++ {
-		w := act.worker()
-		g.Go(func() error {
-			for req := range reqs {
-				rec, fails, err := r.send(ctx, mr, req, act, w)
-				act.set(w, phaseIdle, time.Time{}, "")
-				if err != nil {
-					return err
-				}
-				if err := r.Journal.Append(rec); err != nil {
-					return err
-				}
-				act.recorded()
-				r.mu.Lock()
-				r.rememberLocked(rec)
-				r.mu.Unlock()
-				mu.Lock()
-				if rec.Status == StatusAnswered {
-					s.Answered++
-				} else {
-					s.NotRun++
-					s.Reasons[NotRunReason(rec)]++
-				}
-				for _, k := range fails {
-					s.Failures[k]++
-				}
-				mu.Unlock()
-				if r.Progress != nil {
-					r.Progress.Record(rec)
-				}
-				if mr.OnRecord != nil {
-					mr.OnRecord(rec)
-				}
-			}
-			return nil
-		})
-	}
-	err = g.Wait()
-	return later, err
 }
 
 // prepare builds the request of one (item, repeat), with the prior lines
@@ -373,17 +282,21 @@ func (r *Runner) prior(it Item, answers map[string]*Record) []string {
 	return nil
 }
 
-// send makes the attempts of one request and returns its record and the
-// kinds of the failed attempts. An error means the run is ending (ctx), and
-// nothing is journaled for the request.
-func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request, act *activity, w *workerState) (Record, []string, error) {
+// send makes the attempts of one request, the first on lease (or with
+// acquired, Acquire's error), and returns its record and the kinds of the
+// failed attempts. An error means the run is ending (ctx), and nothing is
+// journaled for the request.
+func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request, act *activity, w *workerState, lease Lease, acquired error) (Record, []string, error) {
 	rec := Record{Key: req.Key, Item: req.Item.ID, Task: req.Item.Task, Patient: req.Item.Patient,
 		Model: mr.Model.Name, Repeat: req.Repeat, Images: len(req.Images)}
 	rec.Prior = req.Prior
 	var kinds []string
 	for attempt := 1; ; attempt++ {
-		act.set(w, phaseAcquire, time.Time{}, "")
-		lease, err := mr.Pool.Acquire(ctx)
+		err := acquired
+		if attempt > 1 {
+			act.set(w, phaseAcquire, time.Time{}, "")
+			lease, err = mr.Pool.Acquire(ctx)
+		}
 		if errors.Is(err, ErrPoolClosed) {
 			// No replica will come: the request ends not run, with why.
 			kinds = append(kinds, FailNoReplica)
@@ -395,7 +308,8 @@ func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request, act *activ
 			return rec, kinds, err
 		}
 		act.set(w, phaseSend, time.Time{}, "")
-		ans, err := r.Client.Send(ctx, lease.Endpoint, req)
+		var ans *Answer
+		ans, err = r.Client.Send(ctx, lease.Endpoint, req)
 		var f *AttemptFailure
 		errors.As(err, &f)
 		mr.Pool.Release(lease, f != nil && (f.Kind == FailConnect || f.Kind == FailServer))

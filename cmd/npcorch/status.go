@@ -99,18 +99,14 @@ same state as /api/status (docs/live.md).`,
 	return cmd
 }
 
-// writeSpeeds writes the measured speeds, when the run measured any.
+// writeSpeeds writes the measured speeds per model and replica (as
+// `npcorch calibrate` does), when the run measured any.
 func writeSpeeds(w io.Writer, s *schedule.Speeds) error {
 	if s == nil {
 		return nil
 	}
-	fmt.Fprintf(w, "\nmeasured speeds (speeds.json; node factor %.2f):\n", s.Node.Factor)
-	for _, m := range s.Models {
-		_, err := fmt.Fprintf(w, "  %s: %.0f token equivalents/s per A800-equivalent, %.2f × the registry's %.0f (95 %% %.2f–%.2f)\n",
-			m.Model, m.TokensPerS, m.Factor, m.RegistryTokensPerS, m.Low, m.High)
-		if err != nil {
-			return err
-		}
+	if _, err := fmt.Fprintln(w); err != nil {
+		return err
 	}
-	return nil
+	return s.WriteText(w)
 }

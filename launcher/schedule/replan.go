@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -371,16 +370,6 @@ func (p *Plan) writeSpeeds(w io.Writer) {
 	if p.Speeds == nil {
 		return
 	}
-	fmt.Fprintf(w, "\nmeasured speeds (models not measured: %.2f× the registry's):\n", p.Speeds.Node.Factor)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tSAMPLES\tSERVED\tREGISTRY TOK/S\tESTIMATE TOK/S\tFACTOR\t95 %\tTTFT")
-	for _, m := range p.Speeds.Models {
-		ttft := "-"
-		if m.TTFT > 0 {
-			ttft = fmt.Sprintf("%.2fs", m.TTFT)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%.2f×\t%.2f–%.2f\t%s\n", m.Model, m.Samples,
-			Seconds(m.Seconds), m.RegistryTokensPerS, m.TokensPerS, m.Factor, m.Low, m.High, ttft)
-	}
-	tw.Flush()
+	fmt.Fprintln(w)
+	p.Speeds.WriteText(w) // w keeps its own first error
 }

@@ -118,9 +118,18 @@ func TestReplanRecordsItsReason(t *testing.T) {
 	if err := p.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"re-plans:\n    6m40s  A measured at 0.5", "measured speeds (models not measured: ", "A      1        5m00s   1000"} {
+	for _, want := range []string{"re-plans:\n    6m40s  A measured at 0.5", "measured speeds (models not measured: "} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	rows := map[string]bool{}
+	for _, line := range strings.Split(text.String(), "\n") {
+		rows[strings.Join(strings.Fields(line), " ")] = true
+	}
+	for _, want := range []string{"A 1 5m00s 1000 511 0.51× 0.43–0.61 -", "replica 1, TP1 on GPU 0 1 5m00s 500 served - -"} {
+		if !rows[want] {
+			t.Errorf("text lacks the row %q:\n%s", want, text.String())
 		}
 	}
 }

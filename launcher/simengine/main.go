@@ -64,7 +64,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	e.log = &logger{stdout: stdout, stderr: stderr, now: e.clock.Now, pid: pid}
 	e.m = newMetrics(o.ServedName)
-	e.sched = newScheduler(o.MaxNumSeqs, o.KVTokens, e.m)
+	e.sched = newScheduler(o.MaxNumSeqs, o.KVTokens, e.m, e.clock.Now)
+	e.m.watchOccupancy(e.sched, o.ServedName)
 	return e.run(ctx)
 }
 

@@ -13,9 +13,16 @@ type metrics struct {
 	kvUsage    prometheus.Gauge
 	prompt     prometheus.Counter
 	generation prometheus.Counter
-	ttft       prometheus.Observer
-	e2e        prometheus.Observer
-	success    *prometheus.CounterVec
+	// preemptions stays at zero: the simulated scheduler admits a request
+	// only when its prompt fits, and never evicts one.
+	preemptions prometheus.Counter
+	// work is the paced time of the prefills and decodes the engine did,
+	// npcorch_sim:work_seconds_total: what an ideal client needs its slots
+	// for.
+	work    prometheus.Counter
+	ttft    prometheus.Observer
+	e2e     prometheus.Observer
+	success *prometheus.CounterVec
 }
 
 // ttftBuckets are vLLM's buckets for vllm:time_to_first_token_seconds.
@@ -53,6 +60,8 @@ func newMetrics(model string) *metrics {
 	m.kvUsage = gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.")
 	m.prompt = counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.")
 	m.generation = counter("vllm:generation_tokens_total", "Number of generation tokens processed.")
+	m.preemptions = counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.")
+	m.work = counter("npcorch_sim:work_seconds_total", "Paced prefill and decode time of the requests (simulation only).")
 	m.ttft = histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttftBuckets)
 	m.e2e = histogram("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", e2eBuckets)
 	m.success = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -63,4 +72,29 @@ func newMetrics(model string) *metrics {
 		m.success.WithLabelValues(reason) // expose zero counts, as vLLM does
 	}
 	return m
+}
+
+// watchOccupancy exposes the scheduler's occupancy integrals, up to the
+// moment of each scrape, under npcorch_sim:* names that no vLLM has: a
+// benchmark or test reads from them how full a client kept the engine.
+func (m *metrics) watchOccupancy(s *scheduler, model string) {
+	labels := prometheus.Labels{"model_name": model, "engine": "0"}
+	series := []struct {
+		name, help string
+		read       func(occupancy) float64
+	}{
+		{"npcorch_sim:slot_seconds_total", "Integral of the running requests over time: busy slot-seconds (simulation only).",
+			func(o occupancy) float64 { return o.Slot }},
+		{"npcorch_sim:full_seconds_total", "Time with every slot running or requests waiting (simulation only).",
+			func(o occupancy) float64 { return o.Full }},
+		{"npcorch_sim:serving_seconds_total", "Time with requests running or waiting (simulation only).",
+			func(o occupancy) float64 { return o.Serving }},
+	}
+	for _, c := range series {
+		m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help, ConstLabels: labels},
+			func() float64 { return c.read(s.occupancy()) }))
+	}
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "npcorch_sim:max_num_seqs",
+		Help: "The engine's --max-num-seqs (simulation only).", ConstLabels: labels},
+		func() float64 { return float64(s.maxSeqs) }))
 }

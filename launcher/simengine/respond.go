@@ -103,10 +103,12 @@ func (e *engine) serve(w http.ResponseWriter, r *http.Request, req *chatRequest,
 		}
 	}()
 	cached := e.prefix.lookup(p, e.o.PrefixCaching, e.o.BlockSize)
-	if e.sleep(ctx, tokensTime(p.tokens-cached, e.o.PrefillTPS)) != nil {
+	prefill := tokensTime(p.tokens-cached, e.o.PrefillTPS)
+	if e.sleep(ctx, prefill) != nil {
 		e.m.success.WithLabelValues("abort").Inc()
 		return
 	}
+	e.m.work.Add(prefill.Seconds())
 	e.m.prompt.Add(float64(p.tokens))
 	u := usage{PromptTokens: p.tokens, CompletionTokens: out.tokens, TotalTokens: p.tokens + out.tokens}
 	if e.o.PromptTokensDetails && cached > 0 { // as vLLM: only when asked, and only when some were
@@ -148,9 +150,11 @@ func (e *engine) serve(w http.ResponseWriter, r *http.Request, req *chatRequest,
 
 // decode spends the decode time of one piece and records its tokens.
 func (e *engine) decode(ctx context.Context, seat *seat, pc piece) error {
-	if err := e.sleep(ctx, tokensTime(pc.tokens, e.o.DecodeTPS)); err != nil {
+	d := tokensTime(pc.tokens, e.o.DecodeTPS)
+	if err := e.sleep(ctx, d); err != nil {
 		return err
 	}
+	e.m.work.Add(d.Seconds())
 	seat.grow(pc.tokens)
 	e.m.generation.Add(float64(pc.tokens))
 	return nil

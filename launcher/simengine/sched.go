@@ -3,12 +3,14 @@ package simengine
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // scheduler admits requests the way vLLM's scheduler does, in first-come
 // order: at most maxSeqs run at once, and a request runs only when its
 // prompt fits in the KV cache beside the running ones (or nothing runs). The
-// rest wait. It keeps the running, waiting and KV usage gauges current.
+// rest wait. It keeps the running, waiting and KV usage gauges current,
+// and integrates its occupancy over time (occupancy).
 type scheduler struct {
 	mu       sync.Mutex
 	maxSeqs  int
@@ -17,6 +19,23 @@ type scheduler struct {
 	kvUsed   int
 	queue    []*seat
 	m        *metrics
+	now      func() time.Time
+	occ      occupancy
+}
+
+// occupancy is how the engine's slots were used since it started, in
+// seconds of its own clock, integrated at each change of its state: what
+// its npcorch_sim:* series report, so that a client's effect on the
+// engine can be measured from the engine itself rather than sampled.
+type occupancy struct {
+	since time.Time // the last change
+	// Slot is the integral of the running requests: busy slot-seconds.
+	Slot float64
+	// Full is the time the engine was full: every slot running, or
+	// requests waiting.
+	Full float64
+	// Serving is the time anything ran or waited.
+	Serving float64
 }
 
 // seat is one request's place in the scheduler.
@@ -27,8 +46,34 @@ type seat struct {
 	running  bool
 }
 
-func newScheduler(maxSeqs, capacity int, m *metrics) *scheduler {
-	return &scheduler{maxSeqs: maxSeqs, capacity: capacity, m: m}
+func newScheduler(maxSeqs, capacity int, m *metrics, now func() time.Time) *scheduler {
+	return &scheduler{maxSeqs: maxSeqs, capacity: capacity, m: m, now: now, occ: occupancy{since: now()}}
+}
+
+// advanceLocked integrates the state that held since the last change; it
+// runs before every change.
+func (s *scheduler) advanceLocked() {
+	t := s.now()
+	dt := t.Sub(s.occ.since).Seconds()
+	s.occ.since = t
+	if dt <= 0 {
+		return
+	}
+	s.occ.Slot += dt * float64(s.running)
+	if s.running >= s.maxSeqs || len(s.queue) > 0 {
+		s.occ.Full += dt
+	}
+	if s.running > 0 || len(s.queue) > 0 {
+		s.occ.Serving += dt
+	}
+}
+
+// occupancy returns the integrals up to now.
+func (s *scheduler) occupancy() occupancy {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked()
+	return s.occ
 }
 
 // acquire queues a request with a prompt of promptTokens and returns its
@@ -42,6 +87,7 @@ func (s *scheduler) acquire(ctx context.Context, promptTokens int) (*seat, error
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.advanceLocked()
 	if st.running { // admitted while ctx ended: give the place back
 		s.releaseLocked(st)
 		return nil, ctx.Err()
@@ -62,6 +108,7 @@ func (s *scheduler) enqueue(promptTokens int) *seat {
 	st := &seat{s: s, tokens: promptTokens, admitted: make(chan struct{})}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.advanceLocked()
 	s.queue = append(s.queue, st)
 	s.admitLocked()
 	return st
@@ -80,6 +127,7 @@ func (st *seat) grow(n int) {
 func (st *seat) release() {
 	st.s.mu.Lock()
 	defer st.s.mu.Unlock()
+	st.s.advanceLocked()
 	st.s.releaseLocked(st)
 }
 

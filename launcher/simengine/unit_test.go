@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/spf13/pflag"
@@ -142,7 +143,7 @@ func admitted(st *seat) bool {
 
 func TestSchedulerAdmitsInOrderWithinSeqsAndKV(t *testing.T) {
 	m := newMetrics("m")
-	s := newScheduler(2, 10, m)
+	s := newScheduler(2, 10, m, time.Now)
 	a, b := s.enqueue(4), s.enqueue(4)
 	c := s.enqueue(1) // no free sequence
 	if !admitted(a) || !admitted(b) || admitted(c) {
@@ -182,10 +183,55 @@ func TestSchedulerAdmitsInOrderWithinSeqsAndKV(t *testing.T) {
 	// A waiting request whose client leaves is dropped from the queue.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	s2 := newScheduler(1, 10, nil)
+	s2 := newScheduler(1, 10, nil, time.Now)
 	s2.enqueue(1)
 	if _, err := s2.acquire(ctx, 1); !errors.Is(err, context.Canceled) || len(s2.queue) != 0 {
 		t.Errorf("cancelled wait: %v, queue %d", err, len(s2.queue))
+	}
+}
+
+// TestSchedulerIntegratesItsOccupancy checks the npcorch_sim:* series: busy
+// slot-seconds, time full (every slot running, or requests waiting) and
+// time serving, on the engine's own clock.
+func TestSchedulerIntegratesItsOccupancy(t *testing.T) {
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { return now }
+	m := newMetrics("m")
+	s := newScheduler(2, 100, m, clock)
+	m.watchOccupancy(s, "m")
+	step := func(d time.Duration) { now = now.Add(d) }
+	step(time.Second) // idle: counts for nothing
+	a := s.enqueue(1)
+	step(time.Second) // one of two slots: serving, not full
+	b := s.enqueue(1)
+	c := s.enqueue(1)
+	step(2 * time.Second) // two running, one waiting: full
+	a.release()
+	step(time.Second) // two running: full
+	b.release()
+	c.release()
+	step(time.Second) // idle
+	want := occupancy{Slot: 1 + 2*2 + 2, Full: 3, Serving: 4}
+	got := s.occupancy()
+	got.since = time.Time{}
+	if got != want {
+		t.Errorf("occupancy %+v, want %+v", got, want)
+	}
+	fams, err := m.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]float64{}
+	for _, f := range fams {
+		for _, x := range f.GetMetric() {
+			seen[f.GetName()] = x.GetCounter().GetValue() + x.GetGauge().GetValue()
+		}
+	}
+	for name, v := range map[string]float64{"npcorch_sim:slot_seconds_total": 7, "npcorch_sim:full_seconds_total": 3,
+		"npcorch_sim:serving_seconds_total": 4, "npcorch_sim:max_num_seqs": 2, "vllm:num_preemptions_total": 0} {
+		if got, ok := seen[name]; !ok || got != v {
+			t.Errorf("%s = %v (exposed %v), want %v", name, got, ok, v)
+		}
 	}
 }
 

@@ -319,18 +319,27 @@ func (d *driver) run(ctx context.Context) error {
 		for _, f := range d.plan.Failures {
 			fmt.Fprintf(d.opt.Log, "engine failure: %s on GPUs %v: %s\n", schedule.ReplicaName(f.Model, f.Index), f.GPUs, f.Err)
 		}
-		err = errors.Join(err, modelsNotRun(d.plan), d.writeSpeeds())
+		err = errors.Join(err, modelsNotRun(d.plan), d.writeSpeeds(d.plan.Speeds))
 	}
 	return err
 }
 
 // writeSpeeds writes what the engines were measured to do (the scheduler's
-// speed estimates) to RUN/speeds.json, when anything was measured.
-func (d *driver) writeSpeeds() error {
-	if d.plan.Speeds == nil {
+// speed estimates, nil when nothing was) to RUN/speeds.json, replacing the
+// file whole: a status reader (schedule.ReadSpeeds) never sees half of it.
+func (d *driver) writeSpeeds(s *schedule.Speeds) error {
+	if s == nil {
 		return nil
 	}
-	return writeJSON(filepath.Join(d.runDir, "speeds.json"), d.plan.Speeds)
+	path := filepath.Join(d.runDir, schedule.SpeedsFile)
+	tmp := path + ".tmp"
+	if err := writeJSON(tmp, s); err != nil {
+		return fmt.Errorf("measured speeds: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("measured speeds: %w", err)
+	}
+	return nil
 }
 
 // modelsNotRun names every model the campaign abandoned, with the reason:

@@ -597,7 +597,8 @@ func TestDriverInterruptEndsStartsAndRuns(t *testing.T) {
 // the scheduler as the model's share of work done and the replica's speed
 // (prompt + 5 × output tokens per second of serving), every measuring
 // tick and once more when the replica stops; RUN/speeds.json keeps the
-// scheduler's estimate.
+// scheduler's estimate, from the first tick on (a status reader follows
+// the run with it).
 func TestDriverMeasuresProgressAndSpeeds(t *testing.T) {
 	u := newUnit(t, "fake:h100-sxm-4", "", hulu)
 	u.run(context.Background())
@@ -629,6 +630,13 @@ func TestDriverMeasuresProgressAndSpeeds(t *testing.T) {
 	// 4 answers × (1000 + 5 × 20) over 60 s.
 	if got := u.schedulerSaw("speed"); len(got) != 1 || got[0] != "speed    Hulu-Med-4B/r0: 73 tok/s over 1m00s" {
 		t.Errorf("speed told %q", got)
+	}
+	live, err := schedule.ReadSpeeds(filepath.Join(u.d.runDir, schedule.SpeedsFile))
+	if err != nil {
+		t.Fatalf("while the run goes: %v", err)
+	}
+	if len(live.Models) != 1 || live.Models[0].Samples != 1 || live.Models[0].Work != 4*1100 {
+		t.Errorf("speeds.json while the run goes: %+v; want the first sample", live.Models)
 	}
 	answer("sequence", 0)
 	u.clock.Advance(10 * time.Second)

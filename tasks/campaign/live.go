@@ -201,21 +201,17 @@ func skeletonBegin(reg *tasks.Registry, meta Meta, items []tasks.Item) live.Begi
 	return b
 }
 
-// readSpeeds reads RUN/speeds.json, nil when the run measured nothing.
+// readSpeeds reads RUN/speeds.json (schedule.ReadSpeeds, which checks
+// it), nil when the run measured nothing.
 func readSpeeds(runDir string) (*schedule.Speeds, error) {
-	path := filepath.Join(runDir, "speeds.json")
-	data, err := os.ReadFile(path)
+	s, err := schedule.ReadSpeeds(filepath.Join(runDir, schedule.SpeedsFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	var s schedule.Speeds
-	if err == nil {
-		err = json.Unmarshal(data, &s)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("measured speeds not shown: %s: %w", path, err)
+		return nil, fmt.Errorf("measured speeds not shown: %w", err)
 	}
-	return &s, nil
+	return s, nil
 }
 
 // startLive starts the run's status hub, which writes RUN/status.json,

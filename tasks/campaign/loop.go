@@ -448,15 +448,14 @@ func (l *loop) startRunner(model string) {
 	l.running++
 	m, pool := l.d.models[model], l.pool(model)
 	if l.d.isJudge(model) {
-		go pool.WatchMetrics(l.ctx, &http.Client{Timeout: 2 * time.Second}, time.Second)
+		go pool.WatchMetrics(l.ctx, &http.Client{Timeout: 2 * time.Second}, tasks.ScrapeEvery)
 		l.startJudge(m, pool, false)
 		return
 	}
-	workers := max(m.Engine.MaxNumSeqs, 1) * max(len(l.d.node.GPUs), 1)
 	go func() {
-		go pool.WatchMetrics(l.ctx, &http.Client{Timeout: 2 * time.Second}, time.Second)
+		go pool.WatchMetrics(l.ctx, &http.Client{Timeout: 2 * time.Second}, tasks.ScrapeEvery)
 		sum, err := l.d.runner.Run(l.ctx, tasks.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool,
-			Items: itemsFor(l.d.items, m), Repeats: l.d.opt.Campaign.Repeat, Workers: workers, OnRecord: l.onRecord})
+			Items: itemsFor(l.d.items, m), Repeats: l.d.opt.Campaign.Repeat, OnRecord: l.onRecord})
 		l.post(ran{model: model, sum: sum, err: err})
 	}()
 }

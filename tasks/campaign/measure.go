@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -108,13 +109,21 @@ func (l *loop) onJournaled(rec tasks.Record) {
 }
 
 // measure tells the scheduler each model's progress and each serving
-// replica's speed since its last sample.
+// replica's speed since its last sample, and writes its estimates to
+// RUN/speeds.json for whoever follows the run.
 func (l *loop) measure() {
 	l.sendProgress()
 	for _, id := range l.engineIDs() {
 		if en := l.engines[id]; en.phase == phaseReady || en.phase == phaseStopping {
 			l.sendSpeed(en)
 		}
+	}
+	if l.sched == nil {
+		return
+	}
+	if err := l.d.writeSpeeds(l.sched.Speeds()); err != nil {
+		// The run goes on; the file is rewritten at the next tick and at the end.
+		fmt.Fprintf(l.d.opt.Log, "%v\n", err)
 	}
 }
 

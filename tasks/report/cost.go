@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/npcorch/npcorch/gpu"
+	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
 )
 
@@ -17,6 +18,18 @@ type Cost struct {
 	Tasks []TaskCost `json:"tasks"`
 	// GPU has one row per run and model.
 	GPU []GPUCost `json:"gpu"`
+	// Speeds has one row per run and model its engines were measured
+	// on (the run's speeds.json); none when no run has that file.
+	Speeds []SpeedCost `json:"speeds,omitempty"`
+}
+
+// SpeedCost is what one model's engines were measured to do in one run:
+// the scheduler's estimate (token equivalents per second per
+// A800-equivalent) against the registry's, with its 95 % interval, and
+// what each replica served.
+type SpeedCost struct {
+	Run string `json:"run"`
+	schedule.ModelSpeed
 }
 
 // AllTasks is the Task of a model's total cost row.
@@ -148,6 +161,13 @@ func (a *costAcc) done() TaskCost {
 // order.
 func buildCost(reg *tasks.Registry, runs []*Run) Cost {
 	var c Cost
+	for _, r := range runs {
+		if r.Speeds != nil {
+			for _, m := range r.Speeds.Models {
+				c.Speeds = append(c.Speeds, SpeedCost{Run: r.Name, ModelSpeed: m})
+			}
+		}
+	}
 	for _, r := range runs {
 		for _, model := range r.models() {
 			byTask := map[string]*costAcc{}

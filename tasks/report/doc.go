@@ -5,11 +5,12 @@
 //
 // A run directory holds scores.json (tasks.Results, written by `npcorch
 // score`), journal/MODEL/TASK.jsonl and, when the GPU sampler ran,
-// gpu/samples.jsonl and gpu/spans.json. Write reads them and writes into
+// gpu/samples.jsonl and gpu/spans.json, and speeds.json when the campaign
+// measured its engines' speeds. Write reads them and writes into
 // an output directory:
 //
 //	table1.md, table1.csv, table1.json   cross-model table (runs side by side with --compare)
-//	cost.md, cost.csv, cost.json         requests, tokens, latency percentiles, GPU-seconds, energy
+//	cost.md, cost.csv, cost.json         requests, tokens, latency percentiles, GPU-seconds, energy, measured speeds
 //	detail.md, detail.json               per-model confusion matrices, class diagnostics, slow and failed items
 //	report.html                          everything above with the plots inlined as data URIs
 //	plots/*.png                          the plots (gonum.org/v1/plot)

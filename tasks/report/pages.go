@@ -136,6 +136,47 @@ func (r *Report) costSection(p *page) {
 	}
 	p.tables(g)
 	p.note("GPU-seconds are the GPUs a model's engines held times how long they held them; energy comes from the driver's energy counters over the same spans. \"not measured\": the run recorded no span for the model or the sampler did not run; never read it as zero. NVML utilization is the share of time some kernel ran, not SM load.")
+	r.speedSection(p)
+}
+
+// speedSection shows what the engines were measured to do, when a run
+// measured them (its speeds.json).
+func (r *Report) speedSection(p *page) {
+	if len(r.Cost.Speeds) == 0 {
+		return
+	}
+	g := &grid{RowHead: true, Caption: "Measured engine speeds (the run's speeds.json)",
+		Head: []string{"Model", "samples", "serving (s)", "registry tok/s", "measured tok/s", "factor (95 %)", "images/s", "TTFT (s)"}}
+	if len(r.Runs) > 1 {
+		g.Head = append([]string{"Model", "Run"}, g.Head[1:]...)
+	}
+	f := func(format string, v float64) gridCell {
+		if v <= 0 {
+			return txt("–")
+		}
+		return num(fmt.Sprintf(format, v))
+	}
+	for _, s := range r.Cost.Speeds {
+		rows := [][]gridCell{{txt(s.Model)}}
+		images := 0.0
+		if s.Seconds > 0 {
+			images = s.Images / s.Seconds
+		}
+		rows[0] = append(rows[0], num(strconv.Itoa(s.Samples)), f("%.0f", s.Seconds), f("%.0f", s.RegistryTokensPerS), f("%.0f", s.TokensPerS),
+			num(fmt.Sprintf("%.2f× (%.2f–%.2f)", s.Factor, s.Low, s.High)), f("%.1f", images), f("%.2f", s.TTFT))
+		for _, rep := range s.Replicas {
+			rows = append(rows, []gridCell{txt(fmt.Sprintf("%s, replica %d (TP%d)", s.Model, rep.Replica, rep.TP)), num(strconv.Itoa(rep.Samples)),
+				f("%.0f", rep.Seconds), txt(""), f("%.0f", rep.TokensPerS), txt(""), f("%.1f", rep.ImagesPerS), f("%.2f", rep.TTFT)})
+		}
+		for _, cells := range rows {
+			if len(r.Runs) > 1 {
+				cells = append(cells[:1], append([]gridCell{txt(s.Run)}, cells[1:]...)...)
+			}
+			g.row("", cells...)
+		}
+	}
+	p.tables(g)
+	p.note("Token equivalents are prompt tokens plus the decode cost of output tokens, per second of serving per A800-equivalent; the measured speed is the scheduler's estimate, shrunk towards the node's other models while samples are few, with its 95 % interval. Replica rows show what each replica served per second, sharing its GPUs or not. `npcorch calibrate --run DIR` turns these into registry speeds for the next campaign.")
 }
 
 func bytesF(v *uint64) *float64 {

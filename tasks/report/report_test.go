@@ -539,3 +539,51 @@ func TestSlug(t *testing.T) {
 }
 
 func regexpContains(s, expr string) bool { return regexp.MustCompile(expr).MatchString(s) }
+
+// TestCostShowsMeasuredSpeeds: a run's speeds.json (issue 17.2) appears
+// in cost.md, cost.json and the HTML page, per model and replica; a
+// damaged one is a note, and a run without one shows no speed table.
+func TestCostShowsMeasuredSpeeds(t *testing.T) {
+	run := scoredRun(t, "run1", runOptions{})
+	speeds := `{"node":{"factor":0.8,"log_sd":0.2},"models":[{"model":"alpha","registry_tokens_per_s":1000,"tokens_per_s":511,
+"factor":0.511,"factor_low":0.43,"factor_high":0.61,"log_sd":0.09,"samples":2,"informative":2,"seconds":600,"work":300000,
+"images":1200,"ttft_s":0.4,"replicas":[{"replica":1,"tp":2,"gpus":[0,1],"samples":2,"seconds":600,"tokens_per_s":500,"images_per_s":2,"ttft_s":0.4}]}]}`
+	if err := os.WriteFile(filepath.Join(run, "speeds.json"), []byte(speeds), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if err := Write(testRegistry(), run, nil, out); err != nil {
+		t.Fatal(err)
+	}
+	md := readFile(t, filepath.Join(out, CostMarkdown))
+	for _, want := range []string{"Measured engine speeds", "| alpha | 2 | 600 | 1000 | 511 | 0.51× (0.43–0.61) | 2.0 | 0.40 |",
+		"| alpha, replica 1 (TP2) | 2 | 600 |  | 500 |  | 2.0 | 0.40 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("cost.md lacks %q:\n%s", want, md)
+		}
+	}
+	var cj struct {
+		Speeds []SpeedCost `json:"speeds"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, CostJSON))), &cj); err != nil {
+		t.Fatal(err)
+	}
+	if len(cj.Speeds) != 1 || cj.Speeds[0].Run != "run1" || cj.Speeds[0].TokensPerS != 511 || len(cj.Speeds[0].Replicas) != 1 {
+		t.Errorf("cost.json speeds %+v", cj.Speeds)
+	}
+	if html := readFile(t, filepath.Join(out, HTMLFile)); !strings.Contains(html, "Measured engine speeds") {
+		t.Error("report.html lacks the measured speeds")
+	}
+	if err := os.WriteFile(filepath.Join(run, "speeds.json"), []byte(speeds[:40]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(testRegistry(), run, nil, out); err != nil {
+		t.Fatalf("a damaged speeds.json failed the report: %v", err)
+	}
+	if md := readFile(t, filepath.Join(out, CostMarkdown)); strings.Contains(md, "Measured engine speeds") {
+		t.Error("cost.md shows speeds from a damaged file")
+	}
+	if html := readFile(t, filepath.Join(out, HTMLFile)); !strings.Contains(html, "speeds.json") {
+		t.Error("the report does not say the speeds file is damaged")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/npcorch/npcorch/gpu"
+	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
 )
 
@@ -34,6 +35,9 @@ type Run struct {
 	Samples []gpu.Sample
 	// Spans are the model spans the launcher recorded; nil when unknown.
 	Spans []gpu.Span
+	// Speeds are what the run's engines were measured to do
+	// (schedule.SpeedsFile); nil when the run measured none.
+	Speeds *schedule.Speeds
 	// Notes tell the reader what was missing or damaged in the run
 	// directory (a truncated sample log, no journal).
 	Notes []string
@@ -67,6 +71,9 @@ func LoadRun(dir string) (*Run, error) {
 	if err := run.readGPU(dir); err != nil {
 		return nil, err
 	}
+	if err := run.readSpeeds(dir); err != nil {
+		return nil, err
+	}
 	return run, nil
 }
 
@@ -86,6 +93,22 @@ func readScores(path string) (*tasks.Results, error) {
 		return nil, fmt.Errorf("report: %s has format %q, this npcorch reads %q; rewrite it with `npcorch score --run %s`", path, res.Format, tasks.ResultsFormat, filepath.Dir(path))
 	}
 	return &res, nil
+}
+
+// readSpeeds reads the measured speeds when the run has them; a damaged
+// file is a note, not a failed report.
+func (r *Run) readSpeeds(dir string) error {
+	path := filepath.Join(dir, schedule.SpeedsFile)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	s, err := schedule.ReadSpeeds(path)
+	if err != nil {
+		r.Notes = append(r.Notes, fmt.Sprintf("%v; the report shows no measured speeds.", err))
+		return nil
+	}
+	r.Speeds = s
+	return nil
 }
 
 // readGPU reads the sample log and the spans when they exist.

@@ -1,0 +1,490 @@
+package tasks
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher/schedule"
+)
+
+// How a model's requests reach its engines (issue 17): one dispatcher
+// takes a slot in the pool (first come, first served) for the next request
+// in line and hands the request to a goroutine of its own, which sends it,
+// retries it and journals it. The line is task by task, longest first
+// (rankTasks): the longest requests start while the engine is full, and
+// the shortest fill its slots at the end. An item that needs answers (a
+// care question, its own patient's pathology and MRI answers; a
+// conversation's turn, the turn before) is held until they exist, then
+// takes its task's place in the line (next): it waits for its own
+// patient's answers and nothing longer, never for every other answer. One
+// whose needs ended not run, or were never sent, is a problem.
+
+// outputWeight is how many prompt tokens one output token weighs in a
+// request's time on the engine: a sequence prefills about 20,000 tokens a
+// second and decodes 25 (an engine's batch shares its GPUs; each sequence
+// gets that), so one output token holds a slot as long as 800 prompt
+// tokens.
+const outputWeight = 800
+
+// defaultImageTokens stands for an image of unknown size: a 512×1644
+// plane group's tokens (schedule.ImageTokens).
+const defaultImageTokens = 1000
+
+// rankTasks returns the tasks of mr's items in the order the runner sends
+// them: by priority, the estimated time an item holds a slot (its prompt
+// tokens, images and text, and output budget; see outputWeight) plus the longest chain of
+// tasks whose prompts wait for its answers, highest first; ties in the
+// order the tasks first appear. It reads the items once.
+func (r *Runner) rankTasks(mr ModelRun) []string {
+	type stat struct {
+		items  int
+		tokens float64
+	}
+	stats := map[string]*stat{}
+	var order []string
+	for it := range mr.Items.Items() {
+		s := stats[it.Task]
+		if s == nil {
+			s = &stat{}
+			stats[it.Task] = s
+			order = append(order, it.Task)
+		}
+		s.items++
+		s.tokens += promptTokens(it, mr.Model.Tasks[it.Task].MaxImages)
+	}
+	cost := map[string]float64{}
+	for task, s := range stats {
+		cost[task] = s.tokens/float64(s.items) + r.textTokens(task) + outputWeight*float64(r.maxTokens(mr.Model, task))
+	}
+	prio := map[string]float64{}
+	var priority func(task string, path []string) float64
+	priority = func(task string, path []string) float64 {
+		if p, ok := prio[task]; ok {
+			return p
+		}
+		tail := 0.0
+		for _, d := range order {
+			t := r.Tasks.lookup(d)
+			if t == nil || !slices.Contains(t.After, task) || slices.Contains(path, d) {
+				continue // not a dependent, or a cycle (a task after itself)
+			}
+			tail = max(tail, priority(d, append(path, d)))
+		}
+		prio[task] = cost[task] + tail
+		return prio[task]
+	}
+	ranked := slices.Clone(order)
+	slices.SortStableFunc(ranked, func(a, b string) int {
+		return cmp.Compare(priority(b, []string{b}), priority(a, []string{a}))
+	})
+	return ranked
+}
+
+// promptTokens estimates an item's prompt tokens from its images (at most
+// limit of them when limit is positive).
+func promptTokens(it Item, limit int) float64 {
+	images := it.Images
+	if limit > 0 && len(images) > limit {
+		images = images[:limit]
+	}
+	n := 0.0
+	for _, img := range images {
+		if img.Width > 0 && img.Height > 0 {
+			n += float64(schedule.ImageTokens(img.Width, img.Height))
+		} else {
+			n += defaultImageTokens
+		}
+	}
+	return n
+}
+
+// textTokens is the paper's estimate of the text in task's prompts.
+func (r *Runner) textTokens(task string) float64 {
+	if t := r.Tasks.lookup(task); t != nil {
+		return float64(t.Paper.TextTokens)
+	}
+	return 0
+}
+
+// maxTokens is the output budget of task's requests for model m.
+func (r *Runner) maxTokens(m configs.Model, task string) int {
+	if n := m.Tasks[task].MaxTokens; n > 0 {
+		return n
+	}
+	if t := r.Tasks.lookup(task); t != nil {
+		return t.Paper.MaxTokens
+	}
+	return 0
+}
+
+// candidate is one (item, repeat) on its way to the engine: req is built,
+// or nil for an item that needs other answers (built once they are there).
+type candidate struct {
+	it  Item
+	rep int
+	req *Request
+}
+
+// held is an item waiting for missing answers; queued once it is in line.
+type held struct {
+	c       candidate
+	missing int
+	queued  bool
+}
+
+// dispatcher sends one model run's requests (see the comment above
+// outputWeight). The run's goroutine runs its loop; the feeder and the
+// requests' goroutines report to it.
+type dispatcher struct {
+	r   *Runner
+	mr  ModelRun
+	act *activity
+	g   *errgroup.Group
+	ctx context.Context
+
+	smu sync.Mutex // guards s
+	s   *Summary
+
+	rank map[string]int // a task's place in the sending order
+
+	mu       sync.Mutex
+	ready    []*held                // released items, in the order released
+	waiting  map[itemRepeat][]*held // held items by a missing answer
+	failed   map[itemRepeat]bool    // answers that will not come this run
+	inflight int
+	settle   bool // nothing more will be answered: held items are problems
+	wake     chan struct{}
+	// cap bounds the requests in flight (ModelRun.Workers); nil: the
+	// pool alone bounds them.
+	cap chan struct{}
+}
+
+func (r *Runner) newDispatcher(ctx context.Context, mr ModelRun, act *activity, s *Summary) *dispatcher {
+	g, ctx := errgroup.WithContext(ctx)
+	d := &dispatcher{r: r, mr: mr, act: act, g: g, ctx: ctx, s: s,
+		rank: map[string]int{}, waiting: map[itemRepeat][]*held{}, failed: map[itemRepeat]bool{}, wake: make(chan struct{}, 1)}
+	if mr.Workers > 0 {
+		d.cap = make(chan struct{}, mr.Workers)
+	}
+	return d
+}
+
+// run sends every request of the run and returns once all are journaled,
+// or with the first error.
+func (d *dispatcher) run() error {
+	ch := make(chan candidate, max(d.mr.Workers, d.mr.Pool.Capacity(), 1))
+	tasks := d.r.rankTasks(d.mr)
+	for i, task := range tasks {
+		d.rank[task] = i
+	}
+	d.g.Go(func() error { return d.feed(tasks, ch) })
+	w := d.act.worker()
+	defer d.act.forget(w)
+	f := &feederLine{ch: ch}
+	for {
+		c, ok := d.next(f)
+		if !ok {
+			break
+		}
+		req := d.resolve(c)
+		if req == nil {
+			continue
+		}
+		if err := d.start(req, w); err != nil {
+			break
+		}
+	}
+	return d.g.Wait()
+}
+
+// feed reads the items task by task in rank order and sends each (item,
+// repeat) that is not answered yet: built when it needs no other answer.
+func (d *dispatcher) feed(tasks []string, out chan<- candidate) error {
+	defer close(out)
+	for _, task := range tasks {
+		for it := range d.mr.Items.Items() {
+			if it.Task != task {
+				continue
+			}
+			dependent := len(d.r.Tasks.needs(it)) > 0
+			for rep := range d.mr.Repeats {
+				c := candidate{it: it, rep: rep}
+				if !dependent {
+					if c.req = d.build(it, rep); c.req == nil {
+						continue
+					}
+				}
+				select {
+				case out <- c:
+				case <-d.ctx.Done():
+					return d.ctx.Err()
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// build makes the request of (it, rep), or counts it as a problem or as
+// answered before and returns nil.
+func (d *dispatcher) build(it Item, rep int) *Request {
+	req, problem := d.r.prepare(d.mr, it, rep)
+	switch {
+	case problem != nil:
+		d.smu.Lock()
+		d.s.Problems = append(d.s.Problems, *problem)
+		d.s.NotRun++
+		d.s.Reasons[problem.Reason]++
+		d.smu.Unlock()
+		if d.r.upstream(it.Task) {
+			d.signal(func() { d.failLocked(itemRepeat{d.mr.Model.Name, it.ID, rep}) })
+		}
+		return nil
+	case d.r.answered(req.Key):
+		d.smu.Lock()
+		d.s.Skipped++
+		d.smu.Unlock()
+		return nil
+	}
+	return req
+}
+
+// signal runs f under the dispatcher's lock and wakes its loop.
+func (d *dispatcher) signal(f func()) {
+	d.mu.Lock()
+	f()
+	d.mu.Unlock()
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// feederLine is the feeder's side of the line, read by the dispatcher's
+// loop alone: its channel (nil once drained) and the candidate taken from
+// it but not sent yet.
+type feederLine struct {
+	ch      <-chan candidate
+	pending *candidate
+}
+
+// peek returns the feeder's next candidate without taking it, waiting for
+// none: nil when the feeder has none ready, or is done.
+func (f *feederLine) peek() *candidate {
+	if f.pending == nil && f.ch != nil {
+		select {
+		case c, ok := <-f.ch:
+			if ok {
+				f.pending = &c
+			} else {
+				f.ch = nil
+			}
+		default:
+		}
+	}
+	return f.pending
+}
+
+// next returns the next candidate in line: of a released item (its
+// answers arrived) and the feeder's next, the one whose task ranks first,
+// the released one on a tie; the released one when the feeder has none
+// ready. A care question thus goes once its own patient's findings exist
+// and nothing longer waits, so the findings end early and the care
+// questions fill the engine at the end. Once the feeder's last candidate
+// is read and nothing is in flight, the items still held are released as
+// problems (their answers will not come); ok is false when nothing is
+// left, or the run is ending.
+func (d *dispatcher) next(f *feederLine) (c candidate, ok bool) {
+	for {
+		d.mu.Lock()
+		if len(d.ready) > 0 {
+			h := d.ready[0]
+			if p := f.peek(); p == nil || d.rank[h.c.it.Task] <= d.rank[p.it.Task] {
+				d.ready[0] = nil
+				d.ready = d.ready[1:]
+				d.mu.Unlock()
+				return h.c, true
+			}
+		}
+		if f.peek() != nil {
+			c := *f.pending
+			f.pending = nil
+			d.mu.Unlock()
+			return c, true
+		}
+		if f.ch == nil && d.inflight == 0 {
+			if len(d.waiting) == 0 {
+				d.mu.Unlock()
+				return candidate{}, false
+			}
+			d.settleLocked()
+			d.mu.Unlock()
+			continue
+		}
+		d.mu.Unlock()
+		select {
+		case c, ok := <-f.ch:
+			if !ok {
+				f.ch = nil // closed and drained: the feeder is done
+				continue
+			}
+			f.pending = &c // compared with what was released meanwhile
+		case <-d.wake:
+		case <-d.ctx.Done():
+			return candidate{}, false
+		}
+	}
+}
+
+// settleLocked puts every held item in line: nothing more will be
+// answered, so resolve makes each a problem.
+func (d *dispatcher) settleLocked() {
+	d.settle = true
+	for key, hs := range d.waiting {
+		for _, h := range hs {
+			d.queueLocked(h)
+		}
+		delete(d.waiting, key)
+	}
+}
+
+func (d *dispatcher) queueLocked(h *held) {
+	if !h.queued {
+		h.queued = true
+		d.ready = append(d.ready, h)
+	}
+}
+
+// resolve returns c's request, ready to send; nil when c waits for answers
+// (it is held), is a problem, or was answered before.
+func (d *dispatcher) resolve(c candidate) *Request {
+	if c.req != nil {
+		return c.req
+	}
+	model := d.mr.Model.Name
+	d.mu.Lock()
+	var missing []itemRepeat
+	failed := false
+	for _, id := range d.r.Tasks.needs(c.it) {
+		key := itemRepeat{model, id, c.rep}
+		if _, ok := d.r.lookup(model, id, c.rep); !ok {
+			missing = append(missing, key)
+			failed = failed || d.failed[key]
+		}
+	}
+	if len(missing) > 0 && !failed && !d.settle {
+		h := &held{c: c, missing: len(missing)}
+		for _, key := range missing {
+			d.waiting[key] = append(d.waiting[key], h)
+		}
+		d.mu.Unlock()
+		return nil
+	}
+	d.mu.Unlock()
+	// Built now, with the answers there (prepare names a missing one).
+	return d.build(c.it, c.rep)
+}
+
+// start takes a slot for req (waiting in line in the pool) and sends it
+// on a goroutine of its own. An error means the run is ending.
+func (d *dispatcher) start(req *Request, w *workerState) error {
+	if d.cap != nil {
+		select {
+		case d.cap <- struct{}{}:
+		case <-d.ctx.Done():
+			return d.ctx.Err()
+		}
+	}
+	d.act.set(w, phaseAcquire, time.Time{}, "")
+	lease, err := d.mr.Pool.Acquire(d.ctx)
+	d.act.set(w, phaseIdle, time.Time{}, "")
+	if d.ctx.Err() != nil {
+		if err == nil {
+			d.mr.Pool.Release(lease, false)
+		}
+		return d.ctx.Err()
+	}
+	d.mu.Lock()
+	d.inflight++
+	d.mu.Unlock()
+	d.g.Go(func() error {
+		if d.cap != nil {
+			defer func() { <-d.cap }()
+		}
+		return d.send(req, lease, err)
+	})
+	return nil
+}
+
+// send makes the request's attempts, journals its outcome and releases
+// the items waiting for it.
+func (d *dispatcher) send(req *Request, lease Lease, acquired error) error {
+	r, mr := d.r, d.mr
+	w := d.act.worker()
+	defer d.act.forget(w)
+	rec, fails, err := r.send(d.ctx, mr, req, d.act, w, lease, acquired)
+	if err != nil {
+		return err
+	}
+	if err := r.Journal.Append(rec); err != nil {
+		return err
+	}
+	d.act.recorded()
+	r.mu.Lock()
+	r.rememberLocked(rec)
+	r.mu.Unlock()
+	d.smu.Lock()
+	if rec.Status == StatusAnswered {
+		d.s.Answered++
+	} else {
+		d.s.NotRun++
+		d.s.Reasons[NotRunReason(rec)]++
+	}
+	for _, k := range fails {
+		d.s.Failures[k]++
+	}
+	d.smu.Unlock()
+	if r.Progress != nil {
+		r.Progress.Record(rec)
+	}
+	if mr.OnRecord != nil {
+		mr.OnRecord(rec)
+	}
+	d.signal(func() {
+		d.inflight--
+		key := itemRepeat{mr.Model.Name, rec.Item, rec.Repeat}
+		if rec.Status == StatusAnswered {
+			d.answeredLocked(key)
+		} else if r.upstream(rec.Task) {
+			d.failLocked(key)
+		}
+	})
+	return nil
+}
+
+// answeredLocked puts in line the held items whose last missing answer is
+// key's.
+func (d *dispatcher) answeredLocked(key itemRepeat) {
+	for _, h := range d.waiting[key] {
+		if h.missing--; h.missing == 0 {
+			d.queueLocked(h)
+		}
+	}
+	delete(d.waiting, key)
+}
+
+// failLocked records that key's answer will not come this run and puts
+// the items waiting for it in line, where resolve makes them problems.
+func (d *dispatcher) failLocked(key itemRepeat) {
+	d.failed[key] = true
+	for _, h := range d.waiting[key] {
+		d.queueLocked(h)
+	}
+	delete(d.waiting, key)
+}

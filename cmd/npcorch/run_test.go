@@ -147,14 +147,16 @@ models:
 `)
 	cwd := t.TempDir()
 	cmd := npcorchCmd(t, cwd, "run", "-c", file, "--out", "elsewhere")
-	var out bytes.Buffer
+	// Read while the child writes it: a locked buffer (os/exec copies into
+	// it from its own goroutine).
+	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	// Interrupt once the engine is starting (the run directory exists).
 	deadline := time.Now().Add(time.Minute)
-	for !bytes.Contains(out.Bytes(), []byte("starting")) && time.Now().Before(deadline) {
+	for !strings.Contains(out.String(), "starting") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	_ = cmd.Process.Signal(syscall.SIGINT)

@@ -111,6 +111,15 @@ func (s *faultState) mode() faultMode {
 	return faultNone
 }
 
+// hungNow reports whether a hang was switched on at run time: a stuck
+// engine stops every answer in flight, not only the ones that arrive
+// after.
+func (s *faultState) hungNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runtime == faultHang
+}
+
 // complete records one successfully completed request and reports whether
 // the engine must now crash.
 func (s *faultState) complete() (crash bool) {

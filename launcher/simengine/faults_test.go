@@ -236,6 +236,30 @@ func TestStreamErrorAfter(t *testing.T) {
 	}
 }
 
+// TestRuntimeHangStopsAnswersInFlight: a hang switched on by POST
+// /sim/fault stops the answers already streaming, as a stuck engine does,
+// not only the requests that come after (a client that had sent all its
+// requests met no fault at all).
+func TestRuntimeHangStopsAnswersInFlight(t *testing.T) {
+	t.Parallel()
+	p := start(t, "--sim-key", faultKey(t), "--sim-chunk-tokens", "1", "--sim-decode-tps", "20")
+	events, _, cancel := openStream(t, p)
+	defer cancel()
+	<-events // the role chunk: the request is in flight
+	if status, _ := p.do(http.MethodPost, "/sim/fault", "", map[string]string{"fault": "hang"}); status != http.StatusOK {
+		t.Fatalf("POST /sim/fault hang = %d", status)
+	}
+	// The answer has pieces left (one token each at 20 tokens/s); after
+	// the switch, at most the piece in progress still comes.
+	time.Sleep(time.Second)
+	cancel()
+	for _, ev := range collect(events) {
+		if ev == "[DONE]" || strings.Contains(ev, `"finish_reason":"`) {
+			t.Fatalf("the stream in flight finished after the hang: %v", ev)
+		}
+	}
+}
+
 func TestRuntimeFaultSwitch(t *testing.T) {
 	t.Parallel()
 	p := start(t, "--sim-key", faultKey(t), "--sim-chunk-tokens", "1", "--sim-workers", "1")

@@ -183,10 +183,16 @@ const faultMessage = "EngineCore encountered an issue. See stack trace (above) f
 
 // decodeAll spends the decode time of out's pieces one after the other and
 // hands each to emit as it is ready. A faulty request stops at piece
-// stopAt: a hang holds it until the client or the engine goes away.
+// stopAt (half way, for a request that met a fault as it arrived), and a
+// request already streaming at its next piece once a hang is switched on
+// at run time: a hang holds it until the client or the engine goes away.
 func (e *engine) decodeAll(ctx context.Context, seat *seat, out output, stopAt int, mode faultMode, arrived time.Time,
 	emit func(i int, pc piece) error) generation {
 	for i := 0; i <= len(out.pieces); i++ {
+		if mode != faultHang && i < len(out.pieces) && e.faults.hungNow() {
+			e.hang(ctx)
+			return hungUp
+		}
 		if i == stopAt {
 			if mode == faultHang {
 				e.hang(ctx)

@@ -126,19 +126,30 @@ func (d *driver) resolveModels(prompts *tasks.Prompts) error {
 	for _, m := range c.Resolved {
 		m = d.reg.TrimTasks(m)
 		m.Engine.Sim = slices.Clone(m.Engine.Sim)
-		if m.Engine.Kind == configs.EngineSim {
-			key, err := tasks.BuildSimKey(d.reg, d.builder(m), prompts, itemsFor(d.items, m).Items())
-			if err != nil {
-				return err
-			}
-			path := filepath.Join(d.runDir, "simkeys", tasks.SafeName(m.Name)+".json")
-			if err := key.Write(path); err != nil {
-				return err
-			}
-			m.Engine.Sim = append(m.Engine.Sim, "--sim-key", path, "--sim-seed", fmt.Sprint(c.Seed))
+		if err := d.giveSimKey(&m, prompts, itemsFor(d.items, m).Items()); err != nil {
+			return err
 		}
 		d.models[m.Name] = m
 	}
+	return nil
+}
+
+// giveSimKey writes the answer key of a simulated model m over items to
+// the run folder and passes it, with the campaign's seed, on m's engine
+// command line; other engines are left alone.
+func (d *driver) giveSimKey(m *configs.Model, prompts *tasks.Prompts, items func(func(tasks.Item) bool)) error {
+	if m.Engine.Kind != configs.EngineSim {
+		return nil
+	}
+	key, err := tasks.BuildSimKey(d.reg, d.builder(*m), prompts, items)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(d.runDir, "simkeys", tasks.SafeName(m.Name)+".json")
+	if err := key.Write(path); err != nil {
+		return err
+	}
+	m.Engine.Sim = append(m.Engine.Sim, "--sim-key", path, "--sim-seed", fmt.Sprint(d.opt.Campaign.Seed))
 	return nil
 }
 

@@ -3,7 +3,7 @@ package campaign
 import (
 	"context"
 	"fmt"
-	"path/filepath"
+	"slices"
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/schedule"
@@ -57,16 +57,9 @@ func (d *driver) resolveJudges(prompts *tasks.Prompts) error {
 	d.after = JudgeAfter(c)
 	for _, m := range c.ResolvedJudges {
 		m.Tasks = map[string]configs.TaskSettings{jt.Key: m.Tasks[jt.Key]}
-		if m.Engine.Kind == configs.EngineSim {
-			key, err := tasks.BuildSimKey(d.reg, d.builder(m), prompts, judgedItems(d.items, jt))
-			if err != nil {
-				return err
-			}
-			path := filepath.Join(d.runDir, "simkeys", tasks.SafeName(m.Name)+".json")
-			if err := key.Write(path); err != nil {
-				return err
-			}
-			m.Engine.Sim = append(m.Engine.Sim, "--sim-key", path, "--sim-seed", fmt.Sprint(c.Seed))
+		m.Engine.Sim = slices.Clone(m.Engine.Sim)
+		if err := d.giveSimKey(&m, prompts, judgedItems(d.items, jt)); err != nil {
+			return err
 		}
 		d.models[m.Name] = m
 	}

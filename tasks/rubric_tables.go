@@ -23,7 +23,7 @@ func (r *Results) writeRubric(b *bytes.Buffer) {
 			for _, jr := range m.Rubric {
 				s := jr.Score
 				fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %d of %d | %s |\n", m.Model, jr.Judge, cell(s.Score, s.Complete),
-					cell(s.CaseMean, s.Complete), cell(s.Major, s.Complete), cell(s.Minor, s.Complete), s.Valid, s.Items, fellOut(s.FellOut))
+					cell(s.CaseMean, s.Complete), cell(s.Major, s.Complete), cell(s.Minor, s.Complete), s.Valid, s.Items, score.ReasonsText(s.FellOut))
 			}
 		}
 		b.WriteString("\nScore: Eq. A7, 100 · max(0, Σ weights of requirements met − 2 · majors − minors) / points, averaged over the items with a valid verdict on every criterion (V); case mean: within each case, then across cases; error rates: share of items with at least one error of that kind. Intervals: case-cluster bootstrap.\n")
@@ -41,7 +41,7 @@ func (r *Results) writeRubric(b *bytes.Buffer) {
 			writeAgreement(b, j.Judge, k.Kind, k.Agreement)
 		}
 		if len(c.Missing) > 0 {
-			fmt.Fprintf(b, "| %s | without a valid verdict | %s | | | | | | | | |\n", j.Judge, fellOut(c.Missing))
+			fmt.Fprintf(b, "| %s | without a valid verdict | %s | | | | | | | | |\n", j.Judge, score.ReasonsText(c.Missing))
 		}
 	}
 	b.WriteString("\nAgainst the physicians' labels of the audit responses (Eq. A9): agreement with a response-cluster bootstrap interval, Cohen's κ, and the judge's sensitivity and specificity with the physicians as reference.\n")
@@ -82,24 +82,5 @@ func (r *Results) writeTags(b *bytes.Buffer) {
 
 func writeAgreement(b *bytes.Buffer, judge, kind string, a score.Agreement) {
 	fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %d | %d | %d | %d |\n", judge, kind, a.N, cell(a.Percent, true),
-		ratio(a.Kappa), ratio(a.Sensitivity), ratio(a.Specificity), a.TP, a.FP, a.TN, a.FN)
-}
-
-func ratio(v *float64) string {
-	if v == nil {
-		return "–"
-	}
-	return fmt.Sprintf("%.3f", *v)
-}
-
-// fellOut lists the reasons items left V, with their counts.
-func fellOut(rc []score.ReasonCount) string {
-	if len(rc) == 0 {
-		return "none"
-	}
-	parts := make([]string, len(rc))
-	for i, c := range rc {
-		parts[i] = fmt.Sprintf("%d: %s", c.Count, c.Reason)
-	}
-	return strings.Join(parts, "; ")
+		score.RatioText(a.Kappa), score.RatioText(a.Sensitivity), score.RatioText(a.Specificity), a.TP, a.FP, a.TN, a.FN)
 }

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/score"
@@ -19,7 +18,7 @@ func (r *Report) rubricSection(p *page) {
 			for _, jr := range m.Rubric {
 				s := jr.Score
 				o1.row("", txt(m.Model), txt(run.Name), txt(jr.Judge), rubricCell(s.Score, s.Complete), rubricCell(s.CaseMean, s.Complete),
-					rubricCell(s.Major, s.Complete), rubricCell(s.Minor, s.Complete), num(fmt.Sprintf("%d of %d", s.Valid, s.Items)), txt(reasons(s.FellOut)))
+					rubricCell(s.Major, s.Complete), rubricCell(s.Minor, s.Complete), num(fmt.Sprintf("%d of %d", s.Valid, s.Items)), txt(score.ReasonsText(s.FellOut)))
 			}
 		}
 		for _, j := range run.Results.Judges {
@@ -57,24 +56,6 @@ func rubricCell(s *score.Score, complete bool) gridCell {
 }
 
 func agreementCells(judge, run, kind string, a score.Agreement) []gridCell {
-	return []gridCell{txt(judge), txt(run), txt(kind), num(strconv.Itoa(a.N)), rubricCell(a.Percent, true), num(ratio3(a.Kappa)),
-		num(ratio3(a.Sensitivity)), num(ratio3(a.Specificity)), num(strconv.Itoa(a.TP)), num(strconv.Itoa(a.FP)), num(strconv.Itoa(a.TN)), num(strconv.Itoa(a.FN))}
-}
-
-func ratio3(v *float64) string {
-	if v == nil {
-		return "–"
-	}
-	return strconv.FormatFloat(*v, 'f', 3, 64)
-}
-
-func reasons(rc []score.ReasonCount) string {
-	if len(rc) == 0 {
-		return "none"
-	}
-	parts := make([]string, len(rc))
-	for i, c := range rc {
-		parts[i] = fmt.Sprintf("%d: %s", c.Count, c.Reason)
-	}
-	return strings.Join(parts, "; ")
+	return []gridCell{txt(judge), txt(run), txt(kind), num(strconv.Itoa(a.N)), rubricCell(a.Percent, true), num(score.RatioText(a.Kappa)),
+		num(score.RatioText(a.Sensitivity)), num(score.RatioText(a.Specificity)), num(strconv.Itoa(a.TP)), num(strconv.Itoa(a.FP)), num(strconv.Itoa(a.TN)), num(strconv.Itoa(a.FN))}
 }

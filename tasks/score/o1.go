@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -85,6 +86,28 @@ type O1Score struct {
 type ReasonCount struct {
 	Reason string `json:"reason"`
 	Count  int    `json:"count"`
+}
+
+// ReasonsText lists reasons with their counts, "2: no verdict; 1: …", or
+// "none".
+func ReasonsText(rc []ReasonCount) string {
+	if len(rc) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(rc))
+	for i, c := range rc {
+		parts[i] = fmt.Sprintf("%d: %s", c.Count, c.Reason)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// RatioText is a ratio (κ, sensitivity, specificity) to three decimals,
+// "–" when it is undefined.
+func RatioText(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return strconv.FormatFloat(*v, 'f', 3, 64)
 }
 
 // TagScore is the O1 score over the items of one clinical tag.

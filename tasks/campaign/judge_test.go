@@ -16,6 +16,7 @@ import (
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/live"
 )
 
 const judgedCampaign = `
@@ -96,6 +97,21 @@ func TestCampaignJudgesO1(t *testing.T) {
 	}
 	if rungs[""] == 0 || rungs[""] != rungs["1"] || rungs["1"] != rungs["2"] {
 		t.Errorf("garbage judge's attempts by rung %v, want each judgment at all three", rungs)
+	}
+	// The live view (and npcorch status) lists the judges as models: each
+	// judged, and ended with nothing left to judge.
+	snap, err := live.ReadStatusFile(o.RunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	judged := map[string]live.Model{}
+	for _, m := range snap.Models {
+		judged[m.Model] = m
+	}
+	for _, j := range []string{"GPT-OSS-120B", "Lingshu-7B@judge"} {
+		if m, ok := judged[j]; !ok || m.Answered == 0 || m.Requests == 0 || m.Remaining != 0 || m.State != live.ModelDone {
+			t.Errorf("the live view's judge %s: %+v (listed %v), want it judged and done", j, m, ok)
+		}
 	}
 	before, err := os.ReadFile(filepath.Join(o.RunDir, "scores.json"))
 	if err != nil {

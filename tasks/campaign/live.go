@@ -58,6 +58,14 @@ func (d *driver) begin(start time.Time) live.Begin {
 		b.Models = append(b.Models, live.ModelInfo{Name: m.Name, External: m.Engine.Kind == configs.EngineExternal,
 			Work: workload(m, itemsFor(d.items, m).Items(), d.opt.Campaign.Repeat)})
 	}
+	// The judges, with their first verdicts as their work (a retried
+	// verdict counts again when it is answered).
+	if jt := d.judgeTask(); jt != nil {
+		for _, j := range d.opt.Campaign.ResolvedJudges {
+			b.Models = append(b.Models, live.ModelInfo{Name: j.Name, External: j.Engine.Kind == configs.EngineExternal,
+				Work: []schedule.Workload{judgeWorkload(d.items, d.opt.Campaign.Resolved, j, jt)}})
+		}
+	}
 	for _, g := range d.node.GPUs {
 		b.GPUs = append(b.GPUs, g.Index)
 	}

@@ -271,21 +271,8 @@ func expect(raw *dataset.Raw, seed int64, model, policy string) expected {
 }
 
 func TestCampaignEndToEndScoresFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real engine processes")
-	}
-	data, prepDir := fixture(t)
-	dir := t.TempDir()
-	c, err := configs.ParseCampaign("e2e.yaml", dir, []byte(fmt.Sprintf(testCampaign, data, prepDir)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, o, data, _ := runOnFixture(t, "e2e.yaml", testCampaign)
 	exe, _ := os.Executable()
-	var log bytes.Buffer
-	o, err := Run(context.Background(), Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: testTiming()})
-	if err != nil {
-		t.Fatalf("campaign: %v\n%s", err, log.String())
-	}
 	raw, err := dataset.LoadRaw(data, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -416,4 +403,27 @@ func liveProcesses(s string) []string {
 		out = append(out, p.String())
 	}
 	return out
+}
+
+// runOnFixture runs a campaign on the simulated engine over the shared
+// fixture: tmpl is its YAML, with %s for the fixture's raw and prepared
+// folders. It skips under -short and fails the test when the run fails;
+// log holds the run's log.
+func runOnFixture(t *testing.T, name, tmpl string) (c *configs.Campaign, o *Outcome, data string, log *bytes.Buffer) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts real engine processes")
+	}
+	data, prepDir := fixture(t)
+	c, err := configs.ParseCampaign(name, t.TempDir(), []byte(fmt.Sprintf(tmpl, data, prepDir)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	log = &bytes.Buffer{}
+	o, err = Run(context.Background(), Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: log, Timing: testTiming()})
+	if err != nil {
+		t.Fatalf("campaign: %v\n%s", err, log)
+	}
+	return c, o, data, log
 }

@@ -2,16 +2,12 @@ package campaign
 
 import (
 	"bytes"
-	"context"
-	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/score"
 )
@@ -130,20 +126,7 @@ func expectPaired(units []pairedUnit, right func(item string, c *dataset.Choice)
 // differences are those of the two draws. npcorch score gives the same
 // bytes again.
 func TestMatchedControlsFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real engine processes")
-	}
-	data, prepDir := fixture(t)
-	c, err := configs.ParseCampaign("controls.yaml", t.TempDir(), []byte(fmt.Sprintf(controlsCampaign, data, prepDir)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe, _ := os.Executable()
-	var log bytes.Buffer
-	o, err := Run(context.Background(), Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: testTiming()})
-	if err != nil {
-		t.Fatalf("campaign: %v\n%s", err, log.String())
-	}
+	_, o, data, _ := runOnFixture(t, "controls.yaml", controlsCampaign)
 	raw, err := dataset.LoadRaw(data, nil)
 	if err != nil {
 		t.Fatal(err)

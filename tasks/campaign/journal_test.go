@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/npcorch/npcorch/configs"
 )
 
 const resumeCampaign = `
@@ -30,20 +27,8 @@ models:
 // the journal it continues (file, line, what is done) before it goes on,
 // and the scores it writes count them.
 func TestResumeReportsJournalProblems(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real engine processes")
-	}
-	data, prepDir := fixture(t)
-	c, err := configs.ParseCampaign("resume.yaml", t.TempDir(), []byte(fmt.Sprintf(resumeCampaign, data, prepDir)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, o, _, log := runOnFixture(t, "resume.yaml", resumeCampaign)
 	exe, _ := os.Executable()
-	var log bytes.Buffer
-	o, err := Run(context.Background(), Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: testTiming()})
-	if err != nil {
-		t.Fatalf("campaign: %v\n%s", err, log.String())
-	}
 	if strings.Contains(log.String(), "journal problem") {
 		t.Fatalf("a fresh run reports journal problems:\n%s", log.String())
 	}
@@ -67,7 +52,7 @@ func TestResumeReportsJournalProblems(t *testing.T) {
 
 	log.Reset()
 	var out bytes.Buffer
-	if _, err := Run(context.Background(), Options{Campaign: c, Self: []string{exe}, Resume: true, Out: &out, Log: &log, Timing: testTiming()}); err != nil {
+	if _, err := Run(context.Background(), Options{Campaign: c, Self: []string{exe}, Resume: true, Out: &out, Log: log, Timing: testTiming()}); err != nil {
 		t.Fatalf("resume: %v\n%s", err, log.String())
 	}
 	for _, want := range []string{

@@ -2,16 +2,11 @@ package campaign
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
-
-	"github.com/npcorch/npcorch/configs"
 )
 
 const mixedCampaign = `
@@ -34,20 +29,7 @@ models:
 // not its own, so they are neither missing nor scored. run.json records
 // each model's tasks, and npcorch score recomputes the same bytes from it.
 func TestMixedCampaignIsCompleteWhenEachModelAnsweredItsTasks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real engine processes")
-	}
-	data, prepDir := fixture(t)
-	c, err := configs.ParseCampaign("mixed.yaml", t.TempDir(), []byte(fmt.Sprintf(mixedCampaign, data, prepDir)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe, _ := os.Executable()
-	var log bytes.Buffer
-	o, err := Run(context.Background(), Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: testTiming()})
-	if err != nil {
-		t.Fatalf("campaign: %v\n%s", err, log.String())
-	}
+	_, o, _, _ := runOnFixture(t, "mixed.yaml", mixedCampaign)
 	for _, m := range o.Results.Models {
 		if m.NotRun != 0 || m.Missing != 0 || m.Answered == 0 {
 			t.Errorf("%s: %d answered, %d not run, %d missing", m.Model, m.Answered, m.NotRun, m.Missing)

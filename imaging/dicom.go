@@ -243,6 +243,12 @@ func ReadDICOMFiles(fsys fs.FS, files []string, sequence string, opt ReadOptions
 // ListedSeriesName names a series listed file by file: the folder its
 // files share (".", the dataset root, when none) and how many there are.
 func ListedSeriesName(files []string) string {
+	return fmt.Sprintf("%s (%d listed files)", CommonDir(files), len(files))
+}
+
+// CommonDir is the deepest folder the slash-separated files share ("."
+// for none).
+func CommonDir(files []string) string {
 	common := ""
 	for i, f := range files {
 		d := path.Dir(f)
@@ -255,9 +261,9 @@ func ListedSeriesName(files []string) string {
 		}
 	}
 	if common == "" {
-		common = "."
+		return "."
 	}
-	return fmt.Sprintf("%s (%d listed files)", common, len(files))
+	return common
 }
 
 // dicomSource is one DICOM series to read: its files are names relative

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
-	"path"
 	"strconv"
 	"strings"
 
+	"github.com/npcorch/npcorch/imaging"
 	"github.com/npcorch/npcorch/imaging/mrseries"
 )
 
@@ -50,7 +50,7 @@ func reviewRow(e *entry) []string {
 	}
 	why = append(why, e.notes...)
 	return []string{s.PatientID, s.StudyDate, s.StudyUID, strconv.Itoa(s.Number), s.UID, s.Description, s.Modality,
-		strconv.Itoa(len(s.Files)), commonDir(s.Files), c.String(), weighting, contrast, fat, plane, angle, e.slot,
+		strconv.Itoa(len(s.Files)), imaging.CommonDir(s.Files), c.String(), weighting, contrast, fat, plane, angle, e.slot,
 		strings.Join(why, "; ")}
 }
 
@@ -59,25 +59,6 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-// commonDir is the folder the files share ("." for none).
-func commonDir(files []string) string {
-	common := ""
-	for i, f := range files {
-		d := path.Dir(f)
-		if i == 0 {
-			common = d
-			continue
-		}
-		for common != "." && d != common && !strings.HasPrefix(d, common+"/") {
-			common = path.Dir(common)
-		}
-	}
-	if common == "" {
-		return "."
-	}
-	return common
 }
 
 // seriesKey identifies a series across runs: patient, study and series

@@ -155,6 +155,20 @@ func (v *consultCheck) add(where, format string, args ...any) {
 	v.ps = append(v.ps, Problem{Where: where, Reason: fmt.Sprintf(format, args...)})
 }
 
+// checkID checks the id of a question or criterion (what) against the ids
+// already seen in its case or question (scope), and records it there.
+func (v *consultCheck) checkID(where, what, scope, id string, seen map[string]bool) {
+	switch {
+	case id == "":
+		v.add(where, "id: the %s has no id", what)
+	case seen[id]:
+		v.add(where, "id: duplicate %s id %q in this %s", what, id, scope)
+	case strings.Contains(id, "/"):
+		v.add(where, "id: %q contains '/', which item ids use as a separator", id)
+	}
+	seen[id] = true
+}
+
 func (v *consultCheck) checkCase(i int, c *ConsultCase) {
 	where := fmt.Sprintf("consultations[%d] (%s)", i, c.ID)
 	switch {
@@ -176,15 +190,7 @@ func (v *consultCheck) checkCase(i int, c *ConsultCase) {
 	for k := range c.Questions {
 		q := &c.Questions[k]
 		qw := fmt.Sprintf("%s: questions[%d] (%s)", where, k, q.ID)
-		switch {
-		case q.ID == "":
-			v.add(qw, "id: the question has no id")
-		case ids[q.ID]:
-			v.add(qw, "id: duplicate question id %q in this case", q.ID)
-		case strings.Contains(q.ID, "/"):
-			v.add(qw, "id: %q contains '/', which item ids use as a separator", q.ID)
-		}
-		ids[q.ID] = true
+		v.checkID(qw, "question", "case", q.ID, ids)
 		v.checkQuestion(qw, q)
 	}
 }
@@ -209,15 +215,7 @@ func (v *consultCheck) checkQuestion(where string, q *ConsultQuestion) {
 	ids := map[string]bool{}
 	for k, c := range q.Criteria {
 		cw := fmt.Sprintf("%s: criteria[%d] (%s)", where, k, c.ID)
-		switch {
-		case c.ID == "":
-			v.add(cw, "id: the criterion has no id")
-		case ids[c.ID]:
-			v.add(cw, "id: duplicate criterion id %q in this question", c.ID)
-		case strings.Contains(c.ID, "/"):
-			v.add(cw, "id: %q contains '/', which item ids use as a separator", c.ID)
-		}
-		ids[c.ID] = true
+		v.checkID(cw, "criterion", "question", c.ID, ids)
 		checkCriterion(v, cw, c)
 	}
 	if b := q.Points(); !(b > 0) || math.IsInf(b, 0) {

@@ -2,7 +2,6 @@ package simengine
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -153,12 +152,11 @@ func (e *engine) readPrompt(msgs []chatMessage) (*prompt, error) {
 				if part.ImageURL == nil || part.ImageURL.URL == "" {
 					return nil, badRequest("messages[%d]: image_url part without a url", i)
 				}
-				data, err := e.loadImage(part.ImageURL.URL, len(hashes)+1)
+				digest, err := e.imageDigest(part.ImageURL.URL, len(hashes)+1)
 				if err != nil {
 					return nil, err
 				}
-				sum := sha256.Sum256(data)
-				hashes = append(hashes, hex.EncodeToString(sum[:]))
+				hashes = append(hashes, digest)
 				h.Write([]byte("image:" + hashes[len(hashes)-1] + "\x00"))
 			default:
 				return nil, badRequest("messages[%d]: unsupported content part type %q (the simulated engine takes text and image_url)", i, part.Type)

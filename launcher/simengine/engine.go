@@ -42,7 +42,12 @@ type engine struct {
 	sched  *scheduler
 	faults *faultState
 	prefix *prefixCache
-	pid    int
+	// digests remembers the local image files already hashed.
+	digests *digests
+	// allowedRoot is --allowed-local-media-path resolved at start ("":
+	// resolved on each request).
+	allowedRoot string
+	pid         int
 	// die ends the process abruptly (crash faults): SIGKILL to itself.
 	die func()
 	// self is the argv prefix that re-executes Main (for workers).

@@ -53,14 +53,18 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	pid := os.Getpid()
 	e := &engine{
-		o:      o,
-		key:    key,
-		clock:  realClock{},
-		faults: newFaultState(o.Faults),
-		prefix: &prefixCache{},
-		pid:    pid,
-		self:   self,
-		die:    func() { _ = syscall.Kill(pid, syscall.SIGKILL) },
+		o:       o,
+		key:     key,
+		clock:   realClock{},
+		faults:  newFaultState(o.Faults),
+		prefix:  &prefixCache{},
+		digests: &digests{},
+		pid:     pid,
+		self:    self,
+		die:     func() { _ = syscall.Kill(pid, syscall.SIGKILL) },
+	}
+	if o.AllowedMedia != "" {
+		e.allowedRoot = resolveDir(o.AllowedMedia)
 	}
 	e.log = &logger{stdout: stdout, stderr: stderr, now: e.clock.Now, pid: pid}
 	e.m = newMetrics(o.ServedName)

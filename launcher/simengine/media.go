@@ -2,9 +2,12 @@ package simengine
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -25,70 +28,131 @@ func badParam(param, format string, a ...any) error {
 	return &requestError{msg: fmt.Sprintf(format, a...), param: param}
 }
 
-// loadImage returns the bytes of one image_url: a base64 data URL, or a
-// file:// URL under --allowed-local-media-path. It reads the bytes and
-// checks the format signature but never decodes pixels.
-func (e *engine) loadImage(raw string, n int) ([]byte, error) {
-	var data []byte
+// imageDigest returns the sha256 (hex) of one image_url's bytes: a base64
+// data URL, or a file:// URL under --allowed-local-media-path. It checks
+// the format signature but never decodes pixels; a local file it has
+// hashed before at the same size, time and inode is not read again.
+func (e *engine) imageDigest(raw string, n int) (string, error) {
 	switch {
 	case strings.HasPrefix(raw, "data:"):
-		meta, payload, ok := strings.Cut(strings.TrimPrefix(raw, "data:"), ",")
-		if !ok || !strings.HasSuffix(meta, ";base64") {
-			return nil, badRequest("Only base64 data URLs are supported for now (image %d).", n)
-		}
-		b, err := base64.StdEncoding.DecodeString(payload)
+		data, err := decodeDataURL(raw, n)
 		if err != nil {
-			return nil, badRequest("Failed to decode the base64 data URL of image %d: %v", n, err)
+			return "", err
 		}
-		data = b
+		sum := sha256.Sum256(data)
+		return hex.EncodeToString(sum[:]), nil
 	case strings.HasPrefix(raw, "file:"):
-		b, err := e.readLocal(raw)
-		if err != nil {
-			return nil, err
-		}
-		data = b
+		return e.localDigest(raw, n)
 	case strings.HasPrefix(raw, "http://"), strings.HasPrefix(raw, "https://"):
-		return nil, badRequest("sim-engine cannot fetch %s (image %d): it has no network; send data: or file:// URLs", raw, n)
+		return "", badRequest("sim-engine cannot fetch %s (image %d): it has no network; send data: or file:// URLs", raw, n)
 	default:
-		return nil, badRequest("The URL must be either a HTTP, data or file URL (image %d).", n)
+		return "", badRequest("The URL must be either a HTTP, data or file URL (image %d).", n)
+	}
+}
+
+// decodeDataURL returns the image bytes of a base64 data URL.
+func decodeDataURL(raw string, n int) ([]byte, error) {
+	meta, payload, ok := strings.Cut(strings.TrimPrefix(raw, "data:"), ",")
+	if !ok || !strings.HasSuffix(meta, ";base64") {
+		return nil, badRequest("Only base64 data URLs are supported for now (image %d).", n)
+	}
+	data, err := base64.StdEncoding.DecodeString(payload)
+	if err != nil {
+		return nil, badRequest("Failed to decode the base64 data URL of image %d: %v", n, err)
 	}
 	if !knownImage(data) {
-		return nil, badRequest("cannot identify image file (image %d, %d bytes): not PNG, JPEG, GIF or WebP", n, len(data))
+		return nil, unknownImage(n, len(data))
 	}
 	return data, nil
 }
 
-// readLocal reads a file:// URL the way vLLM's MediaConnector does: only
-// when --allowed-local-media-path is set and the resolved file lies under it.
-func (e *engine) readLocal(raw string) ([]byte, error) {
+func unknownImage(n, size int) error {
+	return badRequest("cannot identify image file (image %d, %d bytes): not PNG, JPEG, GIF or WebP", n, size)
+}
+
+// localDigest hashes a file:// URL's file, or returns the digest it
+// stored for the file as it is now.
+func (e *engine) localDigest(raw string, n int) (string, error) {
+	path, resolved, err := e.localPath(raw)
+	if err != nil {
+		return "", err
+	}
+	h, err, shared := e.digests.reads.Do(resolved, func() (any, error) {
+		if fi, err := os.Stat(resolved); err == nil {
+			if h, ok := e.digests.lookup(resolved, stampOf(fi)); ok {
+				return h, nil
+			}
+		}
+		return e.hashFile(path, resolved, n)
+	})
+	if err != nil && shared {
+		return e.hashFile(path, resolved, n) // the error names this request's image
+	}
+	if err != nil {
+		return "", err
+	}
+	return h.(string), nil
+}
+
+// hashFile reads, checks and hashes the file at resolved (path as the
+// request gave it) and stores its digest.
+func (e *engine) hashFile(path, resolved string, n int) (string, error) {
+	f, err := os.Open(resolved)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", badRequest("[Errno 2] No such file or directory: '%s'", path)
+	}
+	if err != nil {
+		return "", badRequest("cannot read image %s: %v", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", badRequest("cannot read image %s: %v", path, err)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return "", badRequest("cannot read image %s: %v", path, err)
+	}
+	if !knownImage(data) {
+		return "", unknownImage(n, len(data))
+	}
+	return e.digests.store(resolved, stampOf(fi), data), nil
+}
+
+// localPath checks a file:// URL the way vLLM's MediaConnector does: only
+// when --allowed-local-media-path is set and the resolved file lies under
+// it. It returns the path as given and as resolved.
+func (e *engine) localPath(raw string) (path, resolved string, err error) {
 	if e.o.AllowedMedia == "" {
-		return nil, badRequest("Cannot load local files without `--allowed-local-media-path`.")
+		return "", "", badRequest("Cannot load local files without `--allowed-local-media-path`.")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Host != "" && u.Host != "localhost") {
-		return nil, badRequest("Invalid file URL %q: want file:///absolute/path", raw)
+		return "", "", badRequest("Invalid file URL %q: want file:///absolute/path", raw)
 	}
-	path := filepath.Clean(u.Path)
-	allowed, err := filepath.EvalSymlinks(e.o.AllowedMedia)
-	if err != nil {
-		allowed = filepath.Clean(e.o.AllowedMedia)
+	path = filepath.Clean(u.Path)
+	allowed := e.allowedRoot
+	if allowed == "" {
+		allowed = resolveDir(e.o.AllowedMedia)
 	}
-	resolved, err := filepath.EvalSymlinks(path)
+	resolved, err = filepath.EvalSymlinks(path)
 	if err != nil {
 		resolved = path
 	}
 	rel, err := filepath.Rel(allowed, resolved)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return nil, badRequest("The file path %s must be a subpath of `--allowed-local-media-path` %s.", path, e.o.AllowedMedia)
+		return "", "", badRequest("The file path %s must be a subpath of `--allowed-local-media-path` %s.", path, e.o.AllowedMedia)
 	}
-	data, err := os.ReadFile(resolved)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, badRequest("[Errno 2] No such file or directory: '%s'", path)
+	return path, resolved, nil
+}
+
+// resolveDir returns dir with its symbolic links resolved, or cleaned
+// when it cannot be resolved.
+func resolveDir(dir string) string {
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		return r
 	}
-	if err != nil {
-		return nil, badRequest("cannot read image %s: %v", path, err)
-	}
-	return data, nil
+	return filepath.Clean(dir)
 }
 
 // knownImage checks the signature of the formats vLLM's image loader

@@ -1,0 +1,83 @@
+package simengine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// maxDigests bounds the digest cache: past it, new files are hashed every
+// time they are sent (still correct, only slower).
+const maxDigests = 1 << 17
+
+// fileStamp identifies one version of a file: a file rewritten in place
+// changes its size or modification time, and a replaced one its inode.
+type fileStamp struct {
+	size  int64
+	mtime time.Time
+	ino   uint64
+}
+
+// digests remembers the sha256 of the local image files the engine has
+// read, by resolved path and stamp, so that an image sent in many requests
+// (a campaign sends each panel to several tasks, and --repeat sends every
+// item again) is read and hashed once. vLLM keeps a processor cache keyed
+// by content for the same reason; the simulated engine, which shares the
+// machine's cores with the client it serves, would otherwise spend most of
+// its CPU hashing the same bytes. Requests that arrive together with the
+// same file share one read. Safe for concurrent use.
+type digests struct {
+	reads singleflight.Group // by resolved path
+	mu    sync.Mutex
+	files map[string]digestEntry
+}
+
+type digestEntry struct {
+	stamp fileStamp
+	hex   string
+}
+
+// lookup returns the digest stored for path at this stamp.
+func (d *digests) lookup(path string, st fileStamp) (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e, ok := d.files[path]
+	if !ok || e.stamp != st {
+		return "", false
+	}
+	return e.hex, true
+}
+
+// store remembers the digest of data, read from path at this stamp, and
+// returns it.
+func (d *digests) store(path string, st fileStamp, data []byte) string {
+	sum := sha256.Sum256(data)
+	h := hex.EncodeToString(sum[:])
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.files == nil {
+		d.files = make(map[string]digestEntry)
+	}
+	if _, ok := d.files[path]; ok || len(d.files) < maxDigests {
+		d.files[path] = digestEntry{stamp: st, hex: h}
+	}
+	return h
+}
+
+// stampOf reads a file's stamp.
+func stampOf(fi os.FileInfo) fileStamp {
+	return fileStamp{size: fi.Size(), mtime: fi.ModTime(), ino: inode(fi)}
+}
+
+// inode returns the file's inode number, or 0 where the system gives none.
+func inode(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
+}

@@ -1,0 +1,107 @@
+package simengine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func pngBytes(fill byte) []byte {
+	b := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 64)...)
+	for i := 8; i < len(b); i++ {
+		b[i] = fill
+	}
+	return b
+}
+
+func sum(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// An image sent again is not read again while its file is unchanged, and a
+// file changed or replaced is read again.
+func TestLocalImagesAreHashedOncePerVersion(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "panel.png")
+	first := pngBytes(1)
+	if err := os.WriteFile(path, first, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stamp := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := os.Chtimes(path, stamp, stamp); err != nil {
+		t.Fatal(err)
+	}
+	e := &engine{o: &options{AllowedMedia: dir}, digests: &digests{}}
+	url := "file://" + path
+	digest := func() string {
+		t.Helper()
+		h, err := e.imageDigest(url, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	if got := digest(); got != sum(first) {
+		t.Fatalf("first digest %s, want the file's sha256 %s", got, sum(first))
+	}
+
+	// Same size, same time, same inode: the stored digest answers, so the
+	// bytes were not read (they differ now).
+	if err := os.WriteFile(path, pngBytes(2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, stamp, stamp); err != nil {
+		t.Fatal(err)
+	}
+	if got := digest(); got != sum(first) {
+		t.Errorf("unchanged stamp: digest %s, want the stored %s", got, sum(first))
+	}
+
+	// Rewritten (new time): read again.
+	later := stamp.Add(time.Second)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if got := digest(); got != sum(pngBytes(2)) {
+		t.Errorf("rewritten file: digest %s, want %s", got, sum(pngBytes(2)))
+	}
+
+	// Replaced by another file with the same size and time: a new inode.
+	other := filepath.Join(dir, "new.png")
+	if err := os.WriteFile(other, pngBytes(3), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(other, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, path); err != nil {
+		t.Fatal(err)
+	}
+	if got := digest(); got != sum(pngBytes(3)) {
+		t.Errorf("replaced file: digest %s, want %s", got, sum(pngBytes(3)))
+	}
+}
+
+// A file that is not an image is refused every time it is sent, never
+// remembered.
+func TestLocalNonImageIsRefusedEachTime(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(path, []byte("not an image at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := &engine{o: &options{AllowedMedia: dir}, digests: &digests{}}
+	for i := range 2 {
+		if _, err := e.imageDigest("file://"+path, 3); err == nil || !strings.Contains(err.Error(), "cannot identify image file (image 3") {
+			t.Errorf("send %d: err %v, want cannot identify image file", i+1, err)
+		}
+	}
+	if len(e.digests.files) != 0 {
+		t.Errorf("digests %v, want none stored", e.digests.files)
+	}
+}

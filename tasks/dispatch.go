@@ -21,9 +21,10 @@ import (
 // the shortest fill its slots at the end. An item that needs answers (a
 // care question, its own patient's pathology and MRI answers; a
 // conversation's turn, the turn before) is held until they exist, then
-// takes its task's place in the line (next): it waits for its own
-// patient's answers and nothing longer, never for every other answer. One
-// whose needs ended not run, or were never sent, is a problem.
+// goes first in the line (next): it waits for its own patient's answers
+// and nothing longer, never for every other answer, and a chain of turns
+// never ends the run alone. One whose needs ended not run, or were never
+// sent, is a problem.
 
 // outputWeight is how many prompt tokens one output token weighs in a
 // request's time on the engine: a sequence prefills about 20,000 tokens a
@@ -84,6 +85,56 @@ func (r *Runner) rankTasks(mr ModelRun) []string {
 		return cmp.Compare(priority(b, []string{b}), priority(a, []string{a}))
 	})
 	return ranked
+}
+
+// feedOrder returns the order in which the feeder reads the ranked tasks:
+// the rank's, except that a task whose prompts need answers (After) comes
+// right after the last of the tasks it needs. Its items are then held from
+// early on and go as soon as their own answers exist (next), instead of
+// reaching the dispatcher behind every longer task: a chain of turns, or
+// a patient's care questions, moves on while the engine is busy and never
+// ends the run alone. Tasks it needs that are not ranked (not in this
+// run) count as read.
+func (r *Runner) feedOrder(ranked []string) []string {
+	in := map[string]bool{}
+	for _, task := range ranked {
+		in[task] = true
+	}
+	read := map[string]bool{}
+	ready := func(task string) bool {
+		t := r.Tasks.lookup(task)
+		if t == nil {
+			return true
+		}
+		for _, up := range t.After {
+			if in[up] && !read[up] {
+				return false
+			}
+		}
+		return true
+	}
+	var order []string
+	var take func(task string)
+	take = func(task string) {
+		order = append(order, task)
+		read[task] = true
+		for _, d := range ranked {
+			if t := r.Tasks.lookup(d); !read[d] && t != nil && len(t.After) > 0 && ready(d) {
+				take(d)
+			}
+		}
+	}
+	for _, task := range ranked {
+		if !read[task] && ready(task) {
+			take(task)
+		}
+	}
+	for _, task := range ranked { // a cycle of After: in rank order
+		if !read[task] {
+			take(task)
+		}
+	}
+	return order
 }
 
 // promptTokens estimates an item's prompt tokens from its images (at most
@@ -151,8 +202,6 @@ type dispatcher struct {
 	smu sync.Mutex // guards s
 	s   *Summary
 
-	rank map[string]int // a task's place in the sending order
-
 	mu       sync.Mutex
 	ready    []*held                // released items, in the order released
 	waiting  map[itemRepeat][]*held // held items by a missing answer
@@ -168,7 +217,7 @@ type dispatcher struct {
 func (r *Runner) newDispatcher(ctx context.Context, mr ModelRun, act *activity, s *Summary) *dispatcher {
 	g, ctx := errgroup.WithContext(ctx)
 	d := &dispatcher{r: r, mr: mr, act: act, g: g, ctx: ctx, s: s,
-		rank: map[string]int{}, waiting: map[itemRepeat][]*held{}, failed: map[itemRepeat]bool{}, wake: make(chan struct{}, 1)}
+		waiting: map[itemRepeat][]*held{}, failed: map[itemRepeat]bool{}, wake: make(chan struct{}, 1)}
 	if mr.Workers > 0 {
 		d.cap = make(chan struct{}, mr.Workers)
 	}
@@ -179,10 +228,7 @@ func (r *Runner) newDispatcher(ctx context.Context, mr ModelRun, act *activity, 
 // or with the first error.
 func (d *dispatcher) run() error {
 	ch := make(chan candidate, max(d.mr.Workers, d.mr.Pool.Capacity(), 1))
-	tasks := d.r.rankTasks(d.mr)
-	for i, task := range tasks {
-		d.rank[task] = i
-	}
+	tasks := d.r.feedOrder(d.r.rankTasks(d.mr))
 	d.g.Go(func() error { return d.feed(tasks, ch) })
 	w := d.act.worker()
 	defer d.act.forget(w)
@@ -291,26 +337,24 @@ func (f *feederLine) peek() *candidate {
 	return f.pending
 }
 
-// next returns the next candidate in line: of a released item (its
-// answers arrived) and the feeder's next, the one whose task ranks first,
-// the released one on a tie; the released one when the feeder has none
-// ready. A care question thus goes once its own patient's findings exist
-// and nothing longer waits, so the findings end early and the care
-// questions fill the engine at the end. Once the feeder's last candidate
-// is read and nothing is in flight, the items still held are released as
-// problems (their answers will not come); ok is false when nothing is
-// left, or the run is ending.
+// next returns the next candidate in line: a released item (its answers
+// arrived) before the feeder's next. A care question thus goes as soon as
+// its own patient's findings exist, and a conversation's turn as soon as
+// the turn before is answered: a chain of turns moves on while the engine
+// is busy with the longer requests, instead of running one turn after
+// another with the engine half empty at the end. Once the feeder's last
+// candidate is read and nothing is in flight, the items still held are
+// released as problems (their answers will not come); ok is false when
+// nothing is left, or the run is ending.
 func (d *dispatcher) next(f *feederLine) (c candidate, ok bool) {
 	for {
 		d.mu.Lock()
 		if len(d.ready) > 0 {
 			h := d.ready[0]
-			if p := f.peek(); p == nil || d.rank[h.c.it.Task] <= d.rank[p.it.Task] {
-				d.ready[0] = nil
-				d.ready = d.ready[1:]
-				d.mu.Unlock()
-				return h.c, true
-			}
+			d.ready[0] = nil
+			d.ready = d.ready[1:]
+			d.mu.Unlock()
+			return h.c, true
 		}
 		if f.peek() != nil {
 			c := *f.pending

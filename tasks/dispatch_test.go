@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -154,19 +155,19 @@ func TestCareQuestionWaitsOnlyForItsOwnPatient(t *testing.T) {
 
 // conversation is a registry of three text turns per patient, each
 // turn's prompt including the answer to the turn before (After, Needs,
-// Prior): a chain as deep as a conversation's. Every prompt names its
-// patient.
-func conversation(t *testing.T) (*tasks.Registry, *tasks.Prompts, configs.Model) {
+// Prior): a chain as deep as a conversation's; and the tasks named by
+// others, which need no answer. Every prompt names its patient.
+func conversation(t *testing.T, others ...string) (*tasks.Registry, *tasks.Prompts, configs.Model) {
 	t.Helper()
 	turns := []string{"turn1", "turn2", "turn3"}
 	var list []*tasks.Task
 	m := configs.Model{Name: "M", Engine: configs.Engine{Kind: configs.EngineSim}, Tasks: map[string]configs.TaskSettings{}}
 	files := fstest.MapFS{}
-	for i, key := range turns {
+	for i, key := range append(turns, others...) {
 		task := &tasks.Task{Key: key, Level: "L5", Title: key, Cohort: dataset.CohortPathology, Build: func(*tasks.Builder) {},
 			Sim: tasks.Sim{Marker: key, Answers: func(tasks.Item) tasks.SimAnswers { return tasks.SimAnswers{Right: "x"} }}}
 		prev := ""
-		if i > 0 {
+		if i > 0 && i < len(turns) {
 			prev = turns[i-1]
 			task.After = []string{prev}
 			task.Needs = func(it tasks.Item) []string { return []string{prev + "/" + it.Patient} }
@@ -244,5 +245,75 @@ func TestConversationTurnsGoAfterTheirEarlierAnswers(t *testing.T) {
 	}
 	if s.Answered != len(items) || len(s.Problems) != 0 {
 		t.Fatalf("summary %+v: want all %d turns answered", s, len(items))
+	}
+}
+
+// TestChainMovesOnWhileTheEngineIsBusy: a conversation's next turn goes as
+// soon as the turn before is answered, ahead of the longer requests still
+// in line, so that its chain is done long before the end. Before, a
+// released turn waited for its task's place in the line, behind every
+// request of a longer task: at 1×256, 192 CarePath chains then ran turn
+// after turn at the end of the run with the engine 60 % full for over a
+// second (issue 17).
+func TestChainMovesOnWhileTheEngineIsBusy(t *testing.T) {
+	reg, prompts, model := conversation(t, "long")
+	model.Tasks["turn1"] = configs.TaskSettings{MaxTokens: 4096} // the chain's head ranks first
+	model.Tasks["long"] = configs.TaskSettings{MaxTokens: 1024}  // then every long request
+	var items []tasks.Item
+	for i := range 40 {
+		p := fmt.Sprintf("L%02d", i)
+		items = append(items, tasks.Item{ID: "long/" + p, Task: "long", Patient: p, Gold: tasks.Gold{Label: "x"},
+			Care: &dataset.CareQuestion{ID: "long", Question: "next?"}})
+	}
+	for _, key := range []string{"turn1", "turn2", "turn3"} {
+		items = append(items, tasks.Item{ID: key + "/A", Task: key, Patient: "A", Gold: tasks.Gold{Label: "x"},
+			Care: &dataset.CareQuestion{ID: key, Question: "next?"}})
+	}
+	var mu sync.Mutex
+	var order []string
+	ep := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		var req sentChat
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 || len(req.Messages[0].Content) == 0 {
+			t.Errorf("request body: %v", err)
+			return
+		}
+		task, _, _ := strings.Cut(req.Messages[0].Content[0].Text, "\n")
+		mu.Lock()
+		order = append(order, task)
+		mu.Unlock()
+		if task == "long" {
+			time.Sleep(25 * time.Millisecond) // 40 of them keep two slots busy for 0.5 s
+		}
+		sse(w, chunk("answer of "+task, "stop"))
+		sse(w, "[DONE]")
+	})
+	j, err := tasks.OpenJournal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	r := &tasks.Runner{Client: tasks.NewClient(testSettings()), Journal: j, Prompts: prompts, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
+	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
+		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 2), Items: tasks.ItemList(items)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Answered != len(items) {
+		t.Fatalf("summary %+v: want all %d answered", s, len(items))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if i := slices.Index(order, "turn1"); i > 1 { // two slots: the first two race on the wire
+		t.Errorf("the chain's head was request %d, want one of the first two (it ranks first)", i+1)
+	}
+	last := slices.Index(order, "turn3")
+	after := 0
+	for _, task := range order[last+1:] {
+		if task == "long" {
+			after++
+		}
+	}
+	if after < 20 {
+		t.Errorf("the chain ended with %d long requests left to send, want at least 20 of 40: its turns waited behind the long task\norder: %v", after, order)
 	}
 }

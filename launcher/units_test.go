@@ -283,3 +283,22 @@ func TestEngineErrorMessage(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", e.Error(), want)
 	}
 }
+
+// TestErrorLinesAreKeptForTheTail: the lines a failure report needs, and
+// none of the ordinary ones (a plain access line, a loading line).
+func TestErrorLinesAreKeptForTheTail(t *testing.T) {
+	for line, want := range map[string]bool{
+		`torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB`:                          true,
+		`ValueError: Total number of attention heads (28) must be divisible by tensor parallel size (8).`: true,
+		`[rank0]: fatal error in NCCL`:                                                                     true,
+		`/bin/sh: line 1: 4242 Killed                  vllm serve`:                                         true,
+		`ERROR:    [Errno 98] error while attempting to bind on address`:                                   true,
+		`INFO:     127.0.0.1:51234 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error`:       true,
+		`INFO:     127.0.0.1:51234 - "POST /v1/chat/completions HTTP/1.1" 200 OK`:                          false,
+		`(EngineCore_DP0 pid=4300) INFO 12-01 10:00:00 [default_loader.py:267] Loading safetensors shards`: false,
+	} {
+		if got := isErrorLine(line); got != want {
+			t.Errorf("isErrorLine = %v, want %v: %s", got, want, line)
+		}
+	}
+}

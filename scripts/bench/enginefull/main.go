@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -36,6 +37,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -127,6 +129,7 @@ func measure(ctx context.Context, bin, campaign, out string, repeat int, interva
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	hc := &http.Client{Timeout: time.Second}
+	logs := &engineLogs{run: out, seen: map[string]*engineLog{}}
 	var samples []sample
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -140,7 +143,7 @@ loop:
 			return result{}, ctx.Err()
 		case <-tick.C:
 		}
-		for _, url := range engineURLs(out) {
+		for _, url := range logs.urls() {
 			if s, ok := scrape(hc, url); ok {
 				samples = append(samples, s)
 			}
@@ -173,29 +176,60 @@ func writeTimeline(path string, samples []sample) error {
 	return f.Close()
 }
 
-// engineURLs reads the address of every engine started so far.
-func engineURLs(run string) []string {
-	logs, _ := filepath.Glob(filepath.Join(run, "engines", "*.log"))
+// engineLogs follows the engines' logs for their addresses, reading each
+// log's new lines only (a log grows by a line a request).
+type engineLogs struct {
+	run  string
+	seen map[string]*engineLog
+}
+
+type engineLog struct {
+	offset int64
+	url    string
+}
+
+// urls returns the address of every engine started so far: the last one
+// each log has named (a restarted engine names its new one).
+func (e *engineLogs) urls() []string {
+	logs, _ := filepath.Glob(filepath.Join(e.run, "engines", "*.log"))
 	var urls []string
-	for _, l := range logs {
-		f, err := os.Open(l)
-		if err != nil {
-			continue
+	for _, path := range logs {
+		l := e.seen[path]
+		if l == nil {
+			l = &engineLog{}
+			e.seen[path] = l
 		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		last := ""
-		for sc.Scan() {
-			if m := logURL.FindStringSubmatch(sc.Text()); m != nil {
-				last = m[1]
-			}
-		}
-		f.Close()
-		if last != "" {
-			urls = append(urls, last)
+		l.follow(path)
+		if l.url != "" {
+			urls = append(urls, l.url)
 		}
 	}
 	return urls
+}
+
+// follow reads the log's complete lines past the offset.
+func (l *engineLog) follow(path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if _, err := f.Seek(l.offset, io.SeekStart); err != nil {
+		return
+	}
+	r := bufio.NewReaderSize(f, 1<<16)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return // a partial line is read again next time
+		}
+		l.offset += int64(len(line))
+		if strings.Contains(line, "Starting vLLM API server") {
+			if m := logURL.FindStringSubmatch(line); m != nil {
+				l.url = m[1]
+			}
+		}
+	}
 }
 
 // scrape reads one engine's gauges and occupancy series.

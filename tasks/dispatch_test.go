@@ -194,6 +194,24 @@ func conversation(t *testing.T, others ...string) (*tasks.Registry, *tasks.Promp
 	return reg, p, m
 }
 
+// runTwoSlots runs items on ep through a pool of two slots, with a
+// journal of its own, and returns the run's summary.
+func runTwoSlots(t *testing.T, reg *tasks.Registry, prompts *tasks.Prompts, model configs.Model, ep launcher.Endpoint, items []tasks.Item) tasks.Summary {
+	t.Helper()
+	j, err := tasks.OpenJournal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	r := &tasks.Runner{Client: tasks.NewClient(testSettings()), Journal: j, Prompts: prompts, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
+	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
+		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 2), Items: tasks.ItemList(items)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestConversationTurnsGoAfterTheirEarlierAnswers: a turn goes once the
 // turn before it, for its own patient, is answered, whatever the depth of
 // the chain, and carries that answer. Before, the runner sent in two
@@ -232,17 +250,7 @@ func TestConversationTurnsGoAfterTheirEarlierAnswers(t *testing.T) {
 		sse(w, chunk("answer of "+turn+"/"+patient, "stop"))
 		sse(w, "[DONE]")
 	})
-	j, err := tasks.OpenJournal(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	r := &tasks.Runner{Client: tasks.NewClient(testSettings()), Journal: j, Prompts: prompts, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
-	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
-		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 2), Items: tasks.ItemList(items)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := runTwoSlots(t, reg, prompts, model, ep, items)
 	if s.Answered != len(items) || len(s.Problems) != 0 {
 		t.Fatalf("summary %+v: want all %d turns answered", s, len(items))
 	}
@@ -287,17 +295,7 @@ func TestChainMovesOnWhileTheEngineIsBusy(t *testing.T) {
 		sse(w, chunk("answer of "+task, "stop"))
 		sse(w, "[DONE]")
 	})
-	j, err := tasks.OpenJournal(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	r := &tasks.Runner{Client: tasks.NewClient(testSettings()), Journal: j, Prompts: prompts, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
-	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
-		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 2), Items: tasks.ItemList(items)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := runTwoSlots(t, reg, prompts, model, ep, items)
 	if s.Answered != len(items) {
 		t.Fatalf("summary %+v: want all %d answered", s, len(items))
 	}

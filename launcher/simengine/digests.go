@@ -30,11 +30,15 @@ type fileStamp struct {
 // by content for the same reason; the simulated engine, which shares the
 // machine's cores with the client it serves, would otherwise spend most of
 // its CPU hashing the same bytes. Requests that arrive together with the
-// same file share one read. Safe for concurrent use.
+// same file share one read. It also remembers where each path checked
+// under --allowed-local-media-path resolved to, so that a request of 80
+// images does not walk 80 paths' symbolic links again. Safe for
+// concurrent use.
 type digests struct {
 	reads singleflight.Group // by resolved path
 	mu    sync.Mutex
 	files map[string]digestEntry
+	paths map[string]string // path as sent → resolved and checked
 }
 
 type digestEntry struct {
@@ -67,6 +71,26 @@ func (d *digests) store(path string, st fileStamp, data []byte) string {
 		d.files[path] = digestEntry{stamp: st, hex: h}
 	}
 	return h
+}
+
+// resolved returns where path resolved to when it was last checked.
+func (d *digests) resolved(path string) (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r, ok := d.paths[path]
+	return r, ok
+}
+
+// remember notes that path resolved to resolved and passed the check.
+func (d *digests) remember(path, resolved string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.paths == nil {
+		d.paths = make(map[string]string)
+	}
+	if _, ok := d.paths[path]; ok || len(d.paths) < maxDigests {
+		d.paths[path] = resolved
+	}
 }
 
 // stampOf reads a file's stamp.

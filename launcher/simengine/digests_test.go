@@ -105,3 +105,44 @@ func TestLocalNonImageIsRefusedEachTime(t *testing.T) {
 		t.Errorf("digests %v, want none stored", e.digests.files)
 	}
 }
+
+// A path checked once is not resolved again while its file is unchanged,
+// and never reads outside --allowed-local-media-path: a link re-pointed
+// outside keeps answering with the file it was checked on, and is refused
+// once that file changes.
+func TestRememberedPathsNeverLeaveTheAllowedDirectory(t *testing.T) {
+	allowed, outside := t.TempDir(), t.TempDir()
+	inside := filepath.Join(allowed, "a.png")
+	if err := os.WriteFile(inside, pngBytes(1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(outside, "b.png")
+	if err := os.WriteFile(secret, pngBytes(9), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(allowed, "link.png")
+	if err := os.Symlink(inside, link); err != nil {
+		t.Fatal(err)
+	}
+	e := &engine{o: &options{AllowedMedia: allowed}, digests: &digests{}}
+	url := "file://" + link
+	if h, err := e.imageDigest(url, 1); err != nil || h != sum(pngBytes(1)) {
+		t.Fatalf("first: %s, %v; want a.png's digest", h, err)
+	}
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := e.imageDigest(url, 1); err != nil || h != sum(pngBytes(1)) {
+		t.Errorf("re-pointed, a.png unchanged: %s, %v; want a.png's digest (the path as checked)", h, err)
+	}
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(inside, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := e.imageDigest(url, 1); err == nil || !strings.Contains(err.Error(), "must be a subpath of `--allowed-local-media-path`") {
+		t.Errorf("re-pointed outside, a.png changed: %s, %v; want refused", h, err)
+	}
+}

@@ -71,9 +71,21 @@ func unknownImage(n, size int) error {
 }
 
 // localDigest hashes a file:// URL's file, or returns the digest it
-// stored for the file as it is now.
+// stored for the file as it is now. A path checked before is not resolved
+// again while its file is there and unchanged: one stat answers.
 func (e *engine) localDigest(raw string, n int) (string, error) {
-	path, resolved, err := e.localPath(raw)
+	path, err := e.localPath(raw)
+	if err != nil {
+		return "", err
+	}
+	if resolved, ok := e.digests.resolved(path); ok {
+		if fi, err := os.Stat(resolved); err == nil {
+			if h, ok := e.digests.lookup(resolved, stampOf(fi)); ok {
+				return h, nil
+			}
+		}
+	}
+	resolved, err := e.resolveLocal(path)
 	if err != nil {
 		return "", err
 	}
@@ -91,6 +103,7 @@ func (e *engine) localDigest(raw string, n int) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	e.digests.remember(path, resolved)
 	return h.(string), nil
 }
 
@@ -119,31 +132,36 @@ func (e *engine) hashFile(path, resolved string, n int) (string, error) {
 	return e.digests.store(resolved, stampOf(fi), data), nil
 }
 
-// localPath checks a file:// URL the way vLLM's MediaConnector does: only
-// when --allowed-local-media-path is set and the resolved file lies under
-// it. It returns the path as given and as resolved.
-func (e *engine) localPath(raw string) (path, resolved string, err error) {
+// localPath checks a file:// URL and returns its path, cleaned: only when
+// --allowed-local-media-path is set, as vLLM's MediaConnector.
+func (e *engine) localPath(raw string) (string, error) {
 	if e.o.AllowedMedia == "" {
-		return "", "", badRequest("Cannot load local files without `--allowed-local-media-path`.")
+		return "", badRequest("Cannot load local files without `--allowed-local-media-path`.")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Host != "" && u.Host != "localhost") {
-		return "", "", badRequest("Invalid file URL %q: want file:///absolute/path", raw)
+		return "", badRequest("Invalid file URL %q: want file:///absolute/path", raw)
 	}
-	path = filepath.Clean(u.Path)
+	return filepath.Clean(u.Path), nil
+}
+
+// resolveLocal resolves path's symbolic links and checks, as vLLM's
+// MediaConnector does, that the file lies under
+// --allowed-local-media-path.
+func (e *engine) resolveLocal(path string) (string, error) {
 	allowed := e.allowedRoot
 	if allowed == "" {
 		allowed = resolveDir(e.o.AllowedMedia)
 	}
-	resolved, err = filepath.EvalSymlinks(path)
+	resolved, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		resolved = path
 	}
 	rel, err := filepath.Rel(allowed, resolved)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return "", "", badRequest("The file path %s must be a subpath of `--allowed-local-media-path` %s.", path, e.o.AllowedMedia)
+		return "", badRequest("The file path %s must be a subpath of `--allowed-local-media-path` %s.", path, e.o.AllowedMedia)
 	}
-	return path, resolved, nil
+	return resolved, nil
 }
 
 // resolveDir returns dir with its symbolic links resolved, or cleaned

@@ -71,11 +71,15 @@ type PoolMember struct {
 // Headroom is how many requests beyond an engine's batch (max_num_seqs)
 // the pool keeps in flight on it, so that the engine's own queue holds the
 // next request when one ends: a slot never waits for the client's round
-// trip. It is 2, or an eighth of the batch for batches above 16 (32 at
+// trip. It is 2, or a quarter of the batch for batches above 8 (64 at
 // vLLM's default of 256): enough for the requests that end during one
-// round trip of the client, and small beside the batch, so a queued
-// request waits for the next free slot and no longer.
-func Headroom(batch int) int { return max(2, batch/8) }
+// round trip of the client and for those still on their way in (a
+// request the client counts is not in the engine's queue until its server
+// has read it and its images), and small beside the batch, so a queued
+// request waits for the next free slot and no longer. An eighth left a
+// 256-slot engine short of requests in 4 of 4 paired runs of
+// scripts/bench/enginefull.sh (docs/BENCHMARKS.md).
+func Headroom(batch int) int { return max(2, batch/4) }
 
 // kvFull is the KV-cache usage at which an engine counts as full: a queue
 // that grows beside it waits for cache, not for a slot.

@@ -107,8 +107,8 @@ func TestPoolStartsAtTheEnginesCeiling(t *testing.T) {
 		metrics string
 		batch   int
 		want    int
-	}{{"http://127.0.0.1:1/metrics", 32, 32 + 4}, {"http://127.0.0.1:1/metrics", 8, 10},
-		{"http://127.0.0.1:1/metrics", 256, 256 + 32}, {"", 32, 32}} {
+	}{{"http://127.0.0.1:1/metrics", 32, 32 + 8}, {"http://127.0.0.1:1/metrics", 8, 10},
+		{"http://127.0.0.1:1/metrics", 256, 256 + 64}, {"", 32, 32}} {
 		p := tasks.NewPool([]launcher.Endpoint{{Model: "m", BaseURL: "http://127.0.0.1:1/v1", MetricsURL: tc.metrics, MaxNumSeqs: tc.batch}}, 0)
 		r := p.Members()[0]
 		if got := p.Limit(r); got != float64(tc.want) || p.Capacity() != tc.want {
@@ -179,7 +179,7 @@ func TestPoolBacksOffOnHarmAndRecovers(t *testing.T) {
 	r := p.Members()[0]
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	for range 36 {
+	for range 40 {
 		if _, err := p.Acquire(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -191,13 +191,13 @@ func TestPoolBacksOffOnHarmAndRecovers(t *testing.T) {
 			t.Fatalf("%s: limit %v, want %v", why, got, want)
 		}
 	}
-	step(tasks.Load{Running: 32, Waiting: 4, KVCache: 0.95}, 36, "full engine, its Headroom queued, cache full")
-	step(tasks.Load{Running: 32, Waiting: 4, KVCache: 0.95}, 36, "the same again")
-	step(tasks.Load{Running: 32, Waiting: 4, KVCache: 0.95, Preemptions: 3}, 27, "three preemptions: three quarters of 36 in flight")
-	step(tasks.Load{Running: 27, KVCache: 0.45, Preemptions: 3}, 31.5, "cache half free: half the gap back")
-	step(tasks.Load{Running: 20, Waiting: 9, KVCache: 0.95, Preemptions: 3}, 31.5, "a queue beyond the Headroom once")
-	step(tasks.Load{Running: 20, Waiting: 9, KVCache: 0.95, Preemptions: 3}, 24, "again and no shorter: what runs and the Headroom")
-	step(tasks.Load{Running: 20, Waiting: 9, KVCache: 0.95, Preemptions: 3}, 24, "no lower while it holds")
-	step(tasks.Load{Running: 20, Waiting: 2, KVCache: 0.95, Preemptions: 3}, 24, "cache full: no climb")
-	step(tasks.Load{Running: 20, Waiting: 0, KVCache: 0}, 36, "cache empty: the whole gap back")
+	step(tasks.Load{Running: 32, Waiting: 8, KVCache: 0.95}, 40, "full engine, its Headroom queued, cache full")
+	step(tasks.Load{Running: 32, Waiting: 8, KVCache: 0.95}, 40, "the same again")
+	step(tasks.Load{Running: 32, Waiting: 8, KVCache: 0.95, Preemptions: 3}, 30, "three preemptions: three quarters of 40 in flight")
+	step(tasks.Load{Running: 27, KVCache: 0.45, Preemptions: 3}, 35, "cache half free: half the gap back")
+	step(tasks.Load{Running: 20, Waiting: 12, KVCache: 0.95, Preemptions: 3}, 35, "a queue beyond the Headroom once")
+	step(tasks.Load{Running: 20, Waiting: 12, KVCache: 0.95, Preemptions: 3}, 28, "again and no shorter: what runs and the Headroom")
+	step(tasks.Load{Running: 20, Waiting: 12, KVCache: 0.95, Preemptions: 3}, 28, "no lower while it holds")
+	step(tasks.Load{Running: 20, Waiting: 2, KVCache: 0.95, Preemptions: 3}, 28, "cache full: no climb")
+	step(tasks.Load{Running: 20, Waiting: 0, KVCache: 0}, 40, "cache empty: the whole gap back")
 }

@@ -1,0 +1,29 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "golang.org/x/sys/cpu"
+
+var haveAVX2 = cpu.X86.HasAVX2
+
+// Available reports whether the kernels run here (amd64 with AVX2, built
+// without the purego tag); when it is false they must not be called.
+func Available() bool { return haveAVX2 }
+
+// HorizontalRGBA resamples one row of RGBA pixels into out, len(out)/4
+// pixels: output pixel x is, per colour channel, clip8(1<<21 + Σi
+// in[4·(xmin+i)+ch]·kk[x·ksize+i]) over the n = bounds[2x+1] taps from
+// xmin = bounds[2x], alpha 255 (clip8: shift right by 22, clamp to
+// 0..255; the sum wraps as int32). The caller checks that every tap lies
+// inside in and kk.
+//
+//go:noescape
+func HorizontalRGBA(out, in []byte, bounds []int, kk []int32, ksize int)
+
+// Vertical writes out[i] = clip8(1<<21 + Σt src[t·stride+i]·k[t]), ORed
+// with byte i%4 of orMask (little-endian), for every i below len(out)
+// rounded down to a multiple of eight. The caller checks that every row
+// lies inside src and that k is not empty.
+//
+//go:noescape
+func Vertical(out, src []byte, stride int, k []int32, orMask uint32)

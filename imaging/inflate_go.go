@@ -15,6 +15,13 @@ import (
 // needed, which holds less memory at the same speed.
 const defaultInflate = inflateStream
 
+// allocWhole returns n bytes for decodeIDATWhole, on Go's heap in this
+// build.
+func allocWhole(n int) ([]byte, error) { return make([]byte, n), nil }
+
+// freeWhole lets the collector have b.
+func freeWhole(b []byte) {}
+
 // inflateZlib inflates the zlib stream src into exactly len(dst) bytes
 // with klauspost's zlib reader. src must end with the stream.
 func inflateZlib(dst, src []byte) error {

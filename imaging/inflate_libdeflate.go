@@ -9,6 +9,7 @@ package imaging
 
 // npcorch_alloc is malloc, which, unlike cgo's C.malloc, may say no.
 static void *npcorch_alloc(size_t n) { return malloc(n); }
+static void *npcorch_realloc(void *p, size_t n) { return realloc(p, n); }
 */
 import "C"
 
@@ -33,6 +34,20 @@ func allocWhole(n int) ([]byte, error) {
 	p := C.npcorch_alloc(C.size_t(n))
 	if p == nil {
 		return nil, fmt.Errorf("png: cannot allocate %d MB to inflate the image data", n>>20)
+	}
+	return unsafe.Slice((*byte)(p), n), nil
+}
+
+// reallocWhole returns b's bytes in n bytes (n > len(b)) from C's heap,
+// b given back (realloc: a large block is remapped, not copied).
+func reallocWhole(b []byte, n int) ([]byte, error) {
+	var old unsafe.Pointer
+	if cap(b) > 0 {
+		old = unsafe.Pointer(unsafe.SliceData(b))
+	}
+	p := C.npcorch_realloc(old, C.size_t(n))
+	if p == nil {
+		return nil, fmt.Errorf("png: cannot allocate %d MB to read the image data", n>>20)
 	}
 	return unsafe.Slice((*byte)(p), n), nil
 }

@@ -13,6 +13,8 @@ import (
 	"io"
 
 	"github.com/klauspost/compress/zlib"
+
+	"github.com/npcorch/npcorch/imaging/internal/kernels"
 )
 
 // DecodePNG decodes a PNG as image/png.Decode does: the same image type
@@ -109,6 +111,10 @@ func decodePNGFastWith(r io.Reader, mode inflateMode) (image.Image, error) {
 
 // rgbToRGBA expands RGB samples to opaque RGBA pixels.
 func rgbToRGBA(dst, src []byte) {
+	if kernels.Available() {
+		done := kernels.ExpandRGB(dst, src)
+		dst, src = dst[4*done:], src[3*done:]
+	}
 	for x := 0; x < len(dst)/4; x++ {
 		o := dst[4*x : 4*x+4 : 4*x+4]
 		s := src[3*x : 3*x+3 : 3*x+3]
@@ -269,12 +275,10 @@ type wholeBuffer struct {
 func (b *wholeBuffer) appendSpace(n int) ([]byte, error) {
 	l := len(b.comp)
 	if l+n > cap(b.comp) {
-		grown, err := allocWhole(max(l+n, 2*cap(b.comp), 1<<20))
+		grown, err := reallocWhole(b.comp, max(l+n, 2*cap(b.comp), 1<<20))
 		if err != nil {
 			return nil, err
 		}
-		copy(grown, b.comp)
-		freeWhole(b.comp)
 		b.comp = grown[:l]
 	}
 	b.comp = b.comp[:l+n]

@@ -240,3 +240,23 @@ func TestAVX2KernelsMatchGoLoops(t *testing.T) {
 		}
 	}
 }
+
+// TestRGBToRGBAMatchesDefinition checks rgbToRGBA (the SSE kernel and its
+// tail) against the definition for every row length up to 40 pixels.
+func TestRGBToRGBAMatchesDefinition(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 1))
+	for n := 0; n <= 40; n++ {
+		src := make([]byte, 3*n)
+		for i := range src {
+			src[i] = byte(r.Uint32())
+		}
+		dst := make([]byte, 4*n)
+		rgbToRGBA(dst, src)
+		for x := 0; x < n; x++ {
+			want := [4]byte{src[3*x], src[3*x+1], src[3*x+2], 255}
+			if [4]byte(dst[4*x:4*x+4]) != want {
+				t.Fatalf("%d pixels: pixel %d is %v, want %v", n, x, dst[4*x:4*x+4], want)
+			}
+		}
+	}
+}

@@ -27,3 +27,11 @@ func HorizontalRGBA(out, in []byte, bounds []int, kk []int32, ksize int)
 //
 //go:noescape
 func Vertical(out, src []byte, stride int, k []int32, orMask uint32)
+
+// ExpandRGB writes packed RGB pixels of src as opaque RGBA into dst, four
+// at a time while src has sixteen bytes left to read (it reads one pixel
+// and a byte past the last four it converts) and dst room for them; it
+// returns how many pixels it converted, the caller converts the rest.
+//
+//go:noescape
+func ExpandRGB(dst, src []byte) int

@@ -205,3 +205,37 @@ vtap8:
 vdone:
 	VZEROUPPER
 	RET
+
+DATA rgbShuffle<>+0(SB)/8, $0x8005040380020100
+DATA rgbShuffle<>+8(SB)/8, $0x800b0a0980080706
+GLOBL rgbShuffle<>(SB), RODATA|NOPTR, $16
+
+// func ExpandRGB(dst, src []byte) int
+TEXT ·ExpandRGB(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), DX
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), CX
+	VMOVDQU      rgbShuffle<>(SB), X14
+	VPBROADCASTD alphaByte<>(SB), X12
+	XORQ         AX, AX
+
+eloop:
+	CMPQ      CX, $16
+	JLT       edone
+	CMPQ      DX, $16
+	JLT       edone
+	VMOVDQU   (SI), X0
+	VPSHUFB   X14, X0, X0
+	VPOR      X12, X0, X0
+	VMOVDQU   X0, (DI)
+	ADDQ      $12, SI
+	SUBQ      $12, CX
+	ADDQ      $16, DI
+	SUBQ      $16, DX
+	ADDQ      $4, AX
+	JMP       eloop
+
+edone:
+	MOVQ AX, ret+48(FP)
+	RET

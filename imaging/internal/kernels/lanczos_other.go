@@ -14,3 +14,8 @@ func HorizontalRGBA(out, in []byte, bounds []int, kk []int32, ksize int) {
 func Vertical(out, src []byte, stride int, k []int32, orMask uint32) {
 	panic("kernels: no kernels in this build; check Available")
 }
+
+// ExpandRGB is not available in this build.
+func ExpandRGB(dst, src []byte) int {
+	panic("kernels: no kernels in this build; check Available")
+}

@@ -15,18 +15,6 @@ import (
 // needed, which holds less memory at the same speed.
 const defaultInflate = inflateStream
 
-// allocWhole returns n bytes for decodeIDATWhole, on Go's heap in this
-// build.
-func allocWhole(n int) ([]byte, error) { return make([]byte, n), nil }
-
-// reallocWhole returns b's bytes in n bytes (n > len(b)).
-func reallocWhole(b []byte, n int) ([]byte, error) {
-	return append(b[:len(b):len(b)], make([]byte, n-len(b))...), nil
-}
-
-// freeWhole lets the collector have b.
-func freeWhole(b []byte) {}
-
 // inflateZlib inflates the zlib stream src into exactly len(dst) bytes
 // with klauspost's zlib reader. src must end with the stream.
 func inflateZlib(dst, src []byte) error {

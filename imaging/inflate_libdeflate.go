@@ -4,60 +4,18 @@ package imaging
 
 /*
 #cgo LDFLAGS: -ldeflate
-#include <stdlib.h>
 #include <libdeflate.h>
-
-// npcorch_alloc is malloc, which, unlike cgo's C.malloc, may say no.
-static void *npcorch_alloc(size_t n) { return malloc(n); }
-static void *npcorch_realloc(void *p, size_t n) { return realloc(p, n); }
 */
 import "C"
 
 import (
 	"errors"
-	"fmt"
 	"unsafe"
 )
 
 // defaultInflate: with libdeflate built in, the whole image data is
 // inflated in one call.
 const defaultInflate = inflateWhole
-
-// allocWhole returns n bytes for decodeIDATWhole from C's heap, outside
-// Go's, so a slide's compressed data and rows (tens of megabytes, alive
-// for one decode) do not raise the collector's target; freeWhole gives
-// them back.
-func allocWhole(n int) ([]byte, error) {
-	if n <= 0 {
-		return nil, nil
-	}
-	p := C.npcorch_alloc(C.size_t(n))
-	if p == nil {
-		return nil, fmt.Errorf("png: cannot allocate %d MB to inflate the image data", n>>20)
-	}
-	return unsafe.Slice((*byte)(p), n), nil
-}
-
-// reallocWhole returns b's bytes in n bytes (n > len(b)) from C's heap,
-// b given back (realloc: a large block is remapped, not copied).
-func reallocWhole(b []byte, n int) ([]byte, error) {
-	var old unsafe.Pointer
-	if cap(b) > 0 {
-		old = unsafe.Pointer(unsafe.SliceData(b))
-	}
-	p := C.npcorch_realloc(old, C.size_t(n))
-	if p == nil {
-		return nil, fmt.Errorf("png: cannot allocate %d MB to read the image data", n>>20)
-	}
-	return unsafe.Slice((*byte)(p), n), nil
-}
-
-// freeWhole frees memory from allocWhole; b must not be used after.
-func freeWhole(b []byte) {
-	if cap(b) > 0 {
-		C.free(unsafe.Pointer(unsafe.SliceData(b)))
-	}
-}
 
 // inflateZlib inflates the zlib stream src into exactly len(dst) bytes
 // with libdeflate. src must end with the stream.

@@ -262,9 +262,9 @@ func (h fastPNG) decodeIDAT(cr *chunkReader, length uint32, sink func(y int, row
 
 // wholeBuffer is decodeIDATWhole's memory: the compressed image data and
 // the inflated rows of one PNG, tens of megabytes for a slide. It comes
-// from allocWhole, outside Go's heap in a libdeflate build (so it does not
-// raise the collector's target: two workers' slides would otherwise
-// triple prep's peak memory), and goes back with release.
+// from allocWhole, outside Go's heap on Linux (on the heap, two workers'
+// slides tripled prep's peak memory through the collector's target), and
+// goes back with release.
 type wholeBuffer struct {
 	comp, raw []byte
 }

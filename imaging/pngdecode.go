@@ -364,6 +364,12 @@ func unfilter(ft byte, cur, prev []byte, bpp int) error {
 		}
 	case ftAverage:
 		prev = prev[:n]
+		if (bpp == 3 || bpp == 4) && kernels.Available() {
+			for i := unfilterStart(kernels.UnfilterAverage(cur, prev, bpp), cur, prev, bpp, 2); i < n; i++ {
+				cur[i] += byte((int(cur[i-bpp]) + int(prev[i])) >> 1)
+			}
+			break
+		}
 		for i := 0; i < bpp; i++ {
 			cur[i] += prev[i] / 2
 		}
@@ -384,6 +390,12 @@ func unfilter(ft byte, cur, prev []byte, bpp int) error {
 		}
 	case ftPaeth:
 		prev = prev[:n]
+		if (bpp == 3 || bpp == 4) && kernels.Available() {
+			for i := unfilterStart(kernels.UnfilterPaeth(cur, prev, bpp), cur, prev, bpp, 1); i < n; i++ {
+				cur[i] += byte(paethPredict(int(cur[i-bpp]), int(prev[i]), int(prev[i-bpp])))
+			}
+			break
+		}
 		for i := 0; i < bpp; i++ {
 			cur[i] += prev[i]
 		}
@@ -408,6 +420,20 @@ func unfilter(ft byte, cur, prev []byte, bpp int) error {
 		return errors.New("png: bad filter type")
 	}
 	return nil
+}
+
+// unfilterStart returns where the byte loop goes on after a kernel did
+// the first done bytes: when it did not get past the first pixel (a row
+// shorter than four bytes), that pixel, which has nothing on its left, is
+// unfiltered here (prev[i]/div: Average 2, Paeth 1).
+func unfilterStart(done int, cur, prev []byte, bpp int, div byte) int {
+	if done >= bpp {
+		return done
+	}
+	for i := 0; i < bpp; i++ {
+		cur[i] += prev[i] / div
+	}
+	return bpp
 }
 
 // chunkReader reads PNG chunks, checking each one's CRC.

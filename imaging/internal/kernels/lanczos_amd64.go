@@ -35,3 +35,17 @@ func Vertical(out, src []byte, stride int, k []int32, orMask uint32)
 //
 //go:noescape
 func ExpandRGB(dst, src []byte) int
+
+// UnfilterPaeth reverses the PNG Paeth filter on cur (the row above,
+// already unfiltered, is prev, as long) for pixels of bpp bytes, 3 or 4,
+// from the row's start, while four bytes are left to read; it returns the
+// bytes it did, the caller does the rest. A 3-byte pixel is read and
+// written with the byte after it, which is written back unchanged.
+//
+//go:noescape
+func UnfilterPaeth(cur, prev []byte, bpp int) int
+
+// UnfilterAverage is UnfilterPaeth for the Average filter.
+//
+//go:noescape
+func UnfilterAverage(cur, prev []byte, bpp int) int

@@ -239,3 +239,99 @@ eloop:
 edone:
 	MOVQ AX, ret+48(FP)
 	RET
+
+DATA byteOnes<>+0(SB)/4, $0x01010101
+GLOBL byteOnes<>(SB), RODATA|NOPTR, $4
+
+// UNFILTERSETUP loads cur (SI), prev (DX), the bytes left (CX) and the
+// pixel step (R8) for the unfilter kernels; AX counts the bytes done.
+// They work on four bytes: of a 3-byte pixel, the fourth lane computes
+// garbage that stays in its lane (no operation crosses byte or word
+// lanes) and is never stored.
+#define UNFILTERSETUP \
+	MOVQ cur_base+0(FP), SI   \
+	MOVQ cur_len+8(FP), CX    \
+	MOVQ prev_base+24(FP), DX \
+	MOVQ bpp+48(FP), R8       \
+	XORQ AX, AX
+
+// STOREPIXEL stores the pixel in the low bytes of X: three or four bytes
+// (R8), never the byte after a 3-byte pixel, so the next pixel's load is
+// not held up by this store; R10 is clobbered.
+#define STOREPIXEL(X) \
+	VMOVD X, R10     \
+	CMPQ  R8, $4     \
+	JNE   3(PC)      \
+	MOVL  R10, (SI)  \
+	JMP   4(PC)      \
+	MOVW  R10, (SI)  \
+	SHRL  $16, R10   \
+	MOVB  R10, 2(SI)
+
+// func UnfilterPaeth(cur, prev []byte, bpp int) int
+//
+// The left pixel stays in X0, so the loop's chain is the predictor alone.
+TEXT ·UnfilterPaeth(SB), NOSPLIT, $0-64
+	UNFILTERSETUP
+	VPXOR X0, X0, X0 // a: the left pixel, 16-bit lanes
+	VPXOR X1, X1, X1 // c: the up-left pixel
+
+ploop:
+	CMPQ      CX, $4
+	JLT       pdone
+	VMOVD     (SI), X2
+	VMOVD     (DX), X3
+	VPMOVZXBW X3, X3     // b
+	VPSUBW    X1, X3, X4 // pa = b - c
+	VPSUBW    X1, X0, X5 // pb = a - c
+	VPADDW    X4, X5, X6 // pc = pa + pb
+	VPABSW    X4, X4
+	VPABSW    X5, X5
+	VPABSW    X6, X6
+	VPMINSW   X5, X4, X7
+	VPMINSW   X6, X7, X7   // the smallest
+	VPCMPEQW  X7, X4, X8   // pa smallest: a
+	VPCMPEQW  X7, X5, X9   // else pb smallest: b
+	VPBLENDVB X9, X3, X1, X10
+	VPBLENDVB X8, X0, X10, X10
+	VPACKUSWB X10, X10, X10
+	VPADDB    X10, X2, X2
+	STOREPIXEL(X2)
+	VPMOVZXBW X2, X0
+	VMOVDQA   X3, X1
+	ADDQ      R8, SI
+	ADDQ      R8, DX
+	SUBQ      R8, CX
+	ADDQ      R8, AX
+	JMP       ploop
+
+pdone:
+	MOVQ AX, ret+56(FP)
+	RET
+
+// func UnfilterAverage(cur, prev []byte, bpp int) int
+TEXT ·UnfilterAverage(SB), NOSPLIT, $0-64
+	UNFILTERSETUP
+	VPBROADCASTD byteOnes<>(SB), X13
+	VPXOR        X0, X0, X0 // a: the left pixel
+
+aloop:
+	CMPQ    CX, $4
+	JLT     adone
+	VMOVD   (SI), X2
+	VMOVD   (DX), X3
+	VPAVGB  X3, X0, X4 // (a + b + 1) >> 1
+	VPXOR   X3, X0, X5
+	VPAND   X13, X5, X5
+	VPSUBB  X5, X4, X4 // (a + b) >> 1
+	VPADDB  X4, X2, X0
+	STOREPIXEL(X0)
+	ADDQ    R8, SI
+	ADDQ    R8, DX
+	SUBQ    R8, CX
+	ADDQ    R8, AX
+	JMP     aloop
+
+adone:
+	MOVQ AX, ret+56(FP)
+	RET

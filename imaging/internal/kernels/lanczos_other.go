@@ -19,3 +19,13 @@ func Vertical(out, src []byte, stride int, k []int32, orMask uint32) {
 func ExpandRGB(dst, src []byte) int {
 	panic("kernels: no kernels in this build; check Available")
 }
+
+// UnfilterPaeth is not available in this build.
+func UnfilterPaeth(cur, prev []byte, bpp int) int {
+	panic("kernels: no kernels in this build; check Available")
+}
+
+// UnfilterAverage is not available in this build.
+func UnfilterAverage(cur, prev []byte, bpp int) int {
+	panic("kernels: no kernels in this build; check Available")
+}

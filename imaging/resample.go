@@ -42,6 +42,7 @@ type coeffs struct {
 	ksize  int
 	bounds []int // xmin, n pairs
 	kk     []int32
+	inSize int // every tap lies in [0, inSize): xmin ≥ 0, xmin+n ≤ inSize, n ≤ ksize
 }
 
 // precompute mirrors Pillow's precompute_coeffs + normalize_coeffs_8bpc;
@@ -54,7 +55,7 @@ func precompute(inSize int, in0, in1 float32, outSize int) coeffs {
 	}
 	support := lanczosSupport * filterscale
 	ksize := int(math.Ceil(support))*2 + 1
-	c := coeffs{ksize: ksize, bounds: make([]int, outSize*2), kk: make([]int32, outSize*ksize)}
+	c := coeffs{ksize: ksize, bounds: make([]int, outSize*2), kk: make([]int32, outSize*ksize), inSize: inSize}
 	k := make([]float64, ksize)
 	for xx := 0; xx < outSize; xx++ {
 		center := float64(in0) + (float64(xx)+0.5)*scale
@@ -69,6 +70,11 @@ func precompute(inSize int, in0, in1 float32, outSize int) coeffs {
 			xmax = inSize
 		}
 		xmax -= xmin
+		if xmax < 0 {
+			// A box past the image's end: no tap, and the kernels' taps
+			// stay inside inSize.
+			panic(fmt.Sprintf("imaging: resampling box [%g, %g) outside %d pixels", in0, in1, inSize))
+		}
 		for x := 0; x < xmax; x++ {
 			w := lanczos((float64(x+xmin) - center + 0.5) * ss)
 			k[x] = w
@@ -255,19 +261,13 @@ func resampleH(dst, src raster, offset int, c coeffs) {
 	}
 }
 
-// horizontalRGBA resamples one opaque RGBA row on the AVX2 kernel, after
-// checking that every tap lies inside in and c: the bytes of resampleH's
-// loop, alpha 255.
+// horizontalRGBA resamples one opaque RGBA row on the AVX2 kernel: the
+// bytes of resampleH's loop, alpha 255. The kernel trusts the taps, which
+// lie inside c.inSize pixels (precompute), so in must hold that many.
 func horizontalRGBA(out, in []byte, c coeffs) {
 	w := len(out) / 4
-	if len(c.bounds) < 2*w || len(c.kk) < w*c.ksize {
-		panic(fmt.Sprintf("imaging: %d coefficients for %d pixels", len(c.bounds)/2, w))
-	}
-	for x := 0; x < w; x++ {
-		xmin, n := c.bounds[2*x], c.bounds[2*x+1]
-		if xmin < 0 || n < 0 || n > c.ksize || 4*(xmin+n) > len(in) {
-			panic(fmt.Sprintf("imaging: taps %d+%d outside a row of %d pixels", xmin, n, len(in)/4))
-		}
+	if len(in) < 4*c.inSize || len(c.bounds) < 2*w || len(c.kk) < w*c.ksize {
+		panic(fmt.Sprintf("imaging: coefficients for %d of %d pixels into %d, row of %d", len(c.bounds)/2, c.inSize, w, len(in)/4))
 	}
 	kernels.HorizontalRGBA(out, in, c.bounds[:2*w], c.kk[:w*c.ksize], c.ksize)
 }

@@ -159,7 +159,7 @@ func TestAVX2KernelsMatchGoLoops(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 16))
 	half := int32(1) << (precisionBits - 1)
 	randomCoeffs := func(inSize, outSize int) coeffs {
-		c := coeffs{ksize: 1 + r.IntN(30), bounds: make([]int, 2*outSize)}
+		c := coeffs{ksize: 1 + r.IntN(30), bounds: make([]int, 2*outSize), inSize: inSize}
 		c.kk = make([]int32, outSize*c.ksize)
 		for i := range c.kk {
 			c.kk[i] = int32(r.Uint32())

@@ -6,6 +6,8 @@ import (
 	"image/color"
 	"image/draw"
 	"math"
+
+	"github.com/npcorch/npcorch/imaging/internal/kernels"
 )
 
 // Slide is a pathology slide: a pyramid of levels (level 0 the largest).
@@ -169,6 +171,7 @@ type thumbnailer struct {
 	yFirst, yLast  int
 	tmp            raster // rows yFirst..yLast-1 after the horizontal pass
 	rowW, rowsSeen int    // width of the rows the resampler gets; rows gotten
+	rgba           []byte // a packed RGB row expanded for the AVX2 kernel
 }
 
 func newThumbnailer(w, h, bw, bh, sbpp int) *thumbnailer {
@@ -285,6 +288,14 @@ func (t *thumbnailer) resampleRow(px []byte, bpp int) {
 	if !t.needH {
 		expandToRGBA(t.tmp.pix[k*t.tmp.stride:k*t.tmp.stride+4*t.rowW], px, bpp)
 		return
+	}
+	if bpp == 3 && kernels.Available() {
+		// The AVX2 kernel takes four bytes a pixel.
+		if t.rgba == nil {
+			t.rgba = make([]byte, 4*t.rowW)
+		}
+		rgbToRGBA(t.rgba, px)
+		px, bpp = t.rgba, 4
 	}
 	src := raster{pix: px, stride: bpp * t.rowW, w: t.rowW, h: 1, bpp: bpp, ch: 3, alphaOpaque: bpp == 4}
 	dst := raster{pix: t.tmp.pix[k*t.tmp.stride : (k+1)*t.tmp.stride], stride: t.tmp.stride, w: t.tmp.w, h: 1, bpp: 4, ch: 3, alphaOpaque: true}

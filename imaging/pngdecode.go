@@ -11,10 +11,10 @@ import (
 	"image"
 	"image/png"
 	"io"
-	"slices"
-	"sync"
 
 	"github.com/klauspost/compress/zlib"
+
+	"github.com/npcorch/npcorch/imaging/internal/kernels"
 )
 
 // DecodePNG decodes a PNG as image/png.Decode does: the same image type
@@ -111,6 +111,10 @@ func decodePNGFastWith(r io.Reader, mode inflateMode) (image.Image, error) {
 
 // rgbToRGBA expands RGB samples to opaque RGBA pixels.
 func rgbToRGBA(dst, src []byte) {
+	if kernels.Available() {
+		done := kernels.ExpandRGB(dst, src)
+		dst, src = dst[4*done:], src[3*done:]
+	}
 	for x := 0; x < len(dst)/4; x++ {
 		o := dst[4*x : 4*x+4 : 4*x+4]
 		s := src[3*x : 3*x+3 : 3*x+3]
@@ -256,34 +260,56 @@ func (h fastPNG) decodeIDAT(cr *chunkReader, length uint32, sink func(y int, row
 	return cr.verify()
 }
 
-// wholeBuffer is decodeIDATWhole's memory, pooled: the compressed image
-// data and the inflated rows of one PNG. A slide's are tens of megabytes,
-// so reusing them keeps prep's peak memory at its workers' buffers.
+// wholeBuffer is decodeIDATWhole's memory: the compressed image data and
+// the inflated rows of one PNG, tens of megabytes for a slide. It comes
+// from allocWhole, outside Go's heap on Linux (on the heap, two workers'
+// slides tripled prep's peak memory through the collector's target), and
+// goes back with release.
 type wholeBuffer struct {
 	comp, raw []byte
 }
 
-var wholeBuffers = sync.Pool{New: func() any { return new(wholeBuffer) }}
+// appendSpace makes room for n more bytes of compressed data, doubling
+// as it grows so that a chunk claiming more than the file holds costs no
+// more than the file.
+func (b *wholeBuffer) appendSpace(n int) ([]byte, error) {
+	l := len(b.comp)
+	if l+n > cap(b.comp) {
+		grown, err := reallocWhole(b.comp, max(l+n, 2*cap(b.comp), 1<<20))
+		if err != nil {
+			return nil, err
+		}
+		b.comp = grown[:l]
+	}
+	b.comp = b.comp[:l+n]
+	return b.comp[l:], nil
+}
+
+// release gives the memory back; the buffer must not be used after.
+func (b *wholeBuffer) release() {
+	freeWhole(b.comp)
+	freeWhole(b.raw)
+	b.comp, b.raw = nil, nil
+}
 
 // decodeIDATWhole reads the image data, which starts with an IDAT chunk
 // of the given length and runs over the IDAT chunks that follow it, into
 // memory, inflates it in one call (inflateZlib), unfilters it in place
-// and hands each row to sink. It returns the header of the chunk after
-// the image data.
+// and hands each row to sink, which must not keep it. It returns the
+// header of the chunk after the image data.
 func (h fastPNG) decodeIDATWhole(cr *chunkReader, length uint32, sink func(y int, row []byte)) (string, uint32, error) {
-	bufs := wholeBuffers.Get().(*wholeBuffer)
-	defer wholeBuffers.Put(bufs)
-	comp := bufs.comp[:0]
-	defer func() { bufs.comp = comp[:0] }()
+	var bufs wholeBuffer
+	defer bufs.release()
 	name := "IDAT"
 	for name == "IDAT" {
-		// Grown as the data arrives, so a chunk that claims more than the
-		// file holds costs no more than the file.
+		// Grown as the data arrives.
 		for length > 0 {
 			k := min(length, 1<<20)
-			n := len(comp)
-			comp = slices.Grow(comp, int(k))[:n+int(k)]
-			if err := cr.read(comp[n:]); err != nil {
+			p, err := bufs.appendSpace(int(k))
+			if err != nil {
+				return "", 0, err
+			}
+			if err := cr.read(p); err != nil {
 				return "", 0, err
 			}
 			length -= k
@@ -296,12 +322,16 @@ func (h fastPNG) decodeIDATWhole(cr *chunkReader, length uint32, sink func(y int
 			return "", 0, err
 		}
 	}
+	comp := bufs.comp
 	rowLen := h.width*h.bpp + 1
 	// Deflate expands at most 1032:1; less data cannot hold the image.
 	if int64(h.height)*int64(rowLen) > 1032*int64(len(comp))+1032 {
 		return "", 0, errors.New("png: not enough pixel data")
 	}
-	raw := slices.Grow(bufs.raw[:0], h.height*rowLen)[:h.height*rowLen]
+	raw, err := allocWhole(h.height * rowLen)
+	if err != nil {
+		return "", 0, err
+	}
 	bufs.raw = raw
 	if err := inflateZlib(raw, comp); err != nil {
 		return "", 0, err
@@ -334,6 +364,12 @@ func unfilter(ft byte, cur, prev []byte, bpp int) error {
 		}
 	case ftAverage:
 		prev = prev[:n]
+		if (bpp == 3 || bpp == 4) && kernels.Available() {
+			for i := unfilterStart(kernels.UnfilterAverage(cur, prev, bpp), cur, prev, bpp, 2); i < n; i++ {
+				cur[i] += byte((int(cur[i-bpp]) + int(prev[i])) >> 1)
+			}
+			break
+		}
 		for i := 0; i < bpp; i++ {
 			cur[i] += prev[i] / 2
 		}
@@ -354,6 +390,12 @@ func unfilter(ft byte, cur, prev []byte, bpp int) error {
 		}
 	case ftPaeth:
 		prev = prev[:n]
+		if (bpp == 3 || bpp == 4) && kernels.Available() {
+			for i := unfilterStart(kernels.UnfilterPaeth(cur, prev, bpp), cur, prev, bpp, 1); i < n; i++ {
+				cur[i] += byte(paethPredict(int(cur[i-bpp]), int(prev[i]), int(prev[i-bpp])))
+			}
+			break
+		}
 		for i := 0; i < bpp; i++ {
 			cur[i] += prev[i]
 		}
@@ -378,6 +420,20 @@ func unfilter(ft byte, cur, prev []byte, bpp int) error {
 		return errors.New("png: bad filter type")
 	}
 	return nil
+}
+
+// unfilterStart returns where the byte loop goes on after a kernel did
+// the first done bytes: when it did not get past the first pixel (a row
+// shorter than four bytes), that pixel, which has nothing on its left, is
+// unfiltered here (prev[i]/div: Average 2, Paeth 1).
+func unfilterStart(done int, cur, prev []byte, bpp int, div byte) int {
+	if done >= bpp {
+		return done
+	}
+	for i := 0; i < bpp; i++ {
+		cur[i] += prev[i] / div
+	}
+	return bpp
 }
 
 // chunkReader reads PNG chunks, checking each one's CRC.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"image/png"
 	"testing"
+	"testing/fstest"
 
 	. "github.com/npcorch/npcorch/imaging"
 	"github.com/npcorch/npcorch/imaging/imagingtest"
@@ -33,5 +34,24 @@ func BenchmarkDecodeSlidePNG(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkReadOverview renders the overview of the bench's slide (a
+// 4000×2667 RGB PNG at best speed, as scripts/bench writes it) at 1024 px,
+// as npcorch prep does: decoded, unfiltered and shrunk row by row.
+//
+//	go test -tags libdeflate -run '^$' -bench ReadOverview -count 3 ./imaging
+func BenchmarkReadOverview(b *testing.B) {
+	var buf bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, imagingtest.SlideImage(4000, 2667, 1)); err != nil {
+		b.Fatal(err)
+	}
+	fsys := fstest.MapFS{"slide.png": &fstest.MapFile{Data: buf.Bytes()}}
+	b.SetBytes(4000 * 2667 * 3)
+	for b.Loop() {
+		if _, err := ReadOverview(fsys, "", "slide.png", DefaultLimits, 1024); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

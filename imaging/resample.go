@@ -5,6 +5,8 @@ import (
 	"image"
 	"math"
 	"sync"
+
+	"github.com/npcorch/npcorch/imaging/internal/kernels"
 )
 
 // The resampler below reproduces Pillow's Resample.c (8 bits per channel,
@@ -40,6 +42,7 @@ type coeffs struct {
 	ksize  int
 	bounds []int // xmin, n pairs
 	kk     []int32
+	inSize int // every tap lies in [0, inSize): xmin ≥ 0, xmin+n ≤ inSize, n ≤ ksize
 }
 
 // precompute mirrors Pillow's precompute_coeffs + normalize_coeffs_8bpc;
@@ -52,7 +55,7 @@ func precompute(inSize int, in0, in1 float32, outSize int) coeffs {
 	}
 	support := lanczosSupport * filterscale
 	ksize := int(math.Ceil(support))*2 + 1
-	c := coeffs{ksize: ksize, bounds: make([]int, outSize*2), kk: make([]int32, outSize*ksize)}
+	c := coeffs{ksize: ksize, bounds: make([]int, outSize*2), kk: make([]int32, outSize*ksize), inSize: inSize}
 	k := make([]float64, ksize)
 	for xx := 0; xx < outSize; xx++ {
 		center := float64(in0) + (float64(xx)+0.5)*scale
@@ -67,6 +70,11 @@ func precompute(inSize int, in0, in1 float32, outSize int) coeffs {
 			xmax = inSize
 		}
 		xmax -= xmin
+		if xmax < 0 {
+			// A box past the image's end: no tap, and the kernels' taps
+			// stay inside inSize.
+			panic(fmt.Sprintf("imaging: resampling box [%g, %g) outside %d pixels", in0, in1, inSize))
+		}
 		for x := 0; x < xmax; x++ {
 			w := lanczos((float64(x+xmin) - center + 0.5) * ss)
 			k[x] = w
@@ -224,6 +232,10 @@ func resampleH(dst, src raster, offset int, c coeffs) {
 	for yy := 0; yy < dst.h; yy++ {
 		in := src.pix[(yy+offset)*src.stride:]
 		out := dst.pix[yy*dst.stride:]
+		if src.bpp == 4 && src.ch == 3 && dst.bpp == 4 && dst.alphaOpaque && kernels.Available() {
+			horizontalRGBA(out[:4*dst.w], in[:4*src.w], c)
+			continue
+		}
 		for xx := 0; xx < dst.w; xx++ {
 			xmin, n := c.bounds[xx*2], c.bounds[xx*2+1]
 			k := c.kk[xx*c.ksize : xx*c.ksize+n]
@@ -247,6 +259,17 @@ func resampleH(dst, src raster, offset int, c coeffs) {
 			}
 		}
 	}
+}
+
+// horizontalRGBA resamples one opaque RGBA row on the AVX2 kernel: the
+// bytes of resampleH's loop, alpha 255. The kernel trusts the taps, which
+// lie inside c.inSize pixels (precompute), so in must hold that many.
+func horizontalRGBA(out, in []byte, c coeffs) {
+	w := len(out) / 4
+	if len(in) < 4*c.inSize || len(c.bounds) < 2*w || len(c.kk) < w*c.ksize {
+		panic(fmt.Sprintf("imaging: coefficients for %d of %d pixels into %d, row of %d", len(c.bounds)/2, c.inSize, w, len(in)/4))
+	}
+	kernels.HorizontalRGBA(out, in, c.bounds[:2*w], c.kk[:w*c.ksize], c.ksize)
 }
 
 // horizontalGray resamples one gray row: six taps (an enlargement by
@@ -328,6 +351,10 @@ func resampleV(dst, src raster, c coeffs, offset int) {
 		k := c.kk[yy*c.ksize : yy*c.ksize+n]
 		out := dst.pix[yy*dst.stride : yy*dst.stride+rowBytes]
 		row := func(t int) []byte { return src.pix[(ymin+t)*src.stride : (ymin+t)*src.stride+rowBytes] }
+		if kernels.Available() && n > 0 && rowBytes >= 8 {
+			verticalRow(out, src, ymin, k, dst.bpp == 4 && dst.alphaOpaque)
+			continue
+		}
 		if n == 6 {
 			// Six taps (an enlargement by about two, the tiles' case): one
 			// pass, no accumulator.
@@ -366,6 +393,33 @@ func resampleV(dst, src raster, c coeffs, offset int) {
 			for i := 3; i < len(out); i += 4 {
 				out[i] = 255
 			}
+		}
+	}
+}
+
+// verticalRow writes out[i] = clip8(half + Σt src row ymin+t [i]·k[t]) on
+// the AVX2 kernel (the bytes a multiple of eight) and the loop below (the
+// rest), every fourth byte 255 when opaque: the bytes of resampleV's loops.
+func verticalRow(out []byte, src raster, ymin int, k []int32, opaque bool) {
+	n := len(k)
+	if ymin < 0 || (ymin+n-1)*src.stride+len(out) > len(src.pix) {
+		panic(fmt.Sprintf("imaging: rows %d+%d outside %d rows", ymin, n, src.h))
+	}
+	var mask uint32
+	if opaque {
+		mask = 0xff000000
+	}
+	body := len(out) &^ 7
+	kernels.Vertical(out[:body], src.pix[ymin*src.stride:], src.stride, k, mask)
+	half := int32(1) << (precisionBits - 1)
+	for i := body; i < len(out); i++ {
+		s := half
+		for t, kt := range k {
+			s += int32(src.pix[(ymin+t)*src.stride+i]) * kt
+		}
+		out[i] = clip8(s)
+		if opaque && i%4 == 3 {
+			out[i] = 255
 		}
 	}
 }

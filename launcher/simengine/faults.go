@@ -111,13 +111,17 @@ func (s *faultState) mode() faultMode {
 	return faultNone
 }
 
-// hungNow reports whether a hang was switched on at run time: a stuck
-// engine stops every answer in flight, not only the ones that arrive
-// after.
-func (s *faultState) hungNow() bool {
+// inFlight returns the fault switched on at run time that also reaches the
+// answers already streaming: a stuck engine (hang) stops every answer in
+// flight, and a dead engine core (503) ends each with an error, as vLLM's
+// EngineDeadError does, not only the requests that arrive after.
+func (s *faultState) inFlight() faultMode {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.runtime == faultHang
+	if s.runtime == faultHang || s.runtime == faultUnavailable {
+		return s.runtime
+	}
+	return faultNone
 }
 
 // complete records one successfully completed request and reports whether

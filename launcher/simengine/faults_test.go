@@ -260,6 +260,31 @@ func TestRuntimeHangStopsAnswersInFlight(t *testing.T) {
 	}
 }
 
+// TestRuntime503EndsAnswersInFlight: a dead engine core (POST /sim/fault
+// 503) ends the answers already streaming with vLLM's error object and
+// [DONE], as EngineDeadError does, not only the requests that come after.
+// Before, a chaos trial whose fault came once the client had sent all its
+// requests saw no attempt fail.
+func TestRuntime503EndsAnswersInFlight(t *testing.T) {
+	t.Parallel()
+	p := start(t, "--sim-key", faultKey(t), "--sim-chunk-tokens", "1", "--sim-decode-tps", "20")
+	events, _, cancel := openStream(t, p)
+	defer cancel()
+	<-events // the role chunk: the request is in flight
+	if status, _ := p.do(http.MethodPost, "/sim/fault", "", map[string]string{"fault": "503"}); status != http.StatusOK {
+		t.Fatalf("POST /sim/fault 503 = %d", status)
+	}
+	evs := collect(events)
+	if len(evs) < 2 || evs[len(evs)-1] != "[DONE]" || !strings.HasPrefix(evs[len(evs)-2], `{"error": {"message": "EngineCore encountered an issue.`) {
+		t.Fatalf("stream in flight after the 503 fault: %v; want vLLM's error object, then [DONE]", evs)
+	}
+	for _, ev := range evs {
+		if strings.Contains(ev, `"finish_reason":"`) {
+			t.Errorf("the stream in flight finished after the engine died: %v", ev)
+		}
+	}
+}
+
 func TestRuntimeFaultSwitch(t *testing.T) {
 	t.Parallel()
 	p := start(t, "--sim-key", faultKey(t), "--sim-chunk-tokens", "1", "--sim-workers", "1")

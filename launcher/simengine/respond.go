@@ -189,9 +189,14 @@ const faultMessage = "EngineCore encountered an issue. See stack trace (above) f
 func (e *engine) decodeAll(ctx context.Context, seat *seat, out output, stopAt int, mode faultMode, arrived time.Time,
 	emit func(i int, pc piece) error) generation {
 	for i := 0; i <= len(out.pieces); i++ {
-		if mode != faultHang && i < len(out.pieces) && e.faults.hungNow() {
-			e.hang(ctx)
-			return hungUp
+		if mode != faultHang && i < len(out.pieces) {
+			switch e.faults.inFlight() {
+			case faultHang:
+				e.hang(ctx)
+				return hungUp
+			case faultUnavailable:
+				return faulted
+			}
 		}
 		if i == stopAt {
 			if mode == faultHang {

@@ -236,19 +236,29 @@ func TestStreamErrorAfter(t *testing.T) {
 	}
 }
 
+// faultMidStream starts an engine answering slowly (one token a chunk, 20
+// tokens a second), opens a stream, and once its role chunk arrived
+// switches fault on: the answer has most of its pieces left.
+func faultMidStream(t *testing.T, fault string) (events <-chan string, cancel func()) {
+	t.Helper()
+	p := start(t, "--sim-key", faultKey(t), "--sim-chunk-tokens", "1", "--sim-decode-tps", "20")
+	events, _, cancel = openStream(t, p)
+	<-events // the role chunk: the request is in flight
+	if status, _ := p.do(http.MethodPost, "/sim/fault", "", map[string]string{"fault": fault}); status != http.StatusOK {
+		cancel()
+		t.Fatalf("POST /sim/fault %s = %d", fault, status)
+	}
+	return events, cancel
+}
+
 // TestRuntimeHangStopsAnswersInFlight: a hang switched on by POST
 // /sim/fault stops the answers already streaming, as a stuck engine does,
 // not only the requests that come after (a client that had sent all its
 // requests met no fault at all).
 func TestRuntimeHangStopsAnswersInFlight(t *testing.T) {
 	t.Parallel()
-	p := start(t, "--sim-key", faultKey(t), "--sim-chunk-tokens", "1", "--sim-decode-tps", "20")
-	events, _, cancel := openStream(t, p)
+	events, cancel := faultMidStream(t, "hang")
 	defer cancel()
-	<-events // the role chunk: the request is in flight
-	if status, _ := p.do(http.MethodPost, "/sim/fault", "", map[string]string{"fault": "hang"}); status != http.StatusOK {
-		t.Fatalf("POST /sim/fault hang = %d", status)
-	}
 	// The answer has pieces left (one token each at 20 tokens/s); after
 	// the switch, at most the piece in progress still comes.
 	time.Sleep(time.Second)
@@ -267,13 +277,8 @@ func TestRuntimeHangStopsAnswersInFlight(t *testing.T) {
 // requests saw no attempt fail.
 func TestRuntime503EndsAnswersInFlight(t *testing.T) {
 	t.Parallel()
-	p := start(t, "--sim-key", faultKey(t), "--sim-chunk-tokens", "1", "--sim-decode-tps", "20")
-	events, _, cancel := openStream(t, p)
+	events, cancel := faultMidStream(t, "503")
 	defer cancel()
-	<-events // the role chunk: the request is in flight
-	if status, _ := p.do(http.MethodPost, "/sim/fault", "", map[string]string{"fault": "503"}); status != http.StatusOK {
-		t.Fatalf("POST /sim/fault 503 = %d", status)
-	}
 	evs := collect(events)
 	if len(evs) < 2 || evs[len(evs)-1] != "[DONE]" || !strings.HasPrefix(evs[len(evs)-2], `{"error": {"message": "EngineCore encountered an issue.`) {
 		t.Fatalf("stream in flight after the 503 fault: %v; want vLLM's error object, then [DONE]", evs)

@@ -290,7 +290,7 @@ func TestChainMovesOnWhileTheEngineIsBusy(t *testing.T) {
 		order = append(order, task)
 		mu.Unlock()
 		if task == "long" {
-			time.Sleep(25 * time.Millisecond) // 40 of them keep two slots busy for 0.5 s
+			time.Sleep(50 * time.Millisecond) // 40 of them keep two slots busy for 1 s
 		}
 		sse(w, chunk("answer of "+task, "stop"))
 		sse(w, "[DONE]")
@@ -311,7 +311,7 @@ func TestChainMovesOnWhileTheEngineIsBusy(t *testing.T) {
 			after++
 		}
 	}
-	if after < 20 {
-		t.Errorf("the chain ended with %d long requests left to send, want at least 20 of 40: its turns waited behind the long task\norder: %v", after, order)
+	if after < 10 { // two round trips of the chain's turns against 0.75 s of long requests
+		t.Errorf("the chain ended with %d long requests left to send, want at least 10 of 40: its turns waited behind the long task\norder: %v", after, order)
 	}
 }

@@ -152,7 +152,7 @@ func (c *Client) Stream(ctx context.Context, ep launcher.Endpoint, body openai.C
 func (c *Client) stream(ctx context.Context, ep launcher.Endpoint, body openai.ChatCompletionRequest, inline []inlineImage) (*Answer, error) {
 	cfg := openai.DefaultConfig(ep.APIKey)
 	cfg.BaseURL = strings.TrimSuffix(ep.BaseURL, "/")
-	bw := &bodyWriter{next: c.http, inline: inline}
+	bw := &bodyWriter{next: c.http, inline: inline, sampling: greedyKeys(body)}
 	cfg.HTTPClient = bw
 	api := openai.NewClientWithConfig(cfg)
 

@@ -1,6 +1,7 @@
 package tasks_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,6 +60,54 @@ func serve(t *testing.T, h http.HandlerFunc) launcher.Endpoint {
 func body() openai.ChatCompletionRequest {
 	return openai.ChatCompletionRequest{Model: "M", MaxTokens: 16,
 		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}
+}
+
+// TestRequestsOwnSamplingIsSentOnce: a request that sets its own
+// temperature or top-p sends that value, once; the greedy defaults fill
+// only what it leaves out. Before, the client wrote temperature 0 and
+// top-p 1 in front of every body, and a request with its own temperature
+// carried the key twice (engines read the last; a JSON parser that keeps
+// the first would have decoded greedily).
+func TestRequestsOwnSamplingIsSentOnce(t *testing.T) {
+	for _, tc := range []struct {
+		temperature, topP float32
+		want              string
+	}{
+		{0, 0, `"temperature":0,"top_p":1,`},
+		{0.7, 0, `"top_p":1,`},
+		{0, 0.9, `"temperature":0,`},
+		{0.7, 0.9, ``},
+	} {
+		var raw []byte
+		ep := serve(t, func(w http.ResponseWriter, r *http.Request) {
+			raw, _ = io.ReadAll(r.Body)
+			w.Header().Set("Content-Type", "text/event-stream")
+			sse(w, chunk("ok", "stop"))
+			sse(w, "[DONE]")
+		})
+		b := body()
+		b.Temperature, b.TopP = tc.temperature, tc.topP
+		if _, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, b); err != nil {
+			t.Fatal(err)
+		}
+		if n := bytes.Count(raw, []byte(`"temperature"`)); n > 1 {
+			t.Errorf("temperature %v: %d temperature keys in %s", tc.temperature, n, raw)
+		}
+		if n := bytes.Count(raw, []byte(`"top_p"`)); n != 1 {
+			t.Errorf("top_p %v: %d top_p keys in %s, want 1", tc.topP, n, raw)
+		}
+		if !bytes.HasPrefix(raw, []byte("{"+tc.want)) {
+			t.Errorf("temperature %v, top_p %v: body starts %.60s, want {%s", tc.temperature, tc.topP, raw, tc.want)
+		}
+		var got struct {
+			Temperature *float64 `json:"temperature"`
+			TopP        *float64 `json:"top_p"`
+		}
+		if err := json.Unmarshal(raw, &got); err != nil || got.Temperature == nil || got.TopP == nil ||
+			float32(*got.Temperature) != tc.temperature || (tc.topP == 0 && *got.TopP != 1) || (tc.topP != 0 && float32(*got.TopP) != tc.topP) {
+			t.Errorf("temperature %v, top_p %v: sent %s", tc.temperature, tc.topP, raw)
+		}
+	}
 }
 
 func TestStreamCollectsAnswerUsageAndSendsTemperatureZero(t *testing.T) {

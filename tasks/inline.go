@@ -13,6 +13,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // bodyWriter is the HTTP client go-openai sends through. It rewrites the
@@ -25,8 +27,26 @@ import (
 type bodyWriter struct {
 	next   *http.Client
 	inline []inlineImage
-	body   *inlineBody // the last body sent, for failure
-	size   int64       // its length
+	// sampling is the keys written first into the body's object
+	// (greedyKeys), "" for none.
+	sampling string
+	body     *inlineBody // the last body sent, for failure
+	size     int64       // its length
+}
+
+// greedyKeys returns the sampling keys body leaves out, with their greedy
+// values: `"temperature":0,` when it sets no temperature (go-openai omits
+// a zero), `"top_p":1,` when it sets no top-p. A request that sets its own
+// keeps them, and the body never holds a key twice.
+func greedyKeys(body openai.ChatCompletionRequest) string {
+	var keys string
+	if body.Temperature == 0 {
+		keys += `"temperature":0,`
+	}
+	if body.TopP == 0 {
+		keys += `"top_p":1,`
+	}
+	return keys
 }
 
 func (w *bodyWriter) Do(req *http.Request) (*http.Response, error) {
@@ -38,10 +58,10 @@ func (w *bodyWriter) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(body) > 0 && body[0] == '{' {
-		const sampling = `{"temperature":0,"top_p":1,`
-		patched := make([]byte, 0, len(body)+len(sampling))
-		patched = append(patched, sampling...)
+	if len(body) > 0 && body[0] == '{' && w.sampling != "" {
+		patched := make([]byte, 0, len(body)+len(w.sampling))
+		patched = append(patched, '{')
+		patched = append(patched, w.sampling...)
 		patched = append(patched, body[1:]...)
 		body = patched
 	}

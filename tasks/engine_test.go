@@ -582,13 +582,25 @@ func TestEngineL6CareQuestionsCarryTheModelsOwnFindings(t *testing.T) {
 		if s.Answered != 4 || len(s.Problems) != 0 {
 			t.Fatalf("%s: %+v", mod.name, s)
 		}
-		// Care questions went out after both findings were answered, each
-		// with this model's findings in its prompt.
+		// Each care question went out after the findings it needs (q1:
+		// pathology and MRI; q2: pathology only, so it may go before the
+		// MRI request), with this model's findings in its prompt (below).
 		reqs := rec.requests()
+		at := map[string]int{}
 		for i, req := range reqs {
-			if len(req.Images) == 0 && i < 2 {
-				t.Errorf("%s: care question sent as request %d, before its findings", mod.name, i+1)
+			switch {
+			case len(req.Images) == 1:
+				at["pathology"] = i
+			case len(req.Images) == 2:
+				at["mri"] = i
+			case strings.Contains(req.Text, "Which treatment intent fits?"):
+				at["q1"] = i
+			case strings.Contains(req.Text, "Is a biopsy review needed?"):
+				at["q2"] = i
 			}
+		}
+		if len(at) != 4 || at["q1"] < at["pathology"] || at["q1"] < at["mri"] || at["q2"] < at["pathology"] {
+			t.Errorf("%s: requests in the order %v (0 first): a care question went before the findings it needs", mod.name, at)
 		}
 		for _, q := range [][]string{mod.q1Prior, mod.q2Prior} {
 			found := false

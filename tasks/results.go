@@ -27,9 +27,19 @@ type Results struct {
 	// Judges are the calibration of each judge model of a judge task
 	// against physician labels, when the dataset has some.
 	Judges []JudgeResults `json:"judges,omitempty"`
+	// LeftOut are the dataset's items no request was made of (a bad
+	// label, an image prep could not make), each with why: the scores
+	// above do not count them. Absent when every item was made.
+	LeftOut []LeftOutItem `json:"left_out,omitempty"`
 
 	// reg lays out the score table; ScoreRun sets it.
 	reg *Registry
+}
+
+// LeftOutItem is an item of the dataset that could not be made, and why.
+type LeftOutItem struct {
+	Item   string `json:"item"`
+	Reason string `json:"reason"`
 }
 
 // JournalReport is a journal's problems as the score files carry them.

@@ -111,8 +111,29 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	if jr := r.JournalProblems; jr != nil {
 		fmt.Fprintf(&b, "\n**Journal problems: %s.** The scores above leave those lines out as described; each is listed in scores.json and by `npcorch score`.\n", jr.Summary())
 	}
+	writeLeftOut(&b, r.LeftOut)
 	_, err = w.Write(b.Bytes())
 	return err
+}
+
+// maxLeftOutLines bounds the left-out items scores.md names; scores.json
+// names them all.
+const maxLeftOutLines = 20
+
+// writeLeftOut names the dataset's items that were never asked, and why;
+// nothing when every item was made.
+func writeLeftOut(b *bytes.Buffer, items []LeftOutItem) {
+	if len(items) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n**Left out: %d item(s) of the dataset could not be made**, so no model was asked them and the scores above do not count them; fix the dataset (or `npcorch prep` again) and run again:\n", len(items))
+	for i, it := range items {
+		if i == maxLeftOutLines {
+			fmt.Fprintf(b, "- … and %d more (all in scores.json)\n", len(items)-i)
+			break
+		}
+		fmt.Fprintf(b, "- %s: %s\n", it.Item, it.Reason)
+	}
 }
 
 // writeControls writes the matched controls side by side, one row per

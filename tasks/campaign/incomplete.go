@@ -12,39 +12,50 @@ import (
 )
 
 // ErrIncomplete is wrapped by Run's error when the run went to its end
-// but some requests have no answer: not run (infrastructure failures, a
-// model that could not be served) or missing from the journal. `npcorch
+// but some requests have no answer (not run: infrastructure failures, a
+// model that could not be served; or missing from the journal), or some
+// items of the dataset could not be made and were never asked. `npcorch
 // run` exits with status 3 for it.
 var ErrIncomplete = errors.New("the run is incomplete")
 
 // incompleteError says how much of the run is missing and why.
 type incompleteError struct {
 	missing, total int
+	leftOut        int // items of the dataset that could not be made
 }
 
 func (e *incompleteError) Error() string {
-	return fmt.Sprintf("%v: %d of %d requests have no answer (reasons above); fix their cause and continue with --resume, which sends only what the journal lacks",
-		ErrIncomplete, e.missing, e.total)
+	var parts []string
+	if e.missing > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d requests have no answer (reasons above); fix their cause and continue with --resume, which sends only what the journal lacks",
+			e.missing, e.total))
+	}
+	if e.leftOut > 0 {
+		parts = append(parts, fmt.Sprintf("%d item(s) of the dataset could not be made and were never asked (the item problems above, and in scores.md); fix the dataset and run again",
+			e.leftOut))
+	}
+	return fmt.Sprintf("%v: %s", ErrIncomplete, strings.Join(parts, "; "))
 }
 
 func (e *incompleteError) Unwrap() error { return ErrIncomplete }
 
 // checkComplete counts the (item, repeat) pairs of the scored run that
-// have no answer, writes why this run did not answer them to w, and
-// returns an incompleteError, or nil when everything is answered.
+// have no answer and the dataset's items that could not be made, writes
+// why this run did not answer them to w, and returns an incompleteError,
+// or nil when everything is answered.
 func checkComplete(res *tasks.Results, sums []tasks.Summary, w io.Writer) error {
 	missing, total := 0, 0
 	for _, m := range res.Models {
 		missing += m.NotRun + m.Missing
 		total += m.Answered + m.NotRun + m.Missing
 	}
-	if missing == 0 {
+	if missing == 0 && len(res.LeftOut) == 0 {
 		return nil
 	}
 	if w != nil {
 		writeNotRun(w, sums)
 	}
-	return &incompleteError{missing: missing, total: total}
+	return &incompleteError{missing: missing, total: total, leftOut: len(res.LeftOut)}
 }
 
 // maxReasonBytes trims a reason in the console summary; the journal keeps

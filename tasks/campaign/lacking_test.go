@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -70,15 +71,35 @@ models:
 	exe, _ := os.Executable()
 	var log bytes.Buffer
 	o, err := Run(context.Background(), Options{Campaign: c, Self: []string{exe}, Out: io.Discard, Log: &log, Timing: testTiming()})
-	if err != nil {
-		t.Fatalf("campaign: %v\n%s", err, log.String())
+	// The item left out is no silent drop: the run is incomplete (exit 3),
+	// and the score files name the item and why.
+	if !errors.Is(err, ErrIncomplete) || !strings.Contains(err.Error(), "1 item(s) of the dataset could not be made") {
+		t.Fatalf("campaign: %v, want it incomplete for the item left out\n%s", err, log.String())
 	}
 	lines := strings.Split(log.String(), "\n")
-	want := "item problem: pathology/P01: lacks 1 image(s) that `npcorch prep` could not make: P01/overview.png (slide P01/pathology/slide.png: decode: unexpected EOF)"
+	const reason = "lacks 1 image(s) that `npcorch prep` could not make: P01/overview.png (slide P01/pathology/slide.png: decode: unexpected EOF); fix the inputs and run `npcorch prep` again"
+	want := "item problem: pathology/P01: " + reason
 	if !strings.HasPrefix(lines[0], want) {
 		t.Errorf("the run's first line is %q; want it to start %q\n%s", lines[0], want, log.String())
 	}
 	if m := o.Results.Models[0]; m.Answered == 0 || m.Missing != 0 {
 		t.Errorf("the other patients' items: %d answered, %d missing", m.Answered, m.Missing)
+	}
+	md, err := os.ReadFile(filepath.Join(o.RunDir, "scores.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "**Left out: 1 item(s) of the dataset could not be made**") || !strings.Contains(string(md), "- pathology/P01: "+reason) {
+		t.Errorf("scores.md does not name the item left out:\n%s", md)
+	}
+	var sj struct {
+		LeftOut []struct{ Item, Reason string } `json:"left_out"`
+	}
+	raw, err := os.ReadFile(filepath.Join(o.RunDir, "scores.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &sj); err != nil || len(sj.LeftOut) != 1 || sj.LeftOut[0].Item != "pathology/P01" || sj.LeftOut[0].Reason != reason {
+		t.Errorf("scores.json left_out = %+v (%v), want pathology/P01 and why", sj.LeftOut, err)
 	}
 }

@@ -45,6 +45,9 @@ func scoreBench(runDir string, meta Meta, b *Bench) (*tasks.Results, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, p := range b.Problems.Items {
+		res.LeftOut = append(res.LeftOut, tasks.LeftOutItem{Item: p.Item, Reason: p.Reason})
+	}
 	if err := tasks.WriteScoreFiles(runDir, res); err != nil {
 		return nil, err
 	}

@@ -120,7 +120,7 @@ var logPatterns = []logPattern{
 	// argparse's wording (vLLM and SGLang use it): "usage: ..." then
 	// "PROG: error: MESSAGE", exit status 2.
 	{FailureArgs, regexp.MustCompile(`: error: (unrecognized arguments: |argument \S+: |the following arguments are required: |ambiguous option: )`),
-		"the engine rejected its command line: fix engine.extra_args, engine.command or the other engine fields of this model (the engine's usage message is in its log); npcorch does not restart it or try other GPUs"},
+		"the engine rejected its command line: fix engine.extra_args (engine.sim for the simulated engine), engine.command or the other engine fields of this model (the engine's usage message is in its log); npcorch does not restart it or try other GPUs"},
 	{FailureOOM, regexp.MustCompile(`(?i)out of memory|OutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|No available memory for the cache blocks|less than desired GPU memory utili[sz]ation|insufficient (GPU )?memory`),
 		"lower engine.gpu_memory_utilization, context_length or max_num_seqs, give the model more GPUs (tensor_parallel), or free the GPUs (nvidia-smi shows who holds memory)"},
 	{FailureTPHeads, regexp.MustCompile(`(?i)(is not|must be) divisible by|not divisible by|is not a multiple of`),

@@ -54,3 +54,21 @@ func TestImportThenPrep(t *testing.T) {
 		t.Errorf("an unresolved import wrote no review: %v", err)
 	}
 }
+
+// TestImportOfBadInputWritesNothing: an import whose DICOM folder does not
+// exist exits 1 naming it and leaves no output folder behind (it made an
+// empty one before; docs/dataset.md: "nothing written").
+func TestImportOfBadInputWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	labels := filepath.Join(dir, "labels.csv")
+	os.WriteFile(labels, []byte("patient_id,t_stage\nP001,T3\n"), 0o644)
+	out := filepath.Join(dir, "data")
+	missing := filepath.Join(dir, "nope")
+	_, err := runCLI(t, "import", "--dicom", missing, "--labels", labels, "--out", out)
+	if err == nil || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("import of a missing folder: %v, want an error naming %s", err, missing)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("the failed import left %s behind", out)
+	}
+}

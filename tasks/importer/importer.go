@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -62,7 +63,7 @@ type Result struct {
 // and writes nothing, for bad input (an unreadable tree, a bad labels or
 // review cell); otherwise it writes dataset.json, review.csv and
 // import-report.txt into opt.Out and returns what it found.
-func Import(ctx context.Context, opt Options) (*Result, error) {
+func Import(ctx context.Context, opt Options) (_ *Result, err error) {
 	if opt.DICOM == "" || opt.Labels == "" || opt.Out == "" {
 		return nil, errors.New("import: the DICOM folder, the labels sheet and the output folder are all required")
 	}
@@ -70,8 +71,16 @@ func Import(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	_, statErr := os.Stat(opt.Out)
 	if err := os.MkdirAll(opt.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("import: output folder: %w", err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		defer func() {
+			if err != nil {
+				_ = os.Remove(opt.Out) // the folder this import made, if still empty
+			}
+		}()
 	}
 	place, err := newPlacement(opt.DICOM, opt.Out)
 	if err != nil {

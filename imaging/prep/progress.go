@@ -12,13 +12,15 @@ import (
 )
 
 // progress shows how far a run is: an mpb bar on a terminal, a plain line
-// every tenth of the planned outputs otherwise, nothing without a writer.
+// every tenth of the outputs planned so far otherwise (the plan grows
+// patient by patient while the first images are made), nothing without a
+// writer.
 type progress struct {
-	w                                          io.Writer
-	bar                                        *mpb.Bar
-	pb                                         *mpb.Progress
-	mu                                         sync.Mutex
-	total, finished, cached, failed, lastTenth int
+	w                                            io.Writer
+	bar                                          *mpb.Bar
+	pb                                           *mpb.Progress
+	mu                                           sync.Mutex
+	total, finished, cached, failed, lastPrinted int
 }
 
 func newProgress(w io.Writer) *progress {
@@ -58,12 +60,15 @@ func (p *progress) step(cached, failed bool) {
 		p.bar.Increment()
 		return
 	}
-	if p.total > 0 {
-		if t := p.finished * 10 / p.total; t > p.lastTenth {
-			p.lastTenth = t
-			fmt.Fprintf(p.w, "prep: %d/%d images (%d cached, %d failed)\n", p.finished, p.total, p.cached, p.failed)
-		}
+	if p.finished-p.lastPrinted >= max(1, p.total/10) {
+		p.print()
 	}
+}
+
+// print writes the plain progress line.
+func (p *progress) print() {
+	p.lastPrinted = p.finished
+	fmt.Fprintf(p.w, "prep: %d/%d images (%d cached, %d failed)\n", p.finished, p.total, p.cached, p.failed)
 }
 
 func (p *progress) done() {
@@ -77,7 +82,7 @@ func (p *progress) done() {
 		p.pb.Wait()
 		return
 	}
-	if p.finished*10/max(p.total, 1) < 10 || p.total == 0 {
-		fmt.Fprintf(p.w, "prep: %d/%d images (%d cached, %d failed)\n", p.finished, p.total, p.cached, p.failed)
+	if p.lastPrinted != p.finished || p.total == 0 {
+		p.print()
 	}
 }

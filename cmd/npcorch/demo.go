@@ -46,7 +46,12 @@ Exit status: 0 when every request is answered; 3 when some are not run (the
 summary groups them by reason); 130 when interrupted; 1 for any other error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDemo(cmd.Context(), out, seed, resume, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			err := runDemo(cmd.Context(), out, seed, resume, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err != nil && cmd.Context().Err() != nil {
+				return &interruptedError{fmt.Sprintf("demo interrupted; every engine was stopped and what was done kept: continue with `npcorch demo --out %s --seed %d --resume`",
+					shellQuote(out), seed)}
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "npcorch-demo", "folder for the dataset, prepared images and run")

@@ -1,7 +1,12 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/npcorch/npcorch/configs"
@@ -39,5 +44,24 @@ func TestDemoCampaignAsksEveryLevel(t *testing.T) {
 		if !levels[l] {
 			t.Errorf("no task of %s in the registry (levels %v)", l, levels)
 		}
+	}
+}
+
+// TestDemoInterruptedSaysHowToContinue: a demo cut short (here before it
+// starts) exits 130 with the command that continues it, not the error of
+// whatever phase the signal cut ("schedule: waiting for engines at 0s:
+// context canceled").
+func TestDemoInterruptedSaysHowToContinue(t *testing.T) {
+	root := newRootCmd()
+	out := filepath.Join(t.TempDir(), "d")
+	root.SetArgs([]string{"demo", "--out", out, "--seed", "3"})
+	root.SetOut(io.Discard)
+	root.SetErr(io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := root.ExecuteContext(ctx)
+	want := fmt.Sprintf("continue with `npcorch demo --out %s --seed 3 --resume`", out)
+	if exitCode(err) != exitInterrupted || !strings.Contains(err.Error(), want) {
+		t.Errorf("interrupted demo: %v (exit %d), want exit %d and %q", err, exitCode(err), exitInterrupted, want)
 	}
 }

@@ -255,3 +255,38 @@ func TestUnknownEngineKind(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestEveryFlagNpcorchWritesIsManaged keeps configs.ManagedFlag in step
+// with the command lines built here: every flag that takes a value and
+// that npcorch writes for vLLM or SGLang (with every option of the model
+// set) is one a campaign's engine.extra_args may not set again.
+func TestEveryFlagNpcorchWritesIsManaged(t *testing.T) {
+	vllm := internVL()
+	vllm.Engine.ExtraArgs = nil
+	sglang := configs.Model{Name: "Lingshu-7B", HFID: "lingshu-medical-mllm/Lingshu-7B", ContextLength: 32768,
+		Engine: configs.Engine{Kind: configs.EngineSGLang, MaxNumSeqs: 32, ReasoningParser: "qwen3", TrustRemoteCode: true}}
+	for _, c := range []struct {
+		kind string
+		eng  Engine
+		m    configs.Model
+	}{
+		{configs.EngineVLLM, VLLM{Binary: []string{"vllm"}}, vllm},
+		{configs.EngineSGLang, SGLang{Binary: []string{"python", "-m", "sglang.launch_server"}}, sglang},
+	} {
+		l := launchFor(c.m, "GPU-a", "GPU-b")
+		l.APIServers = 2
+		if c.kind == configs.EngineSGLang {
+			l.GPUs = l.GPUs[:1]
+		}
+		inv, err := c.eng.Invocation(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, a := range inv.Argv {
+			valued := strings.HasPrefix(a, "--") && i+1 < len(inv.Argv) && !strings.HasPrefix(inv.Argv[i+1], "--")
+			if _, managed := configs.ManagedFlag(c.kind, a); valued && !managed {
+				t.Errorf("%s: npcorch writes %s %s, which configs.ManagedFlag does not name", c.kind, a, inv.Argv[i+1])
+			}
+		}
+	}
+}

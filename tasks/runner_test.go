@@ -320,3 +320,21 @@ func careEpisodeAnswer(text string) string {
 		return "B"
 	}
 }
+
+// TestNotRunReasonGroupsAcrossImagePaths: an engine that refuses every
+// image names each one; the summary groups them as one reason (a new-user
+// trial saw eight lines for eight slides), and a URL's path stays.
+func TestNotRunReasonGroupsAcrossImagePaths(t *testing.T) {
+	reason := func(p string) string {
+		return tasks.NotRunReason(tasks.Record{Failures: []string{"rejected (HTTP 400): The file path /data/prep/" + p +
+			"/overview.png must be a subpath of `--allowed-local-media-path` /srv/media."}})
+	}
+	a, b := reason("P01"), reason("P02")
+	if a != b || a != "rejected (HTTP 400): The file path PATH must be a subpath of `--allowed-local-media-path` PATH" {
+		t.Errorf("reasons %q and %q, want one with the paths blanked", a, b)
+	}
+	url := tasks.NotRunReason(tasks.Record{Failures: []string{`connect: Post "http://127.0.0.1:20001/v1/chat/completions": EOF`}})
+	if url != `connect: Post "http://HOST:PORT/v1/chat/completions": EOF` {
+		t.Errorf("reason %q: the URL's path must stay", url)
+	}
+}

@@ -43,11 +43,7 @@ var sglangManaged = map[string]string{
 // --name=value, underscores or dashes) on the command line of an engine of
 // kind, and which campaign field sets it ("" when npcorch alone does).
 func ManagedFlag(kind, flag string) (field string, managed bool) {
-	name, _, _ := strings.Cut(flag, "=")
-	if !strings.HasPrefix(name, "--") {
-		return "", false
-	}
-	name = "--" + strings.ReplaceAll(name[2:], "_", "-") // vLLM and SGLang read either
+	name := flagName(flag)
 	switch kind {
 	case EngineVLLM, EngineSim:
 		field, managed = vllmManaged[name]
@@ -57,31 +53,47 @@ func ManagedFlag(kind, flag string) (field string, managed bool) {
 	return field, managed
 }
 
-// validateExtraArgs refuses a flag in engine.extra_args (or engine.sim)
-// that npcorch writes itself: the engine would take the later one and
-// npcorch would not know.
+// flagName is an argument's flag as the engines read it, --name with
+// dashes for underscores and without =value; "" for an argument that is
+// not a long flag.
+func flagName(arg string) string {
+	name, _, _ := strings.Cut(arg, "=")
+	if !strings.HasPrefix(name, "--") {
+		return ""
+	}
+	return "--" + strings.ReplaceAll(name[2:], "_", "-") // vLLM and SGLang read either
+}
+
+// contactFlags are the managed flags engine.sim may not set either: npcorch
+// would not reach the simulated engine. The others it may, to simulate an
+// engine that differs from what npcorch asked (a smaller image limit, say).
+var contactFlags = map[string]bool{"--host": true, "--port": true, "--api-key": true, "--served-model-name": true}
+
+// validateExtraArgs refuses a flag in engine.extra_args that npcorch
+// writes itself (and, in engine.sim, one that npcorch needs to reach the
+// engine): the engine would take the later one and npcorch would not know.
 func (e Engine) validateExtraArgs(loc locator, path, model string) error {
-	check := func(field string, args []string) error {
+	check := func(field string, args []string, only map[string]bool) error {
 		for i, a := range args {
 			set, managed := ManagedFlag(e.Kind, a)
-			if !managed {
+			if !managed || (only != nil && !only[flagName(a)]) {
 				continue
 			}
+			name, _, _ := strings.Cut(a, "=")
 			how := "npcorch sets it itself"
 			if set != "" {
 				how = "set it with " + set + " instead"
 			}
-			name, _, _ := strings.Cut(a, "=")
 			return loc.errorf(path+"."+field+"["+strconv.Itoa(i)+"]",
 				"model %q: %s is a flag npcorch writes on the engine's command line (the engine would keep the later one, unknown to npcorch); remove it: %s", model, name, how)
 		}
 		return nil
 	}
-	if err := check("engine.extra_args", e.ExtraArgs); err != nil {
+	if err := check("engine.extra_args", e.ExtraArgs, nil); err != nil {
 		return err
 	}
 	if e.Kind == EngineSim {
-		return check("engine.sim", e.Sim)
+		return check("engine.sim", e.Sim, contactFlags)
 	}
 	return nil
 }

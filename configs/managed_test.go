@@ -27,7 +27,8 @@ func TestExtraArgsMustNotSetManagedFlags(t *testing.T) {
 	// Flags npcorch leaves to the user stay allowed, for every kind.
 	for _, engine := range []string{`{kind: vllm, extra_args: [--mm-encoder-tp-mode, data, --enforce-eager]}`,
 		`{kind: sglang, extra_args: [--chunked-prefill-size, "4096"]}`, `{kind: sim, sim: [--sim-policy, oracle]}`,
-		`{kind: wrapper, command: [serve.sh], extra_args: [--port, "{port}"]}`} {
+		`{kind: wrapper, command: [serve.sh], extra_args: [--port, "{port}"]}`,
+		`{kind: sim, sim: [--limit-mm-per-prompt, '{"image": 1}']}`} { // to simulate a smaller engine
 		if _, err := ParseCampaign("c.yaml", ".", []byte(base+"    engine: "+engine+"\n"), nil); err != nil {
 			t.Errorf("engine %s: %v", engine, err)
 		}

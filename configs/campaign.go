@@ -459,6 +459,9 @@ func (c *Campaign) resolveModel(loc locator, reg *Registry, path string, node *y
 	seen[name] = true
 	m, ok := reg.Get(name)
 	if !ok {
+		if like := reg.sameBut(name); like != "" {
+			return Model{}, loc.errorf(path, "model %q is not in the registry; did you mean %q? (names are case-sensitive)", name, like)
+		}
 		if node.Kind == yaml.ScalarNode {
 			return Model{}, loc.errorf(path, "model %q is not in the registry; known models: %s", name, strings.Join(reg.Names(), ", "))
 		}
@@ -487,6 +490,9 @@ func (c *Campaign) resolveModel(loc locator, reg *Registry, path string, node *y
 	}
 	if err := m.validate(loc, path); err != nil {
 		return Model{}, err
+	}
+	if !ok && m.Engine.Kind != EngineExternal && m.ParamsB <= 0 && m.WeightBytes <= 0 {
+		return Model{}, loc.errorf(path, "model %q is not in the registry, so this entry defines it: add params_b (billions of parameters) or weight_bytes, which decide the GPUs it needs", name)
 	}
 	return m, nil
 }

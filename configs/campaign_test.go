@@ -21,6 +21,7 @@ models:
     tasks: {t_groups: {max_images: 40}}
   - name: My-Local-VLM
     hf_id: me/my-vlm
+    params_b: 7
     attention_heads: 16
     vocab_size: 32000
     engine: {kind: vllm}

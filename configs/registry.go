@@ -90,6 +90,17 @@ func (r *Registry) Names() []string {
 	return out
 }
 
+// sameBut returns the registry's name that differs from name only in
+// case, or "".
+func (r *Registry) sameBut(name string) string {
+	for _, m := range r.Models {
+		if m.Name != name && strings.EqualFold(m.Name, name) {
+			return m.Name
+		}
+	}
+	return ""
+}
+
 // Get returns the named model with the registry defaults applied.
 func (r *Registry) Get(name string) (Model, bool) {
 	for _, m := range r.Models {

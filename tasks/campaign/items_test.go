@@ -149,7 +149,7 @@ output: run
 dataset: {raw: %q, prepared: %q}
 models:
   - {name: Lingshu-7B, engine: {kind: sim}}
-  - {name: Text-7B, text_only: true, engine: {kind: sim}}
+  - {name: Text-7B, params_b: 7, text_only: true, engine: {kind: sim}}
 `, data, prepDir)), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -174,14 +174,14 @@ func TestCampaignReferenceMatchesTheLoader(t *testing.T) {
 // The campaigns whose loaded values are the defaults: the smallest file
 // the loader takes, and the same with the Slurm backend.
 const (
-	minimalCampaign = "output: o\ndataset: {raw: r, prepared: p}\nmodels:\n  - name: reference-model\n    engine: {kind: sim}\n"
+	minimalCampaign = "output: o\ndataset: {raw: r, prepared: p}\nmodels:\n  - name: reference-model\n    params_b: 7\n    engine: {kind: sim}\n"
 	minimalSlurm    = minimalCampaign + "backend: slurm\n"
 )
 
 // setByMinimal are the fields the minimal campaigns give, and derived the
 // one whose default is computed (the file's name).
 var (
-	setByMinimal = []string{"output", "dataset.raw", "dataset.prepared", "models", "models[].name", "models[].engine.kind", "backend"}
+	setByMinimal = []string{"output", "dataset.raw", "dataset.prepared", "models", "models[].name", "models[].params_b", "models[].engine.kind", "backend"}
 	derived      = []string{"name"}
 )
 

@@ -269,7 +269,7 @@ func nodeUsable(m configs.Model, n Node) *Rejection {
 // sized rules out a model whose memory cannot be checked.
 func sized(m configs.Model) *Rejection {
 	if WeightBytes(m) == 0 {
-		return rejection(m, ReasonNoSize, 0, nil, "%s has neither weight_bytes nor params_b in the registry; add one so its memory can be checked", m.Name)
+		return rejection(m, ReasonNoSize, 0, nil, "%s has neither weight_bytes nor params_b; add one to its registry or campaign entry so its memory can be checked", m.Name)
 	}
 	return nil
 }

@@ -30,7 +30,9 @@ own bytes), append each answer to the journal, then score.
 
 A crashed or interrupted run continues with --resume: only the requests the
 journal lacks are sent, and re-running a finished campaign sends nothing.
---resume refuses a folder that holds no run. Relative paths in the campaign
+--resume refuses a folder that holds no run. A run folder is held by one
+run at a time: a second run (or ` + "`npcorch score`" + `) on it is refused,
+naming the process that holds it. Relative paths in the campaign
 file are relative to the file; --out is relative to the current folder.
 
 --listen serves a live page of the run (state, progress, engines, GPUs, the

@@ -130,6 +130,11 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
+	unlock, err := lockRunDir(runDir, "npcorch run")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, unlock()) }()
 	events, err := os.OpenFile(filepath.Join(runDir, "events.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)

@@ -74,6 +74,9 @@ type Campaign struct {
 	Dir string `yaml:"-"`
 	// File names the campaign file in errors.
 	File string `yaml:"-"`
+	// SeedSet and RepeatSet say the file writes seed: and repeat:; where
+	// it does not, a resumed run keeps the values it was started with.
+	SeedSet, RepeatSet bool `yaml:"-"`
 	// TaskRefs are the places of every task key the campaign uses: its
 	// task list, its models' task settings, and the registry's.
 	TaskRefs []TaskRef `yaml:"-"`
@@ -267,6 +270,7 @@ func ParseCampaign(name, dir string, data []byte, reg *Registry) (*Campaign, err
 	}
 	c.File, c.Dir = name, dir
 	loc := locator{file: name, root: root}
+	c.SeedSet, c.RepeatSet = loc.has("seed"), loc.has("repeat")
 	if reg == nil {
 		if c.Registry != "" {
 			if rel := filepath.ToSlash(filepath.Clean(c.Registry)); !filepath.IsAbs(c.Registry) && !fs.ValidPath(rel) {

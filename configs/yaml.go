@@ -97,6 +97,18 @@ func (l locator) line(path string) int {
 	return line
 }
 
+// has reports whether the document writes the top-level field name.
+func (l locator) has(name string) bool {
+	if l.root == nil {
+		return false
+	}
+	n := l.root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	return child(n, name) != nil
+}
+
 func splitPath(path string) []string {
 	var parts []string
 	for _, seg := range strings.Split(path, ".") {

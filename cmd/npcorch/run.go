@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -30,7 +28,11 @@ own bytes), append each answer to the journal, then score.
 
 A crashed or interrupted run continues with --resume: only the requests the
 journal lacks are sent, and re-running a finished campaign sends nothing.
---resume refuses a folder that holds no run. Relative paths in the campaign
+--resume refuses a folder that holds no run, and keeps the repeats and seed
+the run was started with (RUN/run.json): a --repeat, or a repeat: or seed:
+in the campaign file, that says otherwise is refused. A run folder is held
+by one run at a time: a second run (or ` + "`npcorch score`" + `) on it is refused,
+naming the process that holds it. Relative paths in the campaign
 file are relative to the file; --out is relative to the current folder.
 
 --listen serves a live page of the run (state, progress, engines, GPUs, the
@@ -58,9 +60,6 @@ end but some requests are not run (the summary groups them by reason);
 			if err != nil {
 				return err
 			}
-			if repeat > 0 {
-				c.Repeat = repeat
-			}
 			if out != "" {
 				if err := setOutput(c, out); err != nil {
 					return err
@@ -74,13 +73,13 @@ end but some requests are not run (the summary groups them by reason);
 			if err != nil {
 				return err
 			}
-			o, err := campaign.Run(cmd.Context(), campaign.Options{Campaign: c, Self: []string{self}, Resume: resume,
+			o, err := campaign.Run(cmd.Context(), campaign.Options{Campaign: c, Self: []string{self}, Resume: resume, Repeat: repeat,
 				Out: cmd.OutOrStdout(), Log: cmd.ErrOrStderr(), Progress: cmd.ErrOrStderr(), Live: ln})
 			if o != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "\nrun directory: %s\n", o.RunDir)
 			}
 			if err != nil && cmd.Context().Err() != nil {
-				return &interruptedError{fmt.Sprintf("interrupted; every engine was stopped and the journal kept: continue with `%s`", resumeCommand(file, out, repeat))}
+				return &interruptedError{fmt.Sprintf("interrupted; every engine was stopped and the journal kept: continue with `%s`", campaign.ResumeCommand(file, out, c.Repeat))}
 			}
 			return err
 		},
@@ -103,26 +102,4 @@ func setOutput(c *configs.Campaign, out string) error {
 	}
 	c.Output = a
 	return nil
-}
-
-// resumeCommand is the command line that continues an interrupted run:
-// the same campaign, run directory and repeat count, with --resume.
-func resumeCommand(file, out string, repeat int) string {
-	args := []string{"npcorch", "run", "-c", shellQuote(file)}
-	if out != "" {
-		args = append(args, "--out", shellQuote(out))
-	}
-	if repeat > 0 {
-		args = append(args, "--repeat", strconv.Itoa(repeat))
-	}
-	return strings.Join(append(args, "--resume"), " ")
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but
-// letters, digits and ./_-+=:,@.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./_-+=:,@") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

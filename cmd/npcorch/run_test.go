@@ -211,11 +211,3 @@ func TestOutKeepsCampaignPathsRelativeToTheFile(t *testing.T) {
 		}
 	}
 }
-
-func TestResumeCommandQuotes(t *testing.T) {
-	got := resumeCommand("my campaigns/a.yaml", "runs/it's", 3)
-	want := `npcorch run -c 'my campaigns/a.yaml' --out 'runs/it'\''s' --repeat 3 --resume`
-	if got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
-	}
-}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -183,7 +184,10 @@ models:
 }
 
 // TestStatusOfAKilledRun: `npcorch status` tells a run that was killed
-// from one that runs, and counts what its journal holds.
+// from one that runs, counts what its journal holds, and prints the exact
+// command that continues it, its --repeat included (the hint said
+// `npcorch run --resume`, which would resume another folder, or the run
+// as one repeat).
 func TestStatusOfAKilledRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real engine processes")
@@ -195,7 +199,7 @@ models:
     engine: {kind: sim, replicas: 1, sim: [--sim-policy, oracle, --sim-decode-tps, "20"]}
 `)
 	cwd := t.TempDir()
-	cmd := npcorchCmd(t, cwd, "run", "-c", file, "--out", "run")
+	cmd := npcorchCmd(t, cwd, "run", "-c", file, "--out", "run", "--repeat", "2")
 	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 10 * time.Second
@@ -232,8 +236,9 @@ models:
 	if err := json.Unmarshal([]byte(text), &snap); code != 0 || err != nil {
 		t.Fatalf("status --json of the killed run: exit %d, %v:\n%s", code, err, text)
 	}
-	if snap.State != live.RunGone || !strings.Contains(snap.Error, "is gone: it crashed or was killed") {
-		t.Errorf("the killed run: state %s, %q", snap.State, snap.Error)
+	resume := fmt.Sprintf("continue it with `npcorch run -c %s --out run --repeat 2 --resume`", file)
+	if snap.State != live.RunGone || !strings.Contains(snap.Error, "is gone: it crashed or was killed") || !strings.Contains(snap.Error, resume) {
+		t.Errorf("the killed run: state %s, %q; want it gone, and %q", snap.State, snap.Error, resume)
 	}
 	j, err := tasks.ReadJournal(filepath.Join(cwd, "run"))
 	if err != nil {

@@ -47,7 +47,12 @@ type Options struct {
 	// Resume continues the run in the run directory: only what its
 	// journal lacks is sent. A directory without a run is refused.
 	// Without it, a directory whose journal holds answers is refused.
+	// A resumed run keeps the repeats and seed its run.json records
+	// (Campaign is set to them), and is refused where Repeat or the
+	// campaign file asks others.
 	Resume bool
+	// Repeat, when above 0, is --repeat: it overrides the campaign's.
+	Repeat int
 	// Out receives the summary table; Log the event lines; Progress the
 	// per-model progress (bars on a terminal).
 	Out, Log, Progress io.Writer
@@ -70,11 +75,14 @@ type Options struct {
 // Meta is RUN/run.json: what `npcorch score` needs to recompute the scores
 // from the journal and the dataset alone.
 type Meta struct {
-	Campaign string   `json:"campaign"`
-	Raw      string   `json:"raw"`
-	Prepared string   `json:"prepared"`
-	Models   []string `json:"models"`
-	Tasks    []string `json:"tasks"`
+	Campaign string `json:"campaign"`
+	// CampaignFile is the campaign file the run was started from, for
+	// the command that continues it; absent for an embedded campaign.
+	CampaignFile string   `json:"campaign_file,omitempty"`
+	Raw          string   `json:"raw"`
+	Prepared     string   `json:"prepared"`
+	Models       []string `json:"models"`
+	Tasks        []string `json:"tasks"`
 	// ModelTasks are the tasks each model was asked, in Tasks' order: a
 	// text-only model none that needs images. Absent (a run of an older
 	// npcorch): every model was asked every task.
@@ -130,6 +138,19 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
+	unlock, err := lockRunDir(runDir, "npcorch run")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, unlock()) }()
+	if opt.Repeat > 0 {
+		c.Repeat = opt.Repeat
+	}
+	if opt.Resume {
+		if err := keepRecorded(c, runDir, opt.Repeat); err != nil {
+			return nil, err
+		}
+	}
 	events, err := os.OpenFile(filepath.Join(runDir, "events.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
@@ -162,6 +183,9 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	b.Problems.Report(opt.Log)
 	out = &Outcome{RunDir: runDir, Problems: b.Problems}
 	meta := Meta{Campaign: c.Name, Raw: abs(src.Raw), Prepared: abs(src.Prepared), Tasks: src.Tasks, Repeats: c.Repeat, Seed: c.Seed, Node: c.Node}
+	if _, err := os.Stat(c.File); err == nil {
+		meta.CampaignFile = abs(c.File)
+	}
 	meta.ModelTasks = map[string][]string{}
 	for _, m := range c.Resolved {
 		meta.Models = append(meta.Models, m.Name)

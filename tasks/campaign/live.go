@@ -182,7 +182,11 @@ func Status(runDir string, now time.Time) (snap *live.Snapshot, speeds *schedule
 		snap.Notes = append(snap.Notes, fmt.Sprintf("accuracy as of the status file: the dataset cannot be read to grade the journal (%v)", benchErr))
 	}
 	snap = live.Recount(snap, j.Records, grade)
-	live.CheckAlive(snap, now)
+	file := meta.CampaignFile
+	if file == "" {
+		file = "CAMPAIGN" // an embedded campaign, or a run of an older npcorch
+	}
+	live.CheckAlive(snap, now, ResumeCommand(file, runDir, meta.Repeats))
 	speeds, err = readSpeeds(runDir)
 	if err != nil {
 		snap.Notes = append(snap.Notes, err.Error())

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,8 +16,9 @@ import (
 // ScoreDir recomputes a run's scores from RUN/run.json, the journal and the
 // dataset alone, and writes scores.json, scores.csv and scores.md. The same
 // journal and dataset give the same bytes. The dataset's problems come
-// back for the caller to report (LoadBench).
-func ScoreDir(runDir string) (*tasks.Results, Problems, error) {
+// back for the caller to report (LoadBench). A run folder that a run or
+// another score holds (lockRunDir) is refused.
+func ScoreDir(runDir string) (res *tasks.Results, problems Problems, err error) {
 	var meta Meta
 	data, err := os.ReadFile(filepath.Join(runDir, "run.json"))
 	if err != nil {
@@ -25,12 +27,17 @@ func ScoreDir(runDir string) (*tasks.Results, Problems, error) {
 	if err := json.Unmarshal(data, &meta); err != nil {
 		return nil, Problems{}, fmt.Errorf("%s/run.json: %w", runDir, err)
 	}
+	unlock, err := lockRunDir(runDir, "npcorch score")
+	if err != nil {
+		return nil, Problems{}, fmt.Errorf("score: %w", err)
+	}
+	defer func() { err = errors.Join(err, unlock()) }()
 	reg := Benchmark()
 	b, err := LoadBench(reg, Source{Raw: meta.Raw, Prepared: meta.Prepared, Tasks: meta.Tasks})
 	if err != nil {
 		return nil, Problems{}, err
 	}
-	res, err := scoreBench(runDir, meta, b)
+	res, err = scoreBench(runDir, meta, b)
 	return res, b.Problems, err
 }
 

@@ -34,7 +34,7 @@ func FuzzStatusFile(f *testing.F) {
 			return
 		}
 		s = live.Recount(s, records, nil)
-		live.CheckAlive(s, t0)
+		live.CheckAlive(s, t0, "npcorch run -c c.yaml --resume")
 		if err := live.WriteText(io.Discard, s); err != nil {
 			t.Fatal(err)
 		}

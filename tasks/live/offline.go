@@ -73,8 +73,9 @@ func Recount(s *Snapshot, records map[string]tasks.Record, grade Grader) *Snapsh
 
 // CheckAlive turns the snapshot of a run its status file says is running
 // into RunGone when its process is gone (same host) or its status file
-// has not moved for Stale, and says why in Error.
-func CheckAlive(s *Snapshot, now time.Time) {
+// has not moved for Stale, and says why in Error, with resume, the
+// command that continues the run.
+func CheckAlive(s *Snapshot, now time.Time, resume string) {
 	if s.State != RunRunning && s.State != RunStarting {
 		return
 	}
@@ -82,11 +83,11 @@ func CheckAlive(s *Snapshot, now time.Time) {
 	switch {
 	case host == s.Host && !processAlive(s.PID):
 		s.State = RunGone
-		s.Error = fmt.Sprintf("its process (pid %d on %s) is gone: it crashed or was killed; continue it with npcorch run --resume", s.PID, s.Host)
+		s.Error = fmt.Sprintf("its process (pid %d on %s) is gone: it crashed or was killed; continue it with `%s`", s.PID, s.Host, resume)
 	case now.Sub(s.Updated) > Stale:
 		s.State = RunGone
-		s.Error = fmt.Sprintf("its status file has not moved for %s (pid %d on %s): the process is gone or hung; continue it with npcorch run --resume once it is gone",
-			now.Sub(s.Updated).Round(time.Second), s.PID, s.Host)
+		s.Error = fmt.Sprintf("its status file has not moved for %s (pid %d on %s): the process is gone or hung; continue it with `%s` once it is gone",
+			now.Sub(s.Updated).Round(time.Second), s.PID, s.Host, resume)
 	}
 	if s.State != RunGone {
 		return

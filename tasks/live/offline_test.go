@@ -50,7 +50,7 @@ func TestCheckAliveCallsARunWhoseProcessIsGoneGone(t *testing.T) {
 	} {
 		s := running(t)
 		s.Host, s.PID, s.Updated = c.host, c.pid, c.updated
-		live.CheckAlive(s, now)
+		live.CheckAlive(s, now, "npcorch run -c c.yaml --out run --repeat 2 --resume")
 		if got := s.State == live.RunGone; got != c.gone {
 			t.Errorf("%s: state %s", c.name, s.State)
 			continue
@@ -58,7 +58,7 @@ func TestCheckAliveCallsARunWhoseProcessIsGoneGone(t *testing.T) {
 		if !c.gone {
 			continue
 		}
-		if !strings.Contains(s.Error, c.errorWant) || !strings.Contains(s.Error, "--resume") {
+		if !strings.Contains(s.Error, c.errorWant) || !strings.Contains(s.Error, "`npcorch run -c c.yaml --out run --repeat 2 --resume`") {
 			t.Errorf("%s: error %q; want %q and how to continue", c.name, s.Error, c.errorWant)
 		}
 		if st := model(t, s, modelA).State; st != live.ModelStopped || s.ETA.RemainingS != nil {
@@ -67,7 +67,7 @@ func TestCheckAliveCallsARunWhoseProcessIsGoneGone(t *testing.T) {
 	}
 	s := running(t)
 	s.State, s.PID = live.RunFinished, dead.Process.Pid
-	live.CheckAlive(s, now)
+	live.CheckAlive(s, now, "npcorch run -c c.yaml --resume")
 	if s.State != live.RunFinished {
 		t.Errorf("a finished run became %s", s.State)
 	}

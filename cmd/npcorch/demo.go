@@ -49,7 +49,7 @@ summary groups them by reason); 130 when interrupted; 1 for any other error.`,
 			err := runDemo(cmd.Context(), out, seed, resume, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if err != nil && cmd.Context().Err() != nil {
 				return &interruptedError{fmt.Sprintf("demo interrupted; every engine was stopped and what was done kept: continue with `npcorch demo --out %s --seed %d --resume`",
-					shellQuote(out), seed)}
+					campaign.ShellQuote(out), seed)}
 			}
 			return err
 		},
@@ -100,13 +100,6 @@ func runDemo(ctx context.Context, out string, seed int64, resume bool, stdout, s
 		}
 		node.Close()
 	}
-	if !resume {
-		// A fresh demo starts from an empty run folder: answers left by a
-		// demo with another seed must not mix into this one's journal.
-		if err := os.RemoveAll(c.Path(c.Output)); err != nil {
-			return fmt.Errorf("demo: clear the previous run: %w", err)
-		}
-	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -115,7 +108,10 @@ func runDemo(ctx context.Context, out string, seed int64, resume bool, stdout, s
 	// delays keep the demo fast and still exercise every stage.
 	timing := launcher.Timing{NoProgress: time.Minute, HardCap: 3 * time.Minute, Grace: 5 * time.Second,
 		RestartBackoff: 200 * time.Millisecond, MaxBackoff: 2 * time.Second, StallCheck: 2 * time.Second, StallWindow: 30 * time.Second}
-	o, err := campaign.Run(ctx, campaign.Options{Campaign: c, Self: []string{self}, Resume: resume,
+	// A fresh demo starts from an empty run folder (Fresh, once the
+	// folder's lock is held): answers left by a demo with another seed
+	// must not mix into this one's journal.
+	o, err := campaign.Run(ctx, campaign.Options{Campaign: c, Self: []string{self}, Resume: resume, Fresh: !resume,
 		Out: stdout, Log: io.Discard, Progress: stderr, Timing: timing})
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)

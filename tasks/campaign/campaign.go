@@ -53,6 +53,11 @@ type Options struct {
 	Resume bool
 	// Repeat, when above 0, is --repeat: it overrides the campaign's.
 	Repeat int
+	// Fresh empties the run directory once its lock is held (what an
+	// earlier run left there), so a new run's journal starts empty; a
+	// directory in use by another run is refused untouched. Not with
+	// Resume.
+	Fresh bool
 	// Out receives the summary table; Log the event lines; Progress the
 	// per-model progress (bars on a terminal).
 	Out, Log, Progress io.Writer
@@ -143,6 +148,11 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, unlock()) }()
+	if opt.Fresh && !opt.Resume {
+		if err := clearRunDir(runDir); err != nil {
+			return nil, err
+		}
+	}
 	if opt.Repeat > 0 {
 		c.Repeat = opt.Repeat
 	}

@@ -60,3 +60,21 @@ func busyError(runDir, holder string) error {
 	}
 	return fmt.Errorf("%s is in use by %s; wait for it or stop it", runDir, holder)
 }
+
+// clearRunDir removes what runDir holds but its lock file, which the
+// caller holds.
+func clearRunDir(runDir string) error {
+	entries, err := os.ReadDir(runDir)
+	if err != nil {
+		return fmt.Errorf("clear the run folder: %w", err)
+	}
+	for _, e := range entries {
+		if e.Name() == LockFile {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(runDir, e.Name())); err != nil {
+			return fmt.Errorf("clear the run folder: %w", err)
+		}
+	}
+	return nil
+}

@@ -56,9 +56,9 @@ func changedError[T int | int64](runDir, what string, recorded T, asked, fix str
 // the campaign file, the run folder and the repeat count (when not 1),
 // with --resume.
 func ResumeCommand(file, out string, repeat int) string {
-	args := []string{"npcorch", "run", "-c", shellQuote(file)}
+	args := []string{"npcorch", "run", "-c", ShellQuote(file)}
 	if out != "" {
-		args = append(args, "--out", shellQuote(out))
+		args = append(args, "--out", ShellQuote(out))
 	}
 	if repeat > 1 {
 		args = append(args, "--repeat", strconv.Itoa(repeat))
@@ -66,9 +66,9 @@ func ResumeCommand(file, out string, repeat int) string {
 	return strings.Join(append(args, "--resume"), " ")
 }
 
-// shellQuote quotes s for a POSIX shell when it holds anything but
+// ShellQuote quotes s for a POSIX shell when it holds anything but
 // letters, digits and ./_-+=:,@.
-func shellQuote(s string) string {
+func ShellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./_-+=:,@") == "" {
 		return s
 	}

@@ -90,10 +90,14 @@ func addSat(d time.Duration, more ...time.Duration) time.Duration {
 	return d
 }
 
-// firstWaveSize returns the fewest GPUs that finish ms within TargetShare ×
-// the lower bound at an efficient placement, or the node size.
-func (s *Scheduler) firstWaveSize(ms *modelState) int {
-	return s.waveSize(ms, s.bounds.LowerBound)
+// waveTarget returns how many GPUs ms's first wave takes: the size
+// chosen for the campaign when its replicas are pinned (pinned.go), else
+// the fewest that finish it within TargetShare × bound (waveSize).
+func (s *Scheduler) waveTarget(ms *modelState, bound time.Duration) int {
+	if ms.pinned() {
+		return s.pinnedSize(ms)
+	}
+	return s.waveSize(ms, bound)
 }
 
 // waveSize returns the fewest GPUs that finish ms within TargetShare ×

@@ -240,9 +240,9 @@ func (s *Scheduler) replanPending() []PendingModel {
 	}
 	bound := s.campaignBound()
 	for _, ms := range pending {
-		ms.target = s.waveSize(ms, bound)
+		ms.target = s.waveTarget(ms, bound)
 	}
-	slices.SortStableFunc(pending, byGPUTime)
+	slices.SortStableFunc(pending, byPriority)
 	out := make([]PendingModel, len(pending))
 	for i, ms := range pending {
 		s.models[slots[i]] = ms

@@ -208,10 +208,10 @@ func New(cfg Config, fx Effects) (*Scheduler, error) {
 	s.bounds = s.computeBounds()
 	for _, ms := range s.models {
 		if ms.status == StatusPending {
-			ms.target = s.firstWaveSize(ms)
+			ms.target = s.waveTarget(ms, s.bounds.LowerBound)
 		}
 	}
-	slices.SortStableFunc(s.models, byGPUTime)
+	slices.SortStableFunc(s.models, byPriority)
 	return s, nil
 }
 
@@ -534,7 +534,7 @@ func (s *Scheduler) tryStart(ms *modelState, idle bool) bool {
 		res := placement.Evaluate(ms.m, s.view(), s.constraints(placement.Constraints{
 			MaxGPUs: ms.target, Exclude: s.excluded(ms, shared), Avoid: ms.avoid,
 		}))
-		if p, ok := s.pick(ms, res, ms.target, idle); ok {
+		if p, ok := s.pickWave(ms, res, idle); ok {
 			kind := WaveStart
 			if ms.failures > 0 {
 				kind = WaveRetry

@@ -58,6 +58,12 @@
 // failed; the model is re-planned elsewhere and reported after three
 // failures.
 //
+// The policy decides online and can lose to running the models one at a
+// time. New therefore simulates it first; when it ends after the
+// sequential baseline (see Bounds), New simulates one model at a time too
+// (each at its best TP × replicas, a dependent model once all it needs
+// have ended) and keeps the sooner, saying so in Plan.Notes.
+//
 // # Measured speeds and re-planning
 //
 // Registry speeds are guesses. Engines report speed samples (EventSpeed):

@@ -320,7 +320,7 @@ func replanReason(changes []SpeedChange) string {
 // model that would end much later than the rest. A model measured as the
 // registry says keeps the first wave the plan gave it.
 func (s *Scheduler) scaleOutLate() {
-	if s.cfg.Policy.Replan.Off || s.cfg.Policy.NoScaleOut {
+	if s.cfg.Policy.Replan.Off || s.cfg.Policy.NoScaleOut || s.sequential() {
 		return
 	}
 	limit := (1 + s.cfg.Policy.Replan.slack()) * s.remainingBound().Seconds() // float: a huge Slack must not overflow

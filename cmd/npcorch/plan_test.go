@@ -142,3 +142,46 @@ func TestPlanWithAJudge(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanPinnedReplicasBesideAnUnpinnedModel plans a model that pins its
+// replicas beside one that does not, on both fake 8×A800 nodes. The
+// unpinned model used to take every GPU: the pinned one then waited and
+// ran alone on two GPUs, slower than running the models one at a time.
+func TestPlanPinnedReplicasBesideAnUnpinnedModel(t *testing.T) {
+	for _, node := range []string{"fake:a800-pcie-8", "fake:a800-sxm-8"} {
+		file := filepath.Join(t.TempDir(), "pinned.yaml")
+		if err := os.WriteFile(file, []byte(`
+node: `+node+`
+output: run
+dataset: {raw: raw, prepared: prep}
+models:
+  - name: Qwen3-VL-8B-Instruct
+    engine: {kind: sim, replicas: 2}
+  - name: Lingshu-7B
+    engine: {kind: sim}
+`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := runCLI(t, "plan", "-c", file, "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p schedule.Plan
+		if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &p); err != nil {
+			t.Fatalf("plan JSON: %v\n%s", err, out)
+		}
+		if p.Makespan > p.Sequential {
+			t.Errorf("%s: makespan %s, later than the sequential baseline %s", node, p.Makespan, p.Sequential)
+		}
+		for _, m := range p.Models {
+			if m.Status != schedule.StatusDone || m.Start != 0 {
+				t.Errorf("%s: %s %s, started at %s; want both done, started at 0 (8 GPUs hold both)", node, m.Model, m.Status, m.Start)
+			}
+		}
+		for _, w := range p.Waves {
+			if w.Model == "Qwen3-VL-8B-Instruct" && w.Replicas != 2 {
+				t.Errorf("%s: wave %d runs %d replicas of Qwen3-VL-8B-Instruct, which pins 2", node, w.ID, w.Replicas)
+			}
+		}
+	}
+}

@@ -10,9 +10,11 @@ import (
 )
 
 // judgedCampaign is three generators of 1,000, 2,000 and 3,000 s of work
-// and a judge of 600 s of work over their answers, on n GPUs.
+// and a judge of 600 s of work over their answers, on n GPUs, under the
+// greedy policy (on 4 GPUs one model at a time is about a minute sooner, and the
+// guard, guard.go, would choose it).
 func judgedCampaign(n int) Config {
-	cfg := Config{Node: testNode(n), Estimator: fixed, After: map[string][]string{"judge": {"g1", "g2", "g3"}}}
+	cfg := Config{Node: testNode(n), Estimator: fixed, After: map[string][]string{"judge": {"g1", "g2", "g3"}}, Policy: Policy{mode: modeGreedy}}
 	for i, name := range []string{"g1", "g2", "g3"} {
 		cfg.Models = append(cfg.Models, small(name))
 		cfg.Workloads = append(cfg.Workloads, work(name, int64(1000*(i+1))))
@@ -102,11 +104,12 @@ func TestJudgeGoesOnWithoutAGeneratorThatFailed(t *testing.T) {
 }
 
 // TestJudgeWaitsForTheFirstAnswers: with GPUs free, a judge is not started
-// before any generator has ended, and is once one has.
+// before any generator has ended, and is once one has (the greedy policy:
+// without scale-out, one model at a time would be sooner).
 func TestJudgeWaitsForTheFirstAnswers(t *testing.T) {
 	rec := &recorder{}
 	s := mustNew(t, Config{Node: testNode(2), Models: []configs.Model{small("g"), small("judge")},
-		Workloads: []Workload{work("g", 1000), work("judge", 5000)}, Estimator: fixed, Policy: Policy{NoScaleOut: true},
+		Workloads: []Workload{work("g", 1000), work("judge", 5000)}, Estimator: fixed, Policy: Policy{NoScaleOut: true, mode: modeGreedy},
 		After: map[string][]string{"judge": {"g"}}}, rec)
 	s.Begin()
 	if got, want := rec.take(), []string{"start g [0]"}; !reflect.DeepEqual(got, want) {

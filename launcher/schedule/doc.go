@@ -46,12 +46,23 @@
 // Models are taken longest-first by GPU-time at their most efficient
 // placement (LPT). A model's first wave gets the fewest GPUs that would
 // finish it within half the lower bound, at the highest-rate placement
-// (preprocessing ceiling included) that keeps at least 80 % of its best per-GPU efficiency. When
+// (preprocessing ceiling included) that keeps at least 80 % of its best
+// per-GPU efficiency. A model whose replicas the campaign pins never
+// scales out, so it comes first and its one wave takes the GPU count that
+// minimises the campaign's estimated makespan, max(its duration, (the
+// others' GPU-time + its GPUs × its duration) / GPU count); it waits for
+// that many GPUs and the others fit around it. When
 // no waiting model can use free GPUs, they go one replica at a time to the
 // running model with the most remaining time, if that finishes it sooner
 // despite the start-up. A start failure records the model's GPU set as
 // failed; the model is re-planned elsewhere and reported after three
 // failures.
+//
+// The policy decides online and can lose to running the models one at a
+// time. New therefore simulates it first; when it ends after the
+// sequential baseline (see Bounds), New simulates one model at a time too
+// (each at its best TP × replicas, a dependent model once all it needs
+// have ended) and keeps the sooner, saying so in Plan.Notes.
 //
 // # Measured speeds and re-planning
 //

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -124,6 +125,9 @@ type Plan struct {
 	// speeds at the end; both are absent when no speed was measured.
 	Replans []Replan `json:"replans,omitempty"`
 	Speeds  *Speeds  `json:"speeds,omitempty"`
+	// Notes say how the plan was chosen, where that is not the usual way
+	// (models run one at a time when overlapping them would be slower).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Plan reports the schedule so far; after Done it is the whole campaign.
@@ -132,7 +136,7 @@ func (s *Scheduler) Plan() *Plan {
 		Node: s.cfg.Node.Name, GPUs: len(s.gpus),
 		LowerBound: secs(s.bounds.LowerBound), Naive: secs(s.bounds.Naive), Sequential: secs(s.bounds.Sequential),
 		Failures: append([]EngineFailure(nil), s.failures...),
-		Replans:  s.Replans(), Speeds: s.Speeds(),
+		Replans:  s.Replans(), Speeds: s.Speeds(), Notes: slices.Clone(s.notes),
 	}
 	for _, w := range s.waves {
 		w.GPUs = append([][]int(nil), w.GPUs...)
@@ -217,6 +221,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 	fmt.Fprintf(ew, "lower bound  %s  (makespan / lower bound = %.3f)\n", p.LowerBound, p.Ratio)
 	fmt.Fprintf(ew, "naive        %s  (one model at a time, one engine each; %.2f× the makespan)\n", p.Naive, p.Speedup)
 	fmt.Fprintf(ew, "sequential   %s  (one model at a time, best TP × replicas; %.2f× the makespan)\n", p.Sequential, p.SpeedupSequential)
+	for _, n := range p.Notes {
+		fmt.Fprintf(ew, "note: %s\n", n)
+	}
 	for _, m := range p.Models {
 		if m.Note != "" {
 			fmt.Fprintf(ew, "%s %s: %s\n", m.Status, m.Model, m.Note)

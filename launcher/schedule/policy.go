@@ -28,6 +28,10 @@ type Policy struct {
 	MaxAPIServers int
 	// Replan tunes re-planning on measured speeds.
 	Replan ReplanPolicy
+
+	// mode is how the models share the node (guard.go); the zero value
+	// lets New choose.
+	mode planMode
 }
 
 func (p Policy) targetShare() float64   { return orDefault(p.TargetShare, 0.5) }
@@ -90,10 +94,18 @@ func addSat(d time.Duration, more ...time.Duration) time.Duration {
 	return d
 }
 
-// firstWaveSize returns the fewest GPUs that finish ms within TargetShare ×
-// the lower bound at an efficient placement, or the node size.
-func (s *Scheduler) firstWaveSize(ms *modelState) int {
-	return s.waveSize(ms, s.bounds.LowerBound)
+// waveTarget returns how many GPUs ms's first wave takes: its best
+// placement's when models run one at a time (guard.go), the size chosen
+// for the campaign when its replicas are pinned (pinned.go), else the
+// fewest that finish it within TargetShare × bound (waveSize).
+func (s *Scheduler) waveTarget(ms *modelState, bound time.Duration) int {
+	switch {
+	case s.sequential():
+		return ms.best.GPUCount()
+	case ms.pinned():
+		return s.pinnedSize(ms)
+	}
+	return s.waveSize(ms, bound)
 }
 
 // waveSize returns the fewest GPUs that finish ms within TargetShare ×

@@ -240,9 +240,9 @@ func (s *Scheduler) replanPending() []PendingModel {
 	}
 	bound := s.campaignBound()
 	for _, ms := range pending {
-		ms.target = s.waveSize(ms, bound)
+		ms.target = s.waveTarget(ms, bound)
 	}
-	slices.SortStableFunc(pending, byGPUTime)
+	slices.SortStableFunc(pending, byPriority)
 	out := make([]PendingModel, len(pending))
 	for i, ms := range pending {
 		s.models[slots[i]] = ms
@@ -320,7 +320,7 @@ func replanReason(changes []SpeedChange) string {
 // model that would end much later than the rest. A model measured as the
 // registry says keeps the first wave the plan gave it.
 func (s *Scheduler) scaleOutLate() {
-	if s.cfg.Policy.Replan.Off || s.cfg.Policy.NoScaleOut {
+	if s.cfg.Policy.Replan.Off || s.cfg.Policy.NoScaleOut || s.sequential() {
 		return
 	}
 	limit := (1 + s.cfg.Policy.Replan.slack()) * s.remainingBound().Seconds() // float: a huge Slack must not overflow

@@ -138,6 +138,8 @@ type Scheduler struct {
 	// not measured yet; replannedAt is when the last re-plan was made.
 	nodeLog     float64
 	replannedAt time.Duration
+	// notes are the plan's campaign-wide notes (Plan.Notes).
+	notes []string
 }
 
 // New prepares a scheduler for cfg acting through fx. It places every model
@@ -208,10 +210,11 @@ func New(cfg Config, fx Effects) (*Scheduler, error) {
 	s.bounds = s.computeBounds()
 	for _, ms := range s.models {
 		if ms.status == StatusPending {
-			ms.target = s.firstWaveSize(ms)
+			ms.target = s.waveTarget(ms, s.bounds.LowerBound)
 		}
 	}
-	slices.SortStableFunc(s.models, byGPUTime)
+	slices.SortStableFunc(s.models, byPriority)
+	s.choose()
 	return s, nil
 }
 
@@ -452,7 +455,7 @@ func (s *Scheduler) schedule() {
 	// work on, on what GPUs are left.
 	for _, dependent := range []bool{false, true} {
 		for _, ms := range s.models {
-			if ms.status == StatusPending && ms.dependent() == dependent && !s.fluid.waiting(ms.m.Name) {
+			if ms.status == StatusPending && ms.dependent() == dependent && !s.fluid.waiting(ms.m.Name) && s.mayStart(ms) {
 				if s.tryStart(ms, idle) && dependent && ms.note == "" {
 					ms.note = s.dependentNote(ms)
 				}
@@ -460,7 +463,7 @@ func (s *Scheduler) schedule() {
 			}
 		}
 	}
-	if !s.cfg.Policy.NoScaleOut && !s.anyPending() {
+	if !s.cfg.Policy.NoScaleOut && !s.sequential() && !s.anyPending() {
 		s.scaleOut()
 	}
 	if s.yieldIdle() || s.liveCount() > 0 {
@@ -534,7 +537,7 @@ func (s *Scheduler) tryStart(ms *modelState, idle bool) bool {
 		res := placement.Evaluate(ms.m, s.view(), s.constraints(placement.Constraints{
 			MaxGPUs: ms.target, Exclude: s.excluded(ms, shared), Avoid: ms.avoid,
 		}))
-		if p, ok := s.pick(ms, res, ms.target, idle); ok {
+		if p, ok := s.pickWave(ms, res, idle); ok {
 			kind := WaveStart
 			if ms.failures > 0 {
 				kind = WaveRetry

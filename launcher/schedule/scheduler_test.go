@@ -421,6 +421,7 @@ func TestScaleOutFillsTheTail(t *testing.T) {
 		t.Errorf("makespan %v s, want 2265", float64(p.Makespan))
 	}
 	cfg.Policy.NoScaleOut = true
+	cfg.Policy.mode = modeGreedy // one model at a time (2,320 s) would be chosen otherwise (guard.go)
 	p, err = Simulate(context.Background(), cfg, SimOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -495,8 +495,12 @@ func Summary(res *Result) string {
 			unclassified++
 		}
 	}
-	return fmt.Sprintf("import: %d patients imported; %d DICOM files read in %d series (%d MR image series, %d of them unclassified; %d localizers, %d derived, %d multi-frame, %d not MR, %d without pixels); %d other files skipped, %d unreadable; %d DICOMDIR(s)",
-		len(res.Dataset.Patients), t.Files, len(t.Series), kinds[mrseries.KindImage], unclassified, kinds[mrseries.KindLocalizer],
+	patients := fmt.Sprintf("%d patients", len(res.Dataset.Patients))
+	if len(res.Dataset.Patients) == 1 {
+		patients = "1 patient"
+	}
+	return fmt.Sprintf("import: %s imported; %d DICOM files read in %d series (%d MR image series, %d of them unclassified; %d localizers, %d derived, %d multi-frame, %d not MR, %d without pixels); %d other files skipped, %d unreadable; %d DICOMDIR(s)",
+		patients, t.Files, len(t.Series), kinds[mrseries.KindImage], unclassified, kinds[mrseries.KindLocalizer],
 		kinds[mrseries.KindDerived], kinds[mrseries.KindMultiFrame], kinds[mrseries.KindNotMR], kinds[mrseries.KindNoImage],
 		len(t.Skipped), len(t.Unreadable), len(t.DICOMDIRs))
 }

@@ -74,6 +74,8 @@ type Campaign struct {
 	Dir string `yaml:"-"`
 	// File names the campaign file in errors.
 	File string `yaml:"-"`
+	// root is the decoded document, for the lines Errorf names.
+	root *yaml.Node
 	// TaskRefs are the places of every task key the campaign uses: its
 	// task list, its models' task settings, and the registry's.
 	TaskRefs []TaskRef `yaml:"-"`
@@ -286,7 +288,7 @@ func ParseCampaign(name, dir string, data []byte, reg *Registry) (*Campaign, err
 	if err != nil {
 		return nil, err
 	}
-	c.File, c.Dir = name, dir
+	c.File, c.Dir, c.root = name, dir, root
 	loc := locator{file: name, root: root}
 	if reg == nil {
 		if c.Registry != "" {
@@ -532,6 +534,12 @@ func overlayTasks(model, campaign map[string]TaskSettings) map[string]TaskSettin
 		out[k] = base
 	}
 	return out
+}
+
+// Errorf is an error about a field of the campaign file ("dataset.raw",
+// "models[2].engine"), naming the file, the field's line and the field.
+func (c *Campaign) Errorf(field, format string, args ...any) error {
+	return locator{file: c.File, root: c.root}.errorf(field, format, args...)
 }
 
 // Path resolves a campaign-relative path.

@@ -77,6 +77,8 @@ type Campaign struct {
 	// SeedSet and RepeatSet say the file writes seed: and repeat:; where
 	// it does not, a resumed run keeps the values it was started with.
 	SeedSet, RepeatSet bool `yaml:"-"`
+	// root is the decoded document, for the lines Errorf names.
+	root *yaml.Node
 	// TaskRefs are the places of every task key the campaign uses: its
 	// task list, its models' task settings, and the registry's.
 	TaskRefs []TaskRef `yaml:"-"`
@@ -220,6 +222,27 @@ type SlurmSettings struct {
 	OrphanTimeout time.Duration `yaml:"orphan_timeout"`
 }
 
+func (cl ClientSettings) validate(loc locator) error {
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{{"connect_timeout", cl.ConnectTimeout}, {"first_token_timeout", cl.FirstTokenTimeout}, {"chunk_timeout", cl.ChunkTimeout},
+		{"total_timeout", cl.TotalTimeout}, {"backoff", cl.Backoff}} {
+		if f.v < 0 {
+			return loc.errorf("client."+f.name, "%v is negative; give a duration such as 30s or 10m, or leave it out for the default", f.v)
+		}
+	}
+	switch {
+	case cl.RetryLimit() < 0:
+		return loc.errorf("client.retries", "%d is negative; give 0 for no retry, or leave it out for the default %d", cl.RetryLimit(), defaultRetries)
+	case cl.Concurrency < 0:
+		return loc.errorf("client.concurrency", "%d is negative; give the in-flight requests per replica (1 or more), or leave it out to follow engine.max_num_seqs", cl.Concurrency)
+	case cl.MaxRequestBytes < 0:
+		return loc.errorf("client.max_request_bytes", "%d is negative; give a size in bytes, or leave it out for the default %d (256 MiB)", cl.MaxRequestBytes, defaultClient.MaxRequestBytes)
+	}
+	return nil
+}
+
 // defaultRetries is client.retries when a campaign leaves it out.
 const defaultRetries = 4
 
@@ -268,7 +291,7 @@ func ParseCampaign(name, dir string, data []byte, reg *Registry) (*Campaign, err
 	if err != nil {
 		return nil, err
 	}
-	c.File, c.Dir = name, dir
+	c.File, c.Dir, c.root = name, dir, root
 	loc := locator{file: name, root: root}
 	c.SeedSet, c.RepeatSet = loc.has("seed"), loc.has("repeat")
 	if reg == nil {
@@ -367,10 +390,10 @@ func (c *Campaign) validate(loc locator) error {
 		return loc.errorf("node", "%q is not a node; use auto, nvml or fake:NAME", c.Node)
 	}
 	if c.Repeat < 1 {
-		return loc.errorf("repeat", "repeat must be at least 1")
+		return loc.errorf("repeat", "repeat must be at least 1, not %d; leave it out to send every request once", c.Repeat)
 	}
-	if n := c.Client.RetryLimit(); n < 0 {
-		return loc.errorf("client.retries", "%d is negative; give 0 for no retry, or leave it out for the default %d", n, defaultRetries)
+	if err := c.Client.validate(loc); err != nil {
+		return err
 	}
 	if err := c.Launch.validate(loc); err != nil {
 		return err
@@ -523,6 +546,12 @@ func overlayTasks(model, campaign map[string]TaskSettings) map[string]TaskSettin
 	return out
 }
 
+// Errorf is an error about a field of the campaign file ("dataset.raw",
+// "models[2].engine"), naming the file, the field's line and the field.
+func (c *Campaign) Errorf(field, format string, args ...any) error {
+	return locator{file: c.File, root: c.root}.errorf(field, format, args...)
+}
+
 // Path resolves a campaign-relative path.
 func (c *Campaign) Path(p string) string {
 	if p == "" || filepath.IsAbs(p) {
@@ -589,16 +618,18 @@ func (s *SlurmSettings) validate(loc locator) error {
 	case s.TimeLimit < time.Minute:
 		return loc.errorf("slurm.time_limit", "%v is shorter than Slurm's one-minute granularity; give e.g. 4h", s.TimeLimit)
 	case s.GPUMemoryGiB < 0:
-		return loc.errorf("slurm.gpu_memory_gib", "must be positive (each GPU's memory in GiB, e.g. 80)")
+		return loc.errorf("slurm.gpu_memory_gib", "%g is negative; give each GPU's memory in GiB (e.g. 80), or leave it out for 80", s.GPUMemoryGiB)
 	case s.GPUSpeed < 0:
-		return loc.errorf("slurm.gpu_speed", "must be positive (1 for an A800, about 2 for an H100)")
+		return loc.errorf("slurm.gpu_speed", "%g is negative; give the GPUs' speed relative to an A800 (1, about 2 for an H100), or leave it out for 1", s.GPUSpeed)
 	case s.Poll < 0:
-		return loc.errorf("slurm.poll", "must be positive")
+		return loc.errorf("slurm.poll", "%v is negative; give a duration such as 10s, or leave it out for the default", s.Poll)
 	case s.MaxResubmits < 0:
-		return loc.errorf("slurm.max_resubmits", "must not be negative")
+		return loc.errorf("slurm.max_resubmits", "%d is negative; give 1 or more, or leave it out for the default 5", s.MaxResubmits)
 	case s.CPUsPerGPU < 0:
-		return loc.errorf("slurm.cpus_per_gpu", "must not be negative")
-	case s.PortBase < 1024 || s.PortSpan < 1 || s.PortBase+s.PortSpan > 65536:
+		return loc.errorf("slurm.cpus_per_gpu", "%d is negative; give 1 or more, or leave it out for Slurm's default", s.CPUsPerGPU)
+	case s.PortSpan < 1:
+		return loc.errorf("slurm.port_span", "%d: give how many ports engines may use from slurm.port_base (1 or more; default 8000)", s.PortSpan)
+	case s.PortBase < 1024 || s.PortBase+s.PortSpan > 65536:
 		return loc.errorf("slurm.port_base", "ports %d..%d are not a usable range; keep them within 1024..65535", s.PortBase, s.PortBase+s.PortSpan-1)
 	}
 	if strings.ContainsAny(s.GRES, " ,=") || strings.Count(s.GRES, ":") > 1 {

@@ -144,6 +144,9 @@ func (r *Registry) validate(loc locator) error {
 	if err := checkLimits(loc, "defaults.tasks", r.Defaults.Tasks); err != nil {
 		return err
 	}
+	if err := (Model{Name: "defaults", Engine: r.Defaults.Engine}).validateNumbers(loc, "defaults"); err != nil {
+		return err
+	}
 	r.TaskRefs = loc.taskRefs("defaults.tasks", r.Defaults.Tasks)
 	seen := map[string]bool{}
 	for i, m := range r.Models {
@@ -207,16 +210,46 @@ func (m Model) validate(loc locator, path string) error {
 			return loc.errorf(path+".engine.version", "model %q: %v", m.Name, err)
 		}
 	}
-	if u := m.Engine.GPUMemoryUtilization; u < 0 || u > 1 {
-		return loc.errorf(path+".engine.gpu_memory_utilization", "model %q: %g is outside (0, 1]", m.Name, u)
-	}
-	if tp := m.Engine.TensorParallel; tp < 0 || tp&(tp-1) != 0 {
-		return loc.errorf(path+".engine.tensor_parallel", "model %q: %d is not a power of two", m.Name, tp)
+	if err := m.validateNumbers(loc, path); err != nil {
+		return err
 	}
 	if err := m.validateTextOnly(loc, path); err != nil {
 		return err
 	}
 	return checkLimits(loc, path+".tasks", m.Tasks)
+}
+
+// validateNumbers refuses a model's numbers outside their range; zero
+// always means unset (the registry's default or the planner's choice).
+func (m Model) validateNumbers(loc locator, path string) error {
+	for _, f := range []struct {
+		field string
+		v     float64
+		what  string
+	}{
+		{"params_b", m.ParamsB, "the parameter count in billions"},
+		{"weight_bytes", float64(m.WeightBytes), "the weights' size on disk in bytes"},
+		{"attention_heads", float64(m.AttentionHeads), "the attention heads from config.json"},
+		{"kv_heads", float64(m.KVHeads), "the key-value heads from config.json"},
+		{"vision_heads", float64(m.VisionHeads), "the vision tower's heads from config.json"},
+		{"vocab_size", float64(m.VocabSize), "the vocabulary size from config.json"},
+		{"context_length", float64(m.ContextLength), "the context length in tokens"},
+		{"speed_tokens_per_s", m.SpeedTokensPerS, "a prefill throughput in tokens/s"},
+		{"preprocess_images_per_s", m.PreprocessImagesPerS, "images preprocessed per second"},
+		{"engine.max_num_seqs", float64(m.Engine.MaxNumSeqs), "the requests one replica runs at once (1 or more)"},
+		{"engine.replicas", float64(m.Engine.Replicas), "the data-parallel replicas (1 or more)"},
+	} {
+		if f.v < 0 {
+			return loc.errorf(path+"."+f.field, "model %q: %g is negative; give %s, or leave it out for the default", m.Name, f.v, f.what)
+		}
+	}
+	if u := m.Engine.GPUMemoryUtilization; u < 0 || u > 1 {
+		return loc.errorf(path+".engine.gpu_memory_utilization", "model %q: %g is outside (0, 1]; give a fraction such as 0.9, or leave it out for the default", m.Name, u)
+	}
+	if tp := m.Engine.TensorParallel; tp < 0 || tp&(tp-1) != 0 {
+		return loc.errorf(path+".engine.tensor_parallel", "model %q: %d is not a power of two; give 1, 2, 4 or 8, or leave it out for the planner's choice", m.Name, tp)
+	}
+	return nil
 }
 
 // ServedName is the model name requests carry and /v1/models lists: an

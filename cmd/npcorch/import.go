@@ -33,7 +33,8 @@ edited choices win. Exit status: 0 when everything is resolved; 1 when
 something is not (each problem is listed, and the files are written so that
 you can resolve it in the review), or when the input is bad (nothing is
 written); 130 when interrupted. See docs/dataset.md.`,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
+		PreRunE: refuseOutOfRange(flagRange{"workers", 0, "give 1 or more, or 0 for all cores"}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, err := importer.Import(cmd.Context(), opt)
 			if err != nil {

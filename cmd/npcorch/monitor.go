@@ -28,6 +28,8 @@ and memory once per --interval. With --listen it serves the samples at
 one JSON object per sample to FILE. It stops after --duration (or on Ctrl-C)
 and prints a per-GPU summary.`,
 		Args: cobra.NoArgs,
+		PreRunE: refuseOutOfRange(flagRange{"duration", 0, "give a duration such as 30s, or 0 to run until interrupted"},
+			flagRange{"interval", 1e-9, "give a duration such as 1s"}),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			src, err := nvml.Open(node)
 			if err != nil {

@@ -28,7 +28,8 @@ be made (and why). Work is cached by content: a rerun skips finished images
 and an interrupted run resumes. Exit status: 0 when every image was made,
 1 when some could not be or dataset.json has problems (each is listed), 130
 when interrupted.`,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
+		PreRunE: refuseOutOfRange(flagRange{"workers", 0, "give 1 or more, or 0 for all cores"}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opt.Tasks = campaign.Benchmark()
 			opt.Params = imaging.DefaultParams()

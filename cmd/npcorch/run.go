@@ -51,7 +51,8 @@ end but some requests are not run (the summary groups them by reason);
   npcorch run -c my-campaign.yaml --repeat 3 --out runs/reliability
   npcorch run -c my-campaign.yaml --listen 9410          # then open http://localhost:9410/
   NPCORCH_LIVE_TOKEN=... npcorch run -c my-campaign.yaml --listen 0.0.0.0:9410`,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
+		PreRunE: refuseOutOfRange(flagRange{"repeat", 1, "give 1 or more, or leave it out for the campaign's repeat"}),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
 				return fmt.Errorf("run: give a campaign file with -c (examples in configs/campaigns/)")

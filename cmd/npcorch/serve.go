@@ -30,6 +30,8 @@ OpenAI-compatible endpoints, restarts crashed engines, and on Ctrl-C stops
 every engine's whole process group and verifies that none of it remains.
 API keys are written only to the endpoints file (mode 0600).`,
 		Args: cobra.NoArgs,
+		PreRunE: refuseOutOfRange(flagRange{"grace", 1e-9, "give a duration such as 20s"},
+			flagRange{"start-timeout", 1e-9, "give a duration such as 20m"}),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, mediaRoot, host, out, launch, err := serveModel(campaign, model)
 			if err != nil {

@@ -129,7 +129,7 @@ func (d *driver) gpuSource() (gpu.Source, error) {
 	}
 	src, err := nvml.Open(c.Node)
 	if err != nil {
-		return nil, fmt.Errorf("campaign %s: node %s: %w", c.Name, c.Node, err)
+		return nil, c.Errorf("node", "%s: %v", c.Node, err)
 	}
 	return src, nil
 }

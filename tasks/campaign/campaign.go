@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/gpu/nvml"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
@@ -131,8 +133,20 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	if err := checkFakeNode(c); err != nil {
 		return nil, err
 	}
+	if err := checkNode(c); err != nil {
+		return nil, err
+	}
 	reg := Benchmark()
+	// Everything the campaign names is checked before the run folder is
+	// made: a mistake leaves nothing behind.
 	src, err := CampaignSource(reg, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFolders(c, src); err != nil {
+		return nil, err
+	}
+	b, prompts, err := loadRunInputs(c, reg, src)
 	if err != nil {
 		return nil, err
 	}
@@ -182,14 +196,6 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		return nil, err
 	}
 	defer func() { stopLive(opt.Log, hub, srv, live.Ended{State: endState(ctx, err), Err: err}) }()
-	b, err := LoadBench(reg, src)
-	if err != nil {
-		return nil, err
-	}
-	prompts, err := loadPrompts(c, reg)
-	if err != nil {
-		return nil, err
-	}
 	b.Problems.Report(opt.Log)
 	out = &Outcome{RunDir: runDir, Problems: b.Problems}
 	meta := Meta{Campaign: c.Name, Raw: abs(src.Raw), Prepared: abs(src.Prepared), Tasks: src.Tasks, Repeats: c.Repeat, Seed: c.Seed, Node: c.Node}
@@ -259,6 +265,17 @@ func (m Meta) runModels() []tasks.RunModel {
 	return out
 }
 
+// checkNode refuses a fake node npcorch does not have (a typo), naming the
+// campaign file's line; NVML is opened when the run starts.
+func checkNode(c *configs.Campaign) error {
+	name, fake := strings.CutPrefix(c.Node, "fake:")
+	if !fake || slices.Contains(nvml.FakeNodeNames(), name) {
+		return nil
+	}
+	return c.Errorf("node", "%q is not a fake node; use one of fake:%s, or auto (or nvml) for this machine's GPUs",
+		c.Node, strings.Join(nvml.FakeNodeNames(), ", fake:"))
+}
+
 // checkFakeNode refuses to launch a real engine on a fake node: its
 // CUDA_VISIBLE_DEVICES would name GPUs that do not exist. The simulated
 // engine and external endpoints need no GPU and stay allowed.
@@ -276,6 +293,24 @@ func checkFakeNode(c *configs.Campaign) error {
 			c.File, m.Name, m.Engine.Kind, c.Node))
 	}
 	return errors.Join(errs...)
+}
+
+// loadRunInputs loads what a run sends: the dataset's items and the
+// prompts. A prepared folder made from another dataset.json is refused: its
+// images may not be the dataset's, and every answer would be about them.
+func loadRunInputs(c *configs.Campaign, reg *tasks.Registry, src Source) (*Bench, *tasks.Prompts, error) {
+	b, err := LoadBench(reg, src)
+	if err != nil {
+		return nil, nil, err
+	}
+	if b.Stale != nil {
+		return nil, nil, c.Errorf("dataset.prepared", "%v", *b.Stale)
+	}
+	prompts, err := loadPrompts(c, reg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, prompts, nil
 }
 
 // begun reports whether runDir holds a run: its run.json or its journal.

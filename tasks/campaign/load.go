@@ -28,7 +28,32 @@ func CampaignSource(reg *tasks.Registry, c *configs.Campaign) (Source, error) {
 	if err != nil {
 		return Source{}, err
 	}
-	return Source{Raw: c.Path(c.Dataset.Raw), Prepared: c.Path(c.Dataset.Prepared), Tasks: keys}, nil
+	raw, err := filepath.Abs(c.Path(c.Dataset.Raw))
+	if err != nil {
+		return Source{}, c.Errorf("dataset.raw", "%v", err)
+	}
+	prep, err := filepath.Abs(c.Path(c.Dataset.Prepared))
+	if err != nil {
+		return Source{}, c.Errorf("dataset.prepared", "%v", err)
+	}
+	return Source{Raw: raw, Prepared: prep, Tasks: keys}, nil
+}
+
+// checkFolders refuses a campaign whose dataset folders do not hold their
+// files, naming the campaign file, line and field and the folder as
+// resolved (relative to the campaign file's folder, not the current one).
+func checkFolders(c *configs.Campaign, src Source) error {
+	for _, f := range []struct{ field, dir, want, hint string }{
+		{"dataset.raw", src.Raw, dataset.RawName, "give the folder `npcorch synth` or `npcorch import` wrote"},
+		{"dataset.prepared", src.Prepared, dataset.PreparedName,
+			fmt.Sprintf("give the folder `npcorch prep` wrote, or make it: npcorch prep --data %s --out %s", src.Raw, src.Prepared)},
+	} {
+		if _, err := os.Stat(filepath.Join(f.dir, f.want)); err != nil {
+			return c.Errorf(f.field, "%s holds no %s (%v); %s (a relative path is relative to the campaign file's folder)",
+				f.dir, f.want, errors.Unwrap(err), f.hint)
+		}
+	}
+	return nil
 }
 
 // Bench is a benchmark's dataset as run, score and plan use it: the raw
@@ -42,6 +67,10 @@ type Bench struct {
 	Items      []tasks.Item
 	// Problems are what loading found wrong and went past.
 	Problems Problems
+	// Stale is set when the prepared manifest was made from another
+	// dataset.json (also one of Problems): score and plan go on, a run
+	// refuses it (its images may not be the dataset's).
+	Stale *dataset.Problem
 }
 
 // Problems is what is wrong with a dataset that does not stop a run, each
@@ -89,6 +118,7 @@ func LoadBench(reg *tasks.Registry, src Source) (*Bench, error) {
 	b.Raw, b.Prepared = raw, prep
 	if p, stale := staleManifest(src, prep); stale {
 		b.Problems.Dataset = append(b.Problems.Dataset, p)
+		b.Stale = &p
 	}
 	items, problems, err := tasks.BuildItems(reg, raw, prep, src.Tasks)
 	if err != nil {

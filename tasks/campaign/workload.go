@@ -17,6 +17,9 @@ func DatasetWorkloads(c *configs.Campaign) ([]schedule.Workload, Problems, error
 	if err != nil {
 		return nil, Problems{}, err
 	}
+	if err := checkFolders(c, src); err != nil {
+		return nil, Problems{}, err
+	}
 	b, err := LoadBench(reg, src)
 	if err != nil {
 		return nil, Problems{}, err

@@ -137,12 +137,7 @@ func decodeJSON(file string, data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			line := bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n")) + 1
-			return fmt.Errorf("%s: line %d: %w", file, line, err)
-		}
-		return fmt.Errorf("%s: %w", file, err)
+		return decodeError(file, data, err)
 	}
 	return nil
 }

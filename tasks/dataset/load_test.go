@@ -129,6 +129,7 @@ func TestLoadPreparedChecksImagePaths(t *testing.T) {
 func FuzzLoadRaw(f *testing.F) {
 	f.Add([]byte(`{"format":"npcorch-dataset/1","patients":[{"id":"P1","cohorts":["cards"],"structures":[{"structure":"clivus","invasion":1,"boxes":[]}]}]}`))
 	f.Add([]byte(`{"patients":[{"episode":{"questions":[{"options":[]}]}}]}`))
+	f.Add([]byte(`{"guideline":[{"id":"G1","answer":"E"}],"longitudinal":[{"checkpoints":[{"day":"9"}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, "dataset.json"), data, 0o644); err != nil {
@@ -166,5 +167,28 @@ func TestLoadRawMissingFileSaysWhatToDo(t *testing.T) {
 	_, err := LoadRaw(dir, nil)
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "dataset.json")) || !strings.Contains(err.Error(), "npcorch synth") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestLoadRawTypeErrorNamesLineItemAndType: a value of the wrong type is
+// named by its line and column, its place with the item's id and the type
+// wanted; it used to be "json: cannot unmarshal string into Go struct
+// field GuidelineQuestion.guideline.Choice.answer of type []string".
+func TestLoadRawTypeErrorNamesLineItemAndType(t *testing.T) {
+	const head = "{\"format\": \"npcorch-dataset/1\",\n \"patients\": [],\n"
+	const g1 = `  {"id":"G001","source":"CSCO","question":"q","options":[{"letter":"A","text":"a"},{"letter":"B","text":"b"}],"answer":["A"]}`
+	for in, want := range map[string]string{
+		head + " \"guideline\": [\n" + g1 + ",\n" + `  {"id":"G002","source":"CSCO","question":"q","options":[],"answer":"E"}` + "\n ]}":          `dataset.json: line 5, column 69: guideline[1] (G002).answer: want a list of strings, like ["E"], got a string`,
+		head + " \"guideline\": [\n" + g1 + ",\n" + `  {"id":"G002","source":"CSCO","question":"q","options":{"A":"a"},"answer":["A"]}` + "\n ]}": `dataset.json: line 5, column 57: guideline[1] (G002).options: want a list of objects [{...}, ...], got an object`,
+		head + " \"longitudinal\": [{\"patient\":\"L01\",\"records\":[],\n  \"checkpoints\":[{\"id\":\"c1\",\"day\":\"9\"}]}]}":                   `dataset.json: line 4, column 35: longitudinal[0] (L01).checkpoints[0] (c1).day: want a whole number, got a string`,
+		"{\"format\": \"npcorch-dataset/1\", \"patients\": [{\"id\": 5}]}":                                                                        `dataset.json: line 1, column 53: patients[0].id: want a string, got a number`,
+		`["not", "an", "object"]`: `dataset.json: line 1, column 1: the top level: want an object {...}, got a list`,
+	} {
+		dir := t.TempDir()
+		writeRaw(t, dir, in)
+		_, err := LoadRaw(dir, nil)
+		if err == nil || !strings.HasSuffix(err.Error(), want) || strings.Contains(err.Error(), "Go struct") {
+			t.Errorf("%s:\n got %v\nwant it to end in %s", in, err, want)
+		}
 	}
 }

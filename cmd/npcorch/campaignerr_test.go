@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCampaignMistakesAreRefusedBeforeTheRunFolder: a campaign whose node
+// or dataset is wrong is refused with the campaign file, line and field,
+// before anything is launched and without leaving a run folder. A prepared
+// folder made from another dataset.json was only a warning, and the run
+// sent its images as if they were the dataset's; dataset.raw: nodata said
+// "open nodata/dataset.json" (relative to the file, not the current
+// folder) and left events.log behind; a typo in node left run.json.
+func TestCampaignMistakesAreRefusedBeforeTheRunFolder(t *testing.T) {
+	raw, prep := smallDataset(t)
+	other := filepath.Join(t.TempDir(), "seed7")
+	if code, out := npcorch(t, t.TempDir(), "synth", "--out", other, "--patients", "2", "--carepath", "0", "--seed", "7"); code != 0 {
+		t.Fatalf("synth: %d\n%s", code, out)
+	}
+	const models = "tasks: [pathology]\nmodels:\n  - name: Lingshu-7B\n    engine: {kind: sim, replicas: 1}\n"
+	for name, c := range map[string]struct{ head, want string }{
+		"missing raw": {"node: fake:h100-sxm-4\ndataset: {raw: nodata, prepared: {prep}}\n",
+			"line 3: field dataset.raw: {dir}/nodata holds no dataset.json (no such file or directory)"},
+		"missing prepared": {"node: fake:h100-sxm-4\ndataset:\n  raw: {raw}\n  prepared: noprep\n",
+			"line 5: field dataset.prepared: {dir}/noprep holds no manifest.json"},
+		"node typo": {"node: fake:a800-pcie8\ndataset: {raw: {raw}, prepared: {prep}}\n",
+			`line 2: field node: "fake:a800-pcie8" is not a fake node; use one of fake:a800-sxm-8, fake:a800-pcie-8`},
+		"stale prepared": {"node: fake:h100-sxm-4\ndataset:\n  raw: {other}\n  prepared: {prep}\n",
+			"line 5: field dataset.prepared: " + filepath.Join(prep, "manifest.json") + ": was made from another dataset.json"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, "c.yaml")
+			fill := strings.NewReplacer("{raw}", raw, "{prep}", prep, "{dir}", dir, "{other}", other).Replace
+			src := "output: run\n" + fill(c.head) + models
+			if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out := npcorch(t, t.TempDir(), "run", "-c", file)
+			want := file + ": " + fill(c.want)
+			if code != exitError || !strings.Contains(out, want) {
+				t.Errorf("exit %d, output:\n%s\nwant exit %d and %q", code, out, exitError, want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "run")); !os.IsNotExist(err) {
+				t.Errorf("the refused run left its folder behind (%v)", err)
+			}
+		})
+	}
+}

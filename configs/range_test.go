@@ -121,6 +121,9 @@ func campaignWith(field, value string) string {
 	writeNested(&b, top, "")
 	b.WriteString("models:\n  - name: My-Sim\n    hf_id: me/sim\n")
 	model["engine.kind"] = "sim"
+	if model["params_b"] == "" && model["weight_bytes"] == "" {
+		model["params_b"] = "7" // a model the campaign defines needs its size
+	}
 	writeNested(&b, model, "    ")
 	return b.String()
 }

@@ -118,9 +118,14 @@ models:
   - name: Lingshu-7B
     engine: {kind: sim, replicas: 1, sim: [--sim-policy, oracle, --limit-mm-per-prompt, '{"image":1}']}
 `)
-	code, out := npcorch(t, t.TempDir(), "run", "-c", file)
+	// Given relative, from the campaign's folder: the run folder is still
+	// named whole (it was "run" here, absolute with --out).
+	code, out := npcorch(t, filepath.Dir(file), "run", "-c", filepath.Base(file))
 	if code != exitIncomplete {
 		t.Fatalf("exit status %d, want %d; output:\n%s", code, exitIncomplete, out)
+	}
+	if want := "run directory: " + filepath.Join(filepath.Dir(file), "run") + "\n"; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
 	}
 	m := regexp.MustCompile(`Lingshu-7B: (\d+) of (\d+) requests not run\n  (\d+) × rejected \(HTTP 400\): .*At most 1 image\(s\) may be provided in one prompt`).FindStringSubmatch(out)
 	if m == nil || m[1] != m[3] || m[1] == "0" {

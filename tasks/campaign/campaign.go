@@ -150,7 +150,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	if err != nil {
 		return nil, err
 	}
-	runDir := c.Path(c.Output)
+	runDir := abs(c.Path(c.Output)) // named the same way in every message, however it was given
 	if opt.Resume && !begun(runDir) {
 		return nil, fmt.Errorf("--resume: %s holds no run to continue (no run.json, no journal/); give the --out of the interrupted run, or drop --resume to start the campaign there", runDir)
 	}

@@ -57,14 +57,7 @@ models: [Lingshu-7B, GPT-OSS-120B, HuatuoGPT-o1-7B, Qwen3-30B-A3B, DeepSeek-V3.1
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := runCLI(t, "plan", "-c", file, "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p schedule.Plan
-	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &p); err != nil {
-		t.Fatalf("plan JSON: %v\n%s", err, out)
-	}
+	p := planJSON(t, file)
 	// The paper's requests of every task a campaign asks by default (not
 	// the matched controls), and of the tasks a text model answers: those
 	// outside L3 and L6, by the tasks' own levels.
@@ -111,14 +104,7 @@ models: [Lingshu-7B, GPT-OSS-120B, HuatuoGPT-o1-7B, Qwen3-30B-A3B, DeepSeek-V3.1
 // judging at TP4: 1,726 judge requests per generator, served again as
 // GPT-OSS-120B@judge, ending after every local generator.
 func TestPlanWithAJudge(t *testing.T) {
-	out, err := runCLI(t, "plan", "-c", "../../configs/campaigns/paper-o1.yaml", "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p schedule.Plan
-	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &p); err != nil {
-		t.Fatalf("plan JSON: %v\n%s", err, out)
-	}
+	p := planJSON(t, "../../configs/campaigns/paper-o1.yaml")
 	var judge *schedule.ModelPlan
 	var lastGenerator schedule.Seconds
 	generators := 0
@@ -162,14 +148,7 @@ models:
 `), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		out, err := runCLI(t, "plan", "-c", file, "--json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var p schedule.Plan
-		if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &p); err != nil {
-			t.Fatalf("plan JSON: %v\n%s", err, out)
-		}
+		p := planJSON(t, file)
 		if p.Makespan > p.Sequential {
 			t.Errorf("%s: makespan %s, later than the sequential baseline %s", node, p.Makespan, p.Sequential)
 		}
@@ -184,4 +163,18 @@ models:
 			}
 		}
 	}
+}
+
+// planJSON runs `npcorch plan -c campaign --json` and decodes its plan.
+func planJSON(t *testing.T, campaign string) schedule.Plan {
+	t.Helper()
+	out, err := runCLI(t, "plan", "-c", campaign, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p schedule.Plan
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &p); err != nil {
+		t.Fatalf("plan JSON: %v\n%s", err, out)
+	}
+	return p
 }

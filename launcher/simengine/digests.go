@@ -57,6 +57,16 @@ func (d *digests) lookup(path string, st fileStamp) (string, bool) {
 	return e.hex, true
 }
 
+// current returns the digest stored for the file at path as it is now
+// (one stat).
+func (d *digests) current(path string) (string, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", false
+	}
+	return d.lookup(path, stampOf(fi))
+}
+
 // store remembers the digest of data, read from path at this stamp, and
 // returns it.
 func (d *digests) store(path string, st fileStamp, data []byte) string {

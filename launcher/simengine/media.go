@@ -79,10 +79,8 @@ func (e *engine) localDigest(raw string, n int) (string, error) {
 		return "", err
 	}
 	if resolved, ok := e.digests.resolved(path); ok {
-		if fi, err := os.Stat(resolved); err == nil {
-			if h, ok := e.digests.lookup(resolved, stampOf(fi)); ok {
-				return h, nil
-			}
+		if h, ok := e.digests.current(resolved); ok {
+			return h, nil
 		}
 	}
 	resolved, err := e.resolveLocal(path)
@@ -90,10 +88,8 @@ func (e *engine) localDigest(raw string, n int) (string, error) {
 		return "", err
 	}
 	h, err, shared := e.digests.reads.Do(resolved, func() (any, error) {
-		if fi, err := os.Stat(resolved); err == nil {
-			if h, ok := e.digests.lookup(resolved, stampOf(fi)); ok {
-				return h, nil
-			}
+		if h, ok := e.digests.current(resolved); ok {
+			return h, nil
 		}
 		return e.hashFile(path, resolved, n)
 	})

@@ -3,6 +3,7 @@ package simengine
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"os"
 	"sync"
 	"syscall"
@@ -36,6 +37,7 @@ type fileStamp struct {
 // concurrent use.
 type digests struct {
 	reads singleflight.Group // by resolved path
+	bufs  sync.Pool          // *[]byte that sum reads files through
 	mu    sync.Mutex
 	files map[string]digestEntry
 	paths map[string]string // path as sent → resolved and checked
@@ -67,11 +69,27 @@ func (d *digests) current(path string) (string, bool) {
 	return d.lookup(path, stampOf(fi))
 }
 
-// store remembers the digest of data, read from path at this stamp, and
-// returns it.
-func (d *digests) store(path string, st fileStamp, data []byte) string {
-	sum := sha256.Sum256(data)
-	h := hex.EncodeToString(sum[:])
+// sum returns the hex sha256 of head followed by the rest of r, read
+// through a pooled buffer: hashing a panel of several megabytes costs no
+// copy of it for the collector to clear and scan.
+func (d *digests) sum(head []byte, r io.Reader) (string, error) {
+	h := sha256.New()
+	h.Write(head)
+	buf, ok := d.bufs.Get().(*[]byte)
+	if !ok {
+		b := make([]byte, 256<<10)
+		buf = &b
+	}
+	defer d.bufs.Put(buf)
+	if _, err := io.CopyBuffer(h, r, *buf); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// store remembers h, the digest of the file read from path at this stamp,
+// and returns it.
+func (d *digests) store(path string, st fileStamp, h string) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.files == nil {

@@ -146,3 +146,34 @@ func TestRememberedPathsNeverLeaveTheAllowedDirectory(t *testing.T) {
 		t.Errorf("re-pointed outside, a.png changed: %s, %v; want refused", h, err)
 	}
 }
+
+// A local image's digest is the sha256 of all its bytes, whatever its size
+// beside the buffer it is read through and the header knownImage reads;
+// a file too short for any image header is refused with its size.
+func TestLocalDigestIsTheWholeFilesSHA256(t *testing.T) {
+	dir := t.TempDir()
+	big := pngBytes(7)
+	for len(big) < 3<<19+11 { // 1.5 MiB and a tail: several buffers
+		big = append(big, byte(len(big)), byte(len(big)>>8))
+	}
+	webp := []byte("RIFF\x00\x00\x00\x00WEBP")
+	for name, data := range map[string][]byte{"gif.gif": []byte("GIF87a"), "webp.webp": webp, "big.png": big} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e := &engine{o: &options{AllowedMedia: dir}, digests: &digests{}}
+		got, err := e.imageDigest("file://"+path, 1)
+		if err != nil || got != sum(data) {
+			t.Errorf("%s (%d bytes): digest %s, %v; want %s", name, len(data), got, err, sum(data))
+		}
+	}
+	short := filepath.Join(dir, "short.gif")
+	if err := os.WriteFile(short, []byte("GIF87"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := &engine{o: &options{AllowedMedia: dir}, digests: &digests{}}
+	if _, err := e.imageDigest("file://"+short, 2); err == nil || !strings.Contains(err.Error(), "(image 2, 5 bytes)") {
+		t.Errorf("5-byte file: err %v, want cannot identify image file (image 2, 5 bytes)", err)
+	}
+}

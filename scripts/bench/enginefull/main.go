@@ -20,7 +20,9 @@
 //
 // It starts nothing but the npcorch run (in a process group of its own,
 // killed when the command ends) and writes nothing outside -out, the
-// run's own log, RUN.log, and the samples, RUN.timeline.tsv.
+// run's own log, RUN.log, and the samples, RUN.timeline.tsv (seconds since
+// the first sample, engine, running, waiting, and the engine's full and
+// serving seconds so far).
 package main
 
 import (
@@ -102,7 +104,7 @@ type result struct {
 
 func (r result) markdown(label string) string {
 	lb := max(r.bound, r.longest)
-	return fmt.Sprintf("| %s | %d | %d | %.0f | %.3f | %.3f | %.3f | %.1f | %.1f | %.2f | %.1f | %.2f | %.0f |",
+	return fmt.Sprintf("| %s | %d | %d | %.0f | %.3f | %.3f | %.3f | %.2f | %.2f | %.3f | %.2f | %.3f | %.0f |",
 		label, r.requests, r.engines, r.slots, r.sampledShare, r.engineShare, r.occupancy, r.wall, r.bound, r.wall/r.bound, lb, r.wall/lb, r.exit)
 }
 
@@ -167,7 +169,7 @@ func writeTimeline(path string, samples []sample) error {
 	}
 	w := bufio.NewWriter(f)
 	for _, s := range samples {
-		fmt.Fprintf(w, "%.2f\t%s\t%.0f\t%.0f\n", s.at.Sub(samples[0].at).Seconds(), s.engine, s.running, s.waiting)
+		fmt.Fprintf(w, "%.2f\t%s\t%.0f\t%.0f\t%.3f\t%.3f\n", s.at.Sub(samples[0].at).Seconds(), s.engine, s.running, s.waiting, s.full, s.serving)
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()

@@ -108,6 +108,7 @@ var (
 	errFirstToken = errors.New("no first chunk within the first-token timeout")
 	errChunk      = errors.New("no chunk within the between-chunk timeout")
 	errTotal      = errors.New("request exceeded the total timeout")
+	errDrain      = errors.New("the answer's body did not end after it was read")
 )
 
 // Client streams chat completions with separate connect, first-token,
@@ -160,6 +161,7 @@ func (c *Client) stream(ctx context.Context, ep launcher.Endpoint, body openai.C
 	defer cancelTotal()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	bw.abort = func() { cancel(errDrain) }
 	var streaming atomic.Bool
 	watchdog := time.AfterFunc(c.settings.FirstTokenTimeout, func() {
 		if streaming.Load() {

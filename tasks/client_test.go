@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -353,5 +354,65 @@ func TestScrapeLoadReadsEitherKVCacheName(t *testing.T) {
 				t.Errorf("load %+v, %v; want KV cache 0.42 and 3 running", l, err)
 			}
 		})
+	}
+}
+
+// An answer's connection carries the next request even when the engine
+// writes the chunked body's last chunk after [DONE] in a packet of its own
+// (uvicorn ends the body after the stream's last line; so does Go's
+// server once a handler returns): net/http reuses a connection only once
+// its body was read to the end. Before, each such answer cost a new
+// connection. An engine that never ends the body after [DONE] costs the
+// connection, not the answer.
+func TestAnswersShareOneConnection(t *testing.T) {
+	var mu sync.Mutex
+	conns := 0
+	hold := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Model string }
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "text/event-stream")
+		sse(w, chunk("A", "stop"))
+		sse(w, "[DONE]")
+		if req.Model == "hold" {
+			select { // never ends the body: the client must not wait for it
+			case <-hold:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		time.Sleep(5 * time.Millisecond) // the last chunk goes alone
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	t.Cleanup(func() { close(hold); srv.Close() })
+	ep := launcher.Endpoint{Model: "M", BaseURL: srv.URL + "/v1", APIKey: "secret", MaxNumSeqs: 4}
+	c := tasks.NewClient(testSettings())
+	for i := range 5 {
+		if ans, err := c.Stream(context.Background(), ep, body()); err != nil || ans.Content != "A" {
+			t.Fatalf("request %d: %+v, %v", i+1, ans, err)
+		}
+	}
+	mu.Lock()
+	if conns != 1 {
+		t.Errorf("5 answers in turn opened %d connections, want 1", conns)
+	}
+	mu.Unlock()
+
+	held := body()
+	held.Model = "hold"
+	start := time.Now()
+	ans, err := c.Stream(context.Background(), ep, held)
+	if err != nil || ans.Content != "A" || ans.FinishReason != "stop" {
+		t.Fatalf("answer of an engine that keeps the body open: %+v, %v", ans, err)
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Errorf("the answer took %v: the client waited for a body that never ends", waited)
 	}
 }

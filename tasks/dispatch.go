@@ -259,10 +259,11 @@ func (d *dispatcher) feed(tasks []string, out chan<- candidate) error {
 				continue
 			}
 			dependent := len(d.r.Tasks.needs(it)) > 0
+			var built *Request // it's request for an earlier repeat
 			for rep := range d.mr.Repeats {
 				c := candidate{it: it, rep: rep}
 				if !dependent {
-					if c.req = d.build(it, rep); c.req == nil {
+					if c.req, built = d.build(it, rep, built); c.req == nil {
 						continue
 					}
 				}
@@ -277,10 +278,21 @@ func (d *dispatcher) feed(tasks []string, out chan<- candidate) error {
 	return nil
 }
 
-// build makes the request of (it, rep), or counts it as a problem or as
-// answered before and returns nil.
-func (d *dispatcher) build(it Item, rep int) *Request {
-	req, problem := d.r.prepare(d.mr, it, rep)
+// build makes the request of (it, rep) — as like's for another repeat
+// when like is given (Request.ForRepeat) — and returns it twice: as req
+// when it is to be sent, and as built for the item's next repeat. req is
+// nil for a problem (counted, and built is like) or a request answered
+// before (counted as skipped).
+func (d *dispatcher) build(it Item, rep int, like *Request) (req, built *Request) {
+	var problem *ItemProblem
+	if like != nil {
+		var err error
+		if req, err = like.ForRepeat(rep); err != nil {
+			problem = &ItemProblem{Item: it.ID, Reason: err.Error()}
+		}
+	} else {
+		req, problem = d.r.prepare(d.mr, it, rep)
+	}
 	switch {
 	case problem != nil:
 		d.smu.Lock()
@@ -291,14 +303,14 @@ func (d *dispatcher) build(it Item, rep int) *Request {
 		if d.r.upstream(it.Task) {
 			d.signal(func() { d.failLocked(itemRepeat{d.mr.Model.Name, it.ID, rep}) })
 		}
-		return nil
+		return nil, like
 	case d.r.answered(req.Key):
 		d.smu.Lock()
 		d.s.Skipped++
 		d.smu.Unlock()
-		return nil
+		return nil, req
 	}
-	return req
+	return req, req
 }
 
 // signal runs f under the dispatcher's lock and wakes its loop.
@@ -432,7 +444,8 @@ func (d *dispatcher) resolve(c candidate) *Request {
 	}
 	d.mu.Unlock()
 	// Built now, with the answers there (prepare names a missing one).
-	return d.build(c.it, c.rep)
+	req, _ := d.build(c.it, c.rep, nil)
+	return req
 }
 
 // start takes a slot for req (waiting in line in the pool) and sends it

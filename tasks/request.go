@@ -48,6 +48,22 @@ type Request struct {
 	Bytes int64
 
 	inline []inlineImage
+	keyIn  keyInput
+}
+
+// ForRepeat returns the request of another repeat of the same item: the
+// same body and images under that repeat's key. What a request sends does
+// not depend on its repeat, so the runner builds an item that needs no
+// other answer once and sends it again for each repeat, instead of
+// rendering its prompt and checking its images once a repeat.
+func (r *Request) ForRepeat(repeat int) (*Request, error) {
+	key, err := r.keyIn.key(repeat)
+	if err != nil {
+		return nil, err
+	}
+	c := *r
+	c.Repeat, c.Key = repeat, key
+	return &c, nil
 }
 
 // InlinePlaceholder starts the image URLs that Client.Send replaces with
@@ -155,12 +171,14 @@ func (b RequestBuilder) BuildTurns(prompts *Prompts, it Item, repeat int, prior 
 	} else {
 		body.MaxTokens = settings.MaxTokens
 	}
-	key, err := requestKey(b.Model.Name, it.ID, repeat, conversation(turns, prompt), keyImages(hashes), settings.MaxTokens, b.Model.ChatTemplateKwargs)
+	ki := keyInput{model: b.Model.Name, item: it.ID, prompt: conversation(turns, prompt), images: keyImages(hashes),
+		maxTokens: settings.MaxTokens, kwargs: b.Model.ChatTemplateKwargs}
+	key, err := ki.key(repeat)
 	if err != nil {
 		return nil, err
 	}
 	return &Request{Item: it, Repeat: repeat, Key: key, Prompt: prompt, Prior: prior, Turns: turns, Images: images, Body: body,
-		Bytes: total, inline: inline}, nil
+		Bytes: total, inline: inline, keyIn: ki}, nil
 }
 
 // conversation is the text the request key takes for the prompt: the
@@ -366,6 +384,17 @@ func keyImages(sha256s []string) string {
 		return noImages
 	}
 	return simkey.Fingerprint(sha256s)
+}
+
+// keyInput is what a request's key covers but its repeat.
+type keyInput struct {
+	model, item, prompt, images string
+	maxTokens                   int
+	kwargs                      map[string]any
+}
+
+func (k keyInput) key(repeat int) (string, error) {
+	return requestKey(k.model, k.item, repeat, k.prompt, k.images, k.maxTokens, k.kwargs)
 }
 
 func requestKey(model, item string, repeat int, prompt, images string, maxTokens int, kwargs map[string]any) (string, error) {

@@ -113,3 +113,53 @@ func TestAPIModelRequestsCarryTheEndpointsModelID(t *testing.T) {
 		t.Errorf("without api_model: model %q, key %s vs %s; want the registry name and the same journal key", plain.Body.Model, plain.Key, req.Key)
 	}
 }
+
+// An item's request for another repeat, made from one built for the first
+// (the runner builds an item that needs no other answer once), is the
+// request Build makes for that repeat: same body, images and inline
+// files, that repeat's number and key.
+func TestForRepeatIsTheRepeatsOwnRequest(t *testing.T) {
+	root := t.TempDir()
+	var imgs []dataset.Image
+	for i := range 3 {
+		imgs = append(imgs, writeImage(t, root, fmt.Sprintf("g%d.png", i), []byte(fmt.Sprintf("group %d", i))))
+	}
+	reg, _ := configs.DefaultRegistry()
+	prompts, _ := tasks.LoadPrompts(configs.Defaults, "prompts", benchmark())
+	for _, c := range []struct {
+		model string
+		media string
+		it    tasks.Item
+	}{
+		{"Qwen3-VL-8B-Instruct", configs.MediaFile, tasks.Item{ID: "t_groups/P1", Task: npcbench.TGroups, Images: imgs, Planes: []string{"axial", "axial", "coronal"}}},
+		{"InternVL3.5-38B", configs.MediaBase64, tasks.Item{ID: "cp_pathology/P1", Task: npcbench.CPPathology, Images: imgs[:1]}},
+	} {
+		model, _ := reg.Get(c.model)
+		b := tasks.RequestBuilder{Model: model, Media: c.media, Root: root}
+		first, err := b.Build(prompts, c.it, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := map[string]int{first.Key: 0}
+		for _, rep := range []int{1, 4} {
+			want, err := b.Build(prompts, c.it, rep, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := first.ForRepeat(rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s %s: ForRepeat(%d) = %+v\nwant Build's %+v", c.model, c.it.ID, rep, got, want)
+			}
+			if other, ok := keys[got.Key]; ok {
+				t.Errorf("%s: repeat %d has the key of repeat %d", c.it.ID, rep, other)
+			}
+			keys[got.Key] = rep
+		}
+		if first.Repeat != 0 {
+			t.Errorf("ForRepeat changed the request it was made from: repeat %d", first.Repeat)
+		}
+	}
+}

@@ -13,7 +13,8 @@ import (
 // decodeError places a decoding error of file in data: a syntax error by
 // its line, a value of the wrong type by its line and column, its JSON
 // path with the ids of the items on it ("guideline[4] (G003).answer"), the
-// type wanted and the type given.
+// type wanted and the type given, an unknown field by the line, column
+// and path of its first key of that name.
 func decodeError(file string, data []byte, err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
@@ -27,7 +28,25 @@ func decodeError(file string, data []byte, err error) error {
 		return fmt.Errorf("%s: line %d, column %d: %s: want %s, got %s",
 			file, line, col, describePath(data, path), describeType(te.Type), describeValue(te.Value))
 	}
+	if name, ok := unknownField(err); ok {
+		if path, start, ok := keyAt(data, name); ok {
+			line, col := position(data, start)
+			return fmt.Errorf("%s: line %d, column %d: %s: unknown field %q; check its spelling (docs/dataset.md lists the fields)",
+				file, line, col, describePath(data, path), name)
+		}
+	}
 	return fmt.Errorf("%s: %w", file, err)
+}
+
+// unknownField is the field name of encoding/json's error for a key that
+// no field takes (DisallowUnknownFields), which carries no offset.
+func unknownField(err error) (string, bool) {
+	rest, ok := strings.CutPrefix(err.Error(), "json: unknown field ")
+	if !ok {
+		return "", false
+	}
+	name, uerr := strconv.Unquote(rest)
+	return name, uerr == nil
 }
 
 // position is the 1-based line and column of byte offset in data.
@@ -41,64 +60,108 @@ func position(data []byte, offset int64) (line, col int) {
 // ends at or spans offset in data, which is well-formed JSON up to there,
 // and the offset where that value begins.
 func pathAt(data []byte, offset int64) (path []any, start int64) {
-	type frame struct {
-		array   bool
-		index   int
-		key     string
-		wantKey bool
-	}
-	var stack []frame
-	current := func() []any {
-		out := make([]any, 0, len(stack))
-		for _, f := range stack {
-			if f.array {
-				out = append(out, f.index)
-			} else {
-				out = append(out, f.key)
-			}
-		}
-		return out
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
+	w := walker{dec: json.NewDecoder(bytes.NewReader(data))}
 	for {
-		before := dec.InputOffset()
-		tok, err := dec.Token()
+		before := w.dec.InputOffset()
+		tok, err := w.next()
 		if err != nil {
-			return current(), before
+			return w.current(), before
 		}
-		top := len(stack) - 1
-		if top >= 0 && !stack[top].array && stack[top].wantKey {
-			if key, ok := tok.(string); ok {
-				stack[top].key, stack[top].wantKey = key, false
-				continue
-			}
-		}
-		switch tok {
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:top]
-			if top > 0 && !stack[top-1].array {
-				stack[top-1].wantKey = true
-			}
+		if tok.key || tok.closes {
 			continue
 		}
-		if top >= 0 && stack[top].array {
-			stack[top].index++
-		}
-		at := current()
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, frame{wantKey: true})
-		case json.Delim('['):
-			stack = append(stack, frame{array: true, index: -1})
-		default:
-			if top >= 0 && !stack[top].array {
-				stack[top].wantKey = true
-			}
-		}
-		if dec.InputOffset() >= offset {
-			return at, valueStart(data, before)
+		if w.dec.InputOffset() >= offset {
+			return tok.path, valueStart(data, before)
 		}
 	}
+}
+
+// keyAt is the path of the first object key name in data and the offset
+// where it begins; ok is false when data has no such key (up to where it
+// stops being JSON).
+func keyAt(data []byte, name string) (path []any, start int64, ok bool) {
+	w := walker{dec: json.NewDecoder(bytes.NewReader(data))}
+	for {
+		before := w.dec.InputOffset()
+		tok, err := w.next()
+		if err != nil {
+			return nil, 0, false
+		}
+		if tok.key && tok.path[len(tok.path)-1] == name {
+			return tok.path, valueStart(data, before), true
+		}
+	}
+}
+
+// walker reads JSON token by token and knows where it is: the object keys
+// and array indices down to the current value.
+type walker struct {
+	dec   *json.Decoder
+	stack []frame
+}
+
+type frame struct {
+	array   bool
+	index   int
+	key     string
+	wantKey bool
+}
+
+// token is one token read by walker.next: an object key (its path ends
+// with the key), the end of an object or list, or a value (or the start
+// of one) at path.
+type token struct {
+	key, closes bool
+	path        []any
+}
+
+func (w *walker) current() []any {
+	out := make([]any, 0, len(w.stack))
+	for _, f := range w.stack {
+		if f.array {
+			out = append(out, f.index)
+		} else {
+			out = append(out, f.key)
+		}
+	}
+	return out
+}
+
+func (w *walker) next() (token, error) {
+	tok, err := w.dec.Token()
+	if err != nil {
+		return token{}, err
+	}
+	top := len(w.stack) - 1
+	if top >= 0 && !w.stack[top].array && w.stack[top].wantKey {
+		if key, ok := tok.(string); ok {
+			w.stack[top].key, w.stack[top].wantKey = key, false
+			return token{key: true, path: w.current()}, nil
+		}
+	}
+	switch tok {
+	case json.Delim('}'), json.Delim(']'):
+		w.stack = w.stack[:top]
+		if top > 0 && !w.stack[top-1].array {
+			w.stack[top-1].wantKey = true
+		}
+		return token{closes: true}, nil
+	}
+	if top >= 0 && w.stack[top].array {
+		w.stack[top].index++
+	}
+	at := w.current()
+	switch tok {
+	case json.Delim('{'):
+		w.stack = append(w.stack, frame{wantKey: true})
+	case json.Delim('['):
+		w.stack = append(w.stack, frame{array: true, index: -1})
+	default:
+		if top >= 0 && !w.stack[top].array {
+			w.stack[top].wantKey = true
+		}
+	}
+	return token{path: at}, nil
 }
 
 // valueStart skips the separators between the previous token, which ends

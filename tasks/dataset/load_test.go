@@ -108,9 +108,24 @@ func TestLoadRawSyntaxErrorNamesLine(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "dataset.json: line 3:") {
 		t.Fatalf("err = %v", err)
 	}
-	writeRaw(t, dir, `{"format":"npcorch-dataset/1","patients":[],"extra":1}`)
-	if _, err := LoadRaw(dir, nil); err == nil || !strings.Contains(err.Error(), `unknown field "extra"`) {
-		t.Fatalf("unknown field: err = %v", err)
+}
+
+// A misspelt key is named by its line, column and place, the item's id
+// included, like a value of the wrong type; the same word earlier as a
+// value, or as a key the first time it is not misspelt, does not count.
+func TestLoadRawUnknownFieldNamesLineAndItem(t *testing.T) {
+	dir := t.TempDir()
+	head := "{\"format\": \"npcorch-dataset/1\", \"patients\": [],\n"
+	for doc, want := range map[string]string{
+		`{"format":"npcorch-dataset/1","patients":[],"extra":1}`: `dataset.json: line 1, column 45: extra: unknown field "extra"`,
+		head + " \"guideline\": [\n" + `  {"id":"G001","source":"answr","question":"q","options":[],"answer":["A"]},` + "\n" +
+			`  {"id":"G002","source":"CSCO","question":"q","options":[],"answr":["E"]}` + "\n ]}": `dataset.json: line 4, column 60: guideline[1] (G002).answr: unknown field "answr"`,
+	} {
+		writeRaw(t, dir, doc)
+		_, err := LoadRaw(dir, nil)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "check its spelling") {
+			t.Errorf("%s:\nerr  %v\nwant %s; check its spelling", doc, err, want)
+		}
 	}
 }
 

@@ -24,6 +24,9 @@ import (
 	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
+// securityCampaign's engines decode 10 tokens a second, so that each
+// serves for a few tenths of a second, long enough for watchEngines to
+// find it listening and ask it for a file, however fast the client.
 const securityCampaign = `
 name: security
 node: fake:a800-sxm-8
@@ -35,9 +38,9 @@ dataset: {raw: %q, prepared: %q}
 client: {connect_timeout: 2s, first_token_timeout: 20s, chunk_timeout: 10s, total_timeout: 1m, backoff: 50ms}
 models:
   - name: Qwen3-VL-8B-Instruct
-    engine: {kind: sim, replicas: 2, sim: [--sim-policy, oracle, --sim-workers, "1"]}
+    engine: {kind: sim, replicas: 2, sim: [--sim-policy, oracle, --sim-workers, "1", --sim-decode-tps, "10"]}
   - name: Lingshu-7B
-    engine: {kind: sim, replicas: 1, sim: [--sim-policy, "right=0.5", --sim-workers, "1"]}
+    engine: {kind: sim, replicas: 1, sim: [--sim-policy, "right=0.5", --sim-workers, "1", --sim-decode-tps, "10"]}
 `
 
 // engineSeen is what the watcher learned about one engine process while

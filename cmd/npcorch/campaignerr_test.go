@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/npcorch/npcorch/gpu/nvml"
 )
 
 // TestCampaignMistakesAreRefusedBeforeTheRunFolder: a campaign whose node
@@ -21,7 +23,7 @@ func TestCampaignMistakesAreRefusedBeforeTheRunFolder(t *testing.T) {
 		t.Fatalf("synth: %d\n%s", code, out)
 	}
 	const models = "tasks: [pathology]\nmodels:\n  - name: Lingshu-7B\n    engine: {kind: sim, replicas: 1}\n"
-	for name, c := range map[string]struct{ head, want string }{
+	cases := map[string]struct{ head, want string }{
 		"missing raw": {"node: fake:h100-sxm-4\ndataset: {raw: nodata, prepared: {prep}}\n",
 			"line 3: field dataset.raw: {dir}/nodata holds no dataset.json (no such file or directory)"},
 		"missing prepared": {"node: fake:h100-sxm-4\ndataset:\n  raw: {raw}\n  prepared: noprep\n",
@@ -30,7 +32,16 @@ func TestCampaignMistakesAreRefusedBeforeTheRunFolder(t *testing.T) {
 			`line 2: field node: "fake:a800-pcie8" is not a fake node; use one of fake:a800-sxm-8, fake:a800-pcie-8`},
 		"stale prepared": {"node: fake:h100-sxm-4\ndataset:\n  raw: {other}\n  prepared: {prep}\n",
 			"line 5: field dataset.prepared: " + filepath.Join(prep, "manifest.json") + ": was made from another dataset.json"},
-	} {
+	}
+	// node: nvml on a machine without the driver (CI's) failed only once
+	// the run folder held run.json, status.json and events.log.
+	if src, err := nvml.Open("nvml"); err == nil {
+		_ = src.Close()
+	} else {
+		cases["no driver"] = struct{ head, want string }{"node: nvml\ndataset: {raw: {raw}, prepared: {prep}}\n",
+			"line 2: field node: nvml: " + err.Error()}
+	}
+	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			file := filepath.Join(dir, "c.yaml")

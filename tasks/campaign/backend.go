@@ -122,8 +122,7 @@ func (b *slurmBackend) Close(ctx context.Context) error {
 
 // gpuSource is this node's GPUs (NVML or a fake), or, for a campaign whose
 // engines run as Slurm jobs on other nodes, a source that has none.
-func (d *driver) gpuSource() (gpu.Source, error) {
-	c := d.opt.Campaign
+func gpuSource(c *configs.Campaign) (gpu.Source, error) {
 	if c.Backend == configs.BackendSlurm {
 		return gpu.Absent{Node: "slurm", Reason: "engines run as Slurm jobs on the cluster's nodes; npcorch does not sample their GPUs"}, nil
 	}

@@ -154,6 +154,16 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	if opt.Resume && !begun(runDir) {
 		return nil, fmt.Errorf("--resume: %s holds no run to continue (no run.json, no journal/); give the --out of the interrupted run, or drop --resume to start the campaign there", runDir)
 	}
+	// The node too: NVML without a driver leaves no run folder behind.
+	gpus, err := gpuSource(c)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if gpus != nil { // not handed to the driver
+			err = errors.Join(err, gpus.Close())
+		}
+	}()
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
@@ -211,7 +221,8 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		return nil, err
 	}
 
-	d, err := newDriver(ctx, opt, runDir, src.Prepared, reg, prompts, b.Items)
+	d, err := newDriver(ctx, opt, gpus, runDir, src.Prepared, reg, prompts, b.Items)
+	gpus = nil // the driver's now
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,16 @@ type Endpoint struct {
 
 // String describes the endpoint without its API key.
 func (e Endpoint) String() string {
-	return fmt.Sprintf("%s/r%d %s max_num_seqs=%d gpus=%s", e.Model, e.Replica, e.BaseURL, e.MaxNumSeqs, strings.Join(e.GPUs, ","))
+	return fmt.Sprintf("%s/r%d %s max_num_seqs=%d gpus=%s", e.Model, e.Replica, e.BaseURL, e.MaxNumSeqs, e.gpuNames())
+}
+
+// gpuNames lists the endpoint's GPUs, "none" for an engine that holds no
+// GPU of this node (simulated, external).
+func (e Endpoint) gpuNames() string {
+	if len(e.GPUs) == 0 {
+		return "none"
+	}
+	return strings.Join(e.GPUs, ",")
 }
 
 // GoString keeps the key out of %#v too.

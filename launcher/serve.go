@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -70,7 +69,7 @@ func Serve(ctx context.Context, sup *Supervisor, specs []ReplicaSpec, out io.Wri
 	if startErr == nil && ctx.Err() == nil {
 		w.printf("\n%d replica(s) ready:\n", len(eps))
 		for _, ep := range eps {
-			w.printf("  %s/r%d  %s  max_num_seqs=%d  gpus=%s\n", ep.Model, ep.Replica, ep.BaseURL, ep.MaxNumSeqs, strings.Join(ep.GPUs, ","))
+			w.printf("  %s/r%d  %s  max_num_seqs=%d  gpus=%s\n", ep.Model, ep.Replica, ep.BaseURL, ep.MaxNumSeqs, ep.gpuNames())
 		}
 		if endpointsFile != "" {
 			w.printf("API keys: %s (mode 0600)\n", endpointsFile)

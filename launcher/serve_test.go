@@ -59,7 +59,8 @@ func TestServePrintsEndpointsAndStopsOnCancel(t *testing.T) {
 		t.Errorf("endpoints file mode %v", st.Mode().Perm())
 	}
 	text := out.String()
-	for _, want := range []string{"2 replica(s) ready", eps[0].BaseURL, eps[1].BaseURL, "all engines stopped"} {
+	// Simulated engines hold no GPU: said, not left blank ("gpus=").
+	for _, want := range []string{"2 replica(s) ready", eps[0].BaseURL + "  max_num_seqs=", "gpus=none\n", eps[1].BaseURL, "all engines stopped"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}

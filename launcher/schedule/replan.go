@@ -130,7 +130,7 @@ func (s *Scheduler) measured(ms *modelState, r *liveReplica, ev Event) bool {
 // which the replica, at the share of its GPUs it had since its last
 // sample, would have done the sample's work, against the registry's.
 func (s *Scheduler) observation(ms *modelState, r *liveReplica, x SpeedSample) speedObs {
-	o := speedObs{model: ms.m.Name, replica: r.ID, tp: r.TP, gpus: r.GPUs, sample: x}
+	o := speedObs{model: ms.m.Name, replica: r.ID, index: r.Index, tp: r.TP, gpus: r.GPUs, sample: x}
 	elapsed := (s.now - r.sampledAt).Seconds()
 	served := s.fluid.served[r.ID] - r.servedAt
 	r.sampledAt, r.servedAt = s.now, s.fluid.served[r.ID]

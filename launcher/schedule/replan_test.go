@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -127,7 +128,7 @@ func TestReplanRecordsItsReason(t *testing.T) {
 	for _, line := range strings.Split(text.String(), "\n") {
 		rows[strings.Join(strings.Fields(line), " ")] = true
 	}
-	for _, want := range []string{"A 1 5m00s 1000 511 0.51× 0.43–0.61 -", "replica 1, TP1 on GPU 0 1 5m00s 500 served - -"} {
+	for _, want := range []string{"A 1 5m00s 1000 511 0.51× 0.43–0.61 -", "r0, TP1 on GPU 0 1 5m00s 500 served - -"} {
 		if !rows[want] {
 			t.Errorf("text lacks the row %q:\n%s", want, text.String())
 		}
@@ -442,5 +443,28 @@ func TestReplanLateKeepsFirstWavesAtCampaignScale(t *testing.T) {
 	rs := s.Replans()
 	if len(rs) != 1 || !reflect.DeepEqual(rs[0].Pending, []PendingModel{{Model: "B", GPUs: 1, WasGPUs: 1, WasPosition: 1}}) {
 		t.Errorf("re-plans %+v: want one, B still on one GPU", rs)
+	}
+}
+
+// The measured speeds name each replica as engines, logs and `npcorch
+// status` do, by its number within its model (r0, r1), beside the
+// campaign's replica ID: calibrate printed "replica 1" for what status
+// called r0.
+func TestSpeedsNameReplicasByTheirModelsNumber(t *testing.T) {
+	m := small("A")
+	m.Engine.TensorParallel, m.Engine.Replicas = 1, 2
+	s := mustNew(t, Config{Node: testNode(2), Models: []configs.Model{m}, Workloads: []Workload{work("A", 6000)}, Estimator: fixed}, &observer{})
+	s.Begin()
+	for _, id := range []ReplicaID{1, 2} {
+		handle(t, s, Event{Kind: EventReady, At: at(100), Replica: id})
+	}
+	handle(t, s, speedAt(400, 2, 300, 1))
+	handle(t, s, speedAt(410, 1, 310, 1))
+	var got []string
+	for _, r := range s.Speeds().Models[0].Replicas {
+		got = append(got, fmt.Sprintf("ID %d r%d", r.Replica, r.Index))
+	}
+	if want := []string{"ID 1 r0", "ID 2 r1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("replicas %q, want %q", got, want)
 	}
 }

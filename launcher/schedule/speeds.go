@@ -47,6 +47,7 @@ func (p SpeedPrior) noiseSD() float64 { return orDefault(p.NoiseSD, 0.2) }
 type speedObs struct {
 	model     string
 	replica   ReplicaID
+	index     int // the replica's number within its model (r0, r1, ...)
 	tp        int
 	gpus      []int
 	logFactor float64
@@ -89,9 +90,10 @@ func (s *speedSums) mean() float64 {
 }
 
 type replicaSums struct {
-	id   ReplicaID
-	tp   int
-	gpus []int
+	id    ReplicaID
+	index int
+	tp    int
+	gpus  []int
 	speedSums
 }
 
@@ -126,7 +128,7 @@ func (b *speedBook) observe(o speedObs) {
 	ms.add(o)
 	i, found := slices.BinarySearchFunc(ms.replicas, o.replica, func(r *replicaSums, id ReplicaID) int { return int(r.id - id) })
 	if !found {
-		ms.replicas = slices.Insert(ms.replicas, i, &replicaSums{id: o.replica, tp: o.tp, gpus: slices.Clone(o.gpus)})
+		ms.replicas = slices.Insert(ms.replicas, i, &replicaSums{id: o.replica, index: o.index, tp: o.tp, gpus: slices.Clone(o.gpus)})
 	}
 	ms.replicas[i].add(o)
 }
@@ -224,10 +226,13 @@ type ModelSpeed struct {
 // ReplicaSpeed is what one replica was measured to do.
 type ReplicaSpeed struct {
 	Replica ReplicaID `json:"replica"`
-	TP      int       `json:"tp"`
-	GPUs    []int     `json:"gpus"`
-	Samples int       `json:"samples"`
-	Seconds float64   `json:"seconds"`
+	// Index is the replica's number within its model, as engines, logs
+	// and `npcorch status` name it (MODEL/r0); Replica is the campaign's.
+	Index   int     `json:"index"`
+	TP      int     `json:"tp"`
+	GPUs    []int   `json:"gpus"`
+	Samples int     `json:"samples"`
+	Seconds float64 `json:"seconds"`
 	// TokensPerS and ImagesPerS are what the replica did per second of
 	// serving, sharing its GPUs or not; Factor is its own data's estimate
 	// of the model's factor (0 without an informative sample).
@@ -261,7 +266,7 @@ func (b *speedBook) snapshot() *Speeds {
 			Seconds: round4(ms.seconds), Work: math.Round(ms.work), Images: math.Round(ms.images), TTFT: ttft(ms.speedSums),
 		}
 		for _, r := range ms.replicas {
-			rs := ReplicaSpeed{Replica: r.id, TP: r.tp, GPUs: slices.Clone(r.gpus), Samples: r.n, Seconds: round4(r.seconds),
+			rs := ReplicaSpeed{Replica: r.id, Index: r.index, TP: r.tp, GPUs: slices.Clone(r.gpus), Samples: r.n, Seconds: round4(r.seconds),
 				TokensPerS: round4(r.work / r.seconds), ImagesPerS: round4(r.images / r.seconds), TTFT: ttft(r.speedSums)}
 			if r.prec > 0 {
 				rs.Factor = round4(math.Exp(r.mean()))

@@ -92,7 +92,7 @@ func (s *Speeds) WriteText(w io.Writer) error {
 			if r.ImagesPerS > 0 {
 				img = fmt.Sprintf("%.1f img/s", r.ImagesPerS)
 			}
-			fmt.Fprintf(tw, "  replica %d, TP%d on %s\t%d\t%s\t\t%.0f served\t\t%s\t%s\n", r.Replica, r.TP, placement.GPUList(r.GPUs),
+			fmt.Fprintf(tw, "  r%d, TP%d on %s\t%d\t%s\t\t%.0f served\t\t%s\t%s\n", r.Index, r.TP, placement.GPUList(r.GPUs),
 				r.Samples, Seconds(r.Seconds), r.TokensPerS, img, ttftText(r.TTFT))
 		}
 	}

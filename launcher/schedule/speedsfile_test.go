@@ -13,7 +13,7 @@ func sampleSpeeds() *Speeds {
 	return &Speeds{Node: NodeSpeed{Factor: 0.8, LogSD: 0.2}, Models: []ModelSpeed{
 		{Model: "A", RegistryTokensPerS: 1000, TokensPerS: 511, Factor: 0.511, Low: 0.43, High: 0.61, LogSD: 0.09,
 			Samples: 2, Informative: 2, Seconds: 600, Work: 300000, Images: 1200, TTFT: 0.4,
-			Replicas: []ReplicaSpeed{{Replica: 1, TP: 2, GPUs: []int{0, 1}, Samples: 2, Seconds: 600, TokensPerS: 500, ImagesPerS: 2, Factor: 0.5, TTFT: 0.4}}},
+			Replicas: []ReplicaSpeed{{Replica: 7, Index: 1, TP: 2, GPUs: []int{0, 1}, Samples: 2, Seconds: 600, TokensPerS: 500, ImagesPerS: 2, Factor: 0.5, TTFT: 0.4}}},
 		{Model: "B", RegistryTokensPerS: 2000, TokensPerS: 1600, Factor: 0.8, Low: 0.5, High: 1.3, LogSD: 0.25,
 			Samples: 1, Informative: 0, Seconds: 60, Work: 1000},
 	}}
@@ -66,7 +66,7 @@ func TestCalibratedKeepsOnlyMeasuredGPUs(t *testing.T) {
 	if err := sampleSpeeds().WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"A 2 10m00s 1000 511 0.51× 0.43–0.61 0.40s", "replica 1, TP2 on GPUs 0 and 1 2 10m00s 500 served 2.0 img/s 0.40s"} {
+	for _, want := range []string{"A 2 10m00s 1000 511 0.51× 0.43–0.61 0.40s", "r1, TP2 on GPUs 0 and 1 2 10m00s 500 served 2.0 img/s 0.40s"} {
 		found := false
 		for _, line := range strings.Split(text.String(), "\n") {
 			found = found || strings.Join(strings.Fields(line), " ") == want

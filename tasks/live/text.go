@@ -8,6 +8,10 @@ import (
 	"time"
 )
 
+// accuracyNote says what the ACCURACY column counts, which is not always
+// the measure the score files give a task.
+const accuracyNote = "(ACCURACY: answered items right so far; the score files give each task the paper's measure: L4 per patient, L5 per turn and per trajectory, L3 structures as F1, O1 by its judge)"
+
 // WriteText writes the snapshot as the terminal summary of `npcorch
 // status`: the run, its models and tasks, its engines and GPUs.
 func WriteText(w io.Writer, s *Snapshot) error {
@@ -31,6 +35,9 @@ func WriteText(w io.Writer, s *Snapshot) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(s.Models) > 0 {
+		fmt.Fprintln(w, accuracyNote)
 	}
 	for _, m := range s.Models {
 		switch {

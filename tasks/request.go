@@ -57,6 +57,9 @@ type Request struct {
 // other answer once and sends it again for each repeat, instead of
 // rendering its prompt and checking its images once a repeat.
 func (r *Request) ForRepeat(repeat int) (*Request, error) {
+	if r.keyIn.model == "" {
+		return nil, fmt.Errorf("item %s: its request was not made by a RequestBuilder, so its key for repeat %d is unknown", r.Item.ID, repeat)
+	}
 	key, err := r.keyIn.key(repeat)
 	if err != nil {
 		return nil, err

@@ -162,4 +162,8 @@ func TestForRepeatIsTheRepeatsOwnRequest(t *testing.T) {
 			t.Errorf("ForRepeat changed the request it was made from: repeat %d", first.Repeat)
 		}
 	}
+	// A request made by hand has no key inputs: refused, not keyed wrong.
+	if _, err := (&tasks.Request{Item: tasks.Item{ID: "x"}, Key: "k"}).ForRepeat(1); err == nil || !strings.Contains(err.Error(), "not made by a RequestBuilder") {
+		t.Errorf("ForRepeat of a hand-made request: %v, want a refusal", err)
+	}
 }

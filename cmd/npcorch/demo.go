@@ -111,6 +111,9 @@ func runDemo(ctx context.Context, out string, seed int64, resume bool, stdout, s
 	// A fresh demo starts from an empty run folder (Fresh, once the
 	// folder's lock is held): answers left by a demo with another seed
 	// must not mix into this one's journal.
+	// --resume continues the demo wherever it was cut: a demo cut while
+	// it generated or prepared its data has no run yet, and starts it.
+	resume = resume && campaign.Begun(c.Path(c.Output))
 	o, err := campaign.Run(ctx, campaign.Options{Campaign: c, Self: []string{self}, Resume: resume, Fresh: !resume,
 		Out: stdout, Log: io.Discard, Progress: stderr, Timing: timing})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -50,7 +51,7 @@ func TestDemoCampaignAsksEveryLevel(t *testing.T) {
 // TestDemoInterruptedSaysHowToContinue: a demo cut short (here before it
 // starts) exits 130 with the command that continues it, not the error of
 // whatever phase the signal cut ("schedule: waiting for engines at 0s:
-// context canceled").
+// context canceled"), and that command runs the demo to its end.
 func TestDemoInterruptedSaysHowToContinue(t *testing.T) {
 	root := newRootCmd()
 	out := filepath.Join(t.TempDir(), "d")
@@ -62,6 +63,14 @@ func TestDemoInterruptedSaysHowToContinue(t *testing.T) {
 	err := root.ExecuteContext(ctx)
 	want := fmt.Sprintf("continue with `npcorch demo --out %s --seed 3 --resume`", out)
 	if exitCode(err) != exitInterrupted || !strings.Contains(err.Error(), want) {
-		t.Errorf("interrupted demo: %v (exit %d), want exit %d and %q", err, exitCode(err), exitInterrupted, want)
+		t.Fatalf("interrupted demo: %v (exit %d), want exit %d and %q", err, exitCode(err), exitInterrupted, want)
+	}
+	// The command it prints works, though the demo was cut before its run
+	// began: it said "--resume: …/run holds no run to continue".
+	if code, log := npcorch(t, t.TempDir(), "demo", "--out", out, "--seed", "3", "--resume"); code != 0 {
+		t.Fatalf("the printed command exited %d:\n%s", code, log)
+	}
+	if _, err := os.Stat(filepath.Join(out, "run", "scores.json")); err != nil {
+		t.Errorf("the continued demo wrote no scores: %v", err)
 	}
 }

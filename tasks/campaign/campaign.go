@@ -151,7 +151,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		return nil, err
 	}
 	runDir := abs(c.Path(c.Output)) // named the same way in every message, however it was given
-	if opt.Resume && !begun(runDir) {
+	if opt.Resume && !Begun(runDir) {
 		return nil, fmt.Errorf("--resume: %s holds no run to continue (no run.json, no journal/); give the --out of the interrupted run, or drop --resume to start the campaign there", runDir)
 	}
 	// The node too: NVML without a driver leaves no run folder behind.
@@ -324,8 +324,8 @@ func loadRunInputs(c *configs.Campaign, reg *tasks.Registry, src Source) (*Bench
 	return b, prompts, nil
 }
 
-// begun reports whether runDir holds a run: its run.json or its journal.
-func begun(runDir string) bool {
+// Begun reports whether runDir holds a run: its run.json or its journal.
+func Begun(runDir string) bool {
 	for _, name := range []string{"run.json", "journal"} {
 		if _, err := os.Stat(filepath.Join(runDir, name)); err == nil {
 			return true

@@ -109,6 +109,7 @@ func Import(ctx context.Context, opt Options) (_ *Result, err error) {
 	j := join{res: res, byPatient: byPatient, listed: listed, place: place, labelsFile: opt.Labels}
 	j.labelled(labels)
 	j.unlabelled(tree)
+	res.Notes = append(res.Notes, structureNote(res.Dataset.Patients)...)
 	res.Problems = append(res.Problems, treeProblems(tree)...)
 	res.Notes = append(res.Notes, treeNotes(tree)...)
 	if res.Linked, res.Copied, err = place.materialise(j.files()); err != nil {
@@ -119,6 +120,24 @@ func Import(ctx context.Context, opt Options) (_ *Result, err error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// structureNote says what the T-staging patients still lack: T staging
+// (t_groups) also asks which of the base structures are invaded, and a
+// DICOM tree and a label sheet do not say; until each patient's
+// structures list is added to dataset.json, the run leaves them out.
+func structureNote(ps []dataset.Patient) []string {
+	var ids []string
+	for _, p := range ps {
+		if slices.Contains(p.Cohorts, dataset.CohortTGroups) && len(p.Structures) == 0 {
+			ids = append(ids, p.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d patient(s) in t_groups without structures (%s): T staging also asks which base structures are invaded; add each patient's structures (invasion 0 or 1 for every base structure of configs/structures.yaml; docs/dataset.md) to dataset.json before prep, or the run leaves their T-staging item out",
+		len(ids), strings.Join(ids, ", "))}
 }
 
 // newEntries makes an entry of every series of the tree, in its order and

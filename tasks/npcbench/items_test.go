@@ -1,6 +1,7 @@
 package npcbench
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -74,5 +75,30 @@ func TestUnknownTaskIsAnError(t *testing.T) {
 	items, _, err := tasks.BuildItems(Registry(st), raw, &dataset.Prepared{}, []string{"cp_carre"})
 	if err == nil || !strings.Contains(err.Error(), `unknown task "cp_carre"; known tasks: g_mem, a_app, pathology, sequence`) || len(items) != 0 {
 		t.Errorf("items %v, error %v; want an error listing the known tasks", items, err)
+	}
+}
+
+// A patient's structures list that lacks labels is refused naming every
+// structure it lacks, so that a user filling in an imported dataset fixes
+// them in one go, not one run at a time.
+func TestCollapseInvasionNamesEveryMissingStructure(t *testing.T) {
+	st := configs.DefaultStructures()
+	ids := st.IDs()
+	var findings []dataset.Finding
+	for _, id := range ids[2:] {
+		findings = append(findings, dataset.Finding{Structure: id, Invasion: 0})
+	}
+	_, err := CollapseInvasion(st, findings)
+	want := fmt.Sprintf("no invasion label for 2 of the %d structures: %s, %s;", len(ids), ids[0], ids[1])
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err %v, want %q", err, want)
+	}
+	_, err = CollapseInvasion(st, findings[1:])
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("3 of the %d structures: %s, %s, %s;", len(ids), ids[0], ids[1], ids[2])) {
+		t.Errorf("three missing: %v", err)
+	}
+	inv, err := CollapseInvasion(st, append(findings, dataset.Finding{Structure: ids[0], Invasion: 1}, dataset.Finding{Structure: ids[1]}))
+	if err != nil || inv[ids[0]] != 1 || len(inv) != len(ids) {
+		t.Errorf("every structure labelled: %v, %v", inv, err)
 	}
 }

@@ -57,12 +57,20 @@ func CollapseInvasion(st *configs.Structures, findings []dataset.Finding) (map[s
 			inv[f.Structure] = f.Invasion
 		}
 	}
+	var missing []string
 	for _, id := range st.IDs() {
 		if _, ok := inv[id]; !ok {
-			return nil, fmt.Errorf("no invasion label for structure %s; every base structure needs one", id)
+			missing = append(missing, id)
 		}
 	}
-	return inv, nil
+	switch len(missing) {
+	case 0:
+		return inv, nil
+	case 1:
+		return nil, fmt.Errorf("no invasion label for structure %s; every base structure needs one (the patient's structures list)", missing[0])
+	}
+	return nil, fmt.Errorf("no invasion label for %d of the %d structures: %s; every base structure needs one (the patient's structures list)",
+		len(missing), len(st.IDs()), strings.Join(missing, ", "))
 }
 
 // planeGroups lists plane groups' images and planes, in order.

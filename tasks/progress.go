@@ -187,6 +187,10 @@ func (l *lineProgress) Waiting(model, what string) {
 func (l *lineProgress) Finish(model string, sum Summary) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fmt.Fprintf(l.w, "%s: finished: %d answered, %d already in the journal, %d not run, %d problems\n",
-		model, sum.Answered, sum.Skipped, sum.NotRun, len(sum.Problems))
+	end := "finished"
+	if left := sum.Requests - sum.Answered - sum.Skipped - sum.NotRun; left > 0 {
+		end = fmt.Sprintf("stopped with %d left", left) // interrupted, or its run ended early
+	}
+	fmt.Fprintf(l.w, "%s: %s: %d answered, %d already in the journal, %d not run, %d problems\n",
+		model, end, sum.Answered, sum.Skipped, sum.NotRun, len(sum.Problems))
 }

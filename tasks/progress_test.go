@@ -29,10 +29,13 @@ func TestLineProgressReportsRateETAAndNotRun(t *testing.T) {
 		p.Record(rec)
 		p.Record(Record{Model: "a model that never started", Status: StatusNotRun})
 	}
-	p.Finish("Qwen3-VL-8B-Instruct", Summary{Answered: 27, Skipped: 5, NotRun: 3, Problems: []ItemProblem{{Item: "x"}}})
+	p.Finish("Qwen3-VL-8B-Instruct", Summary{Requests: 35, Answered: 27, Skipped: 5, NotRun: 3, Problems: []ItemProblem{{Item: "x"}}})
+	// A model whose run was cut (Ctrl-C) does not say it finished.
+	p.Finish("Lingshu-7B", Summary{Requests: 100, Answered: 76})
 	want := "Qwen3-VL-8B-Instruct: 100 requests\n" +
 		"Qwen3-VL-8B-Instruct: 20/100 done, 2.0/s, ETA 40s, 2 not run\n" +
-		"Qwen3-VL-8B-Instruct: finished: 27 answered, 5 already in the journal, 3 not run, 1 problems\n"
+		"Qwen3-VL-8B-Instruct: finished: 27 answered, 5 already in the journal, 3 not run, 1 problems\n" +
+		"Lingshu-7B: stopped with 24 left: 76 answered, 0 already in the journal, 0 not run, 0 problems\n"
 	if out.String() != want {
 		t.Errorf("progress lines:\n%s\nwant:\n%s", out.String(), want)
 	}

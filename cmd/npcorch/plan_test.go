@@ -18,7 +18,7 @@ func TestPlanSpeedError(t *testing.T) {
 	}
 	for _, want := range []string{
 		"\nre-plans:\n", " measured at ", "× its registry speed (95 % ",
-		"\nmeasured speeds (models not measured: ", "\nspeed errors (seed 3): re-planned ",
+		"\nmeasured speeds (the node's factor, taken for a model with no measurement of its own: ", "\nspeed errors (seed 3): re-planned ",
 		"× the plan that knew the true speeds, ", "); static plan ",
 	} {
 		if !strings.Contains(out, want) {

@@ -119,7 +119,7 @@ func TestReplanRecordsItsReason(t *testing.T) {
 	if err := p.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"re-plans:\n    6m40s  A measured at 0.5", "measured speeds (models not measured: "} {
+	for _, want := range []string{"re-plans:\n    6m40s  A measured at 0.5", "measured speeds (the node's factor, taken for a model with no measurement of its own: "} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}

@@ -81,7 +81,7 @@ func (s *Speeds) check() error {
 // replica did per second of serving.
 func (s *Speeds) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "measured speeds (models not measured: %.2f× the registry's):\n", s.Node.Factor)
+	fmt.Fprintf(ew, "measured speeds (the node's factor, taken for a model with no measurement of its own: %.2f× the registry's):\n", s.Node.Factor)
 	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODEL\tSAMPLES\tSERVED\tREGISTRY TOK/S\tESTIMATE TOK/S\tFACTOR\t95 %\tTTFT")
 	for _, m := range s.Models {

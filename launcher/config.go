@@ -200,6 +200,12 @@ type Config struct {
 	HTTP *http.Client
 	// Timing holds the lifecycle's delays.
 	Timing Timing
+	// SecretEnv names environment variables that hold secrets no launched
+	// engine may inherit: other endpoints' API keys (engine.api_key_env),
+	// the live page's token. Well-known providers' key variables are
+	// dropped as well (providerKeyEnv); the rest of npcorch's environment
+	// passes to the engine.
+	SecretEnv []string
 
 	// onMove hears each replica state change (tests walk the lifecycle
 	// with it); it runs on the replica's goroutine and must not block.

@@ -165,6 +165,29 @@ func (l LaunchSettings) validate(loc locator) error {
 	return nil
 }
 
+// checkStallWindow refuses a launch.stall_window the client's timeouts
+// make useless: on a hung engine each request in flight times out after
+// its first-token (or chunk) timeout and is sent again, and once it has
+// spent every retry, retries × first_token_timeout + the shorter of the
+// two later (backoff aside), it is given up. A stall window that long
+// restarts the engine only after every request that was in flight when
+// it hung is lost.
+func (c *Campaign) checkStallWindow(loc locator) error {
+	w, cl := c.Launch.StallWindow, c.Client
+	if w <= 0 {
+		return nil // the launcher's default, which docs/campaign.md relates to the client's
+	}
+	budget := time.Duration(cl.RetryLimit())*cl.FirstTokenTimeout + min(cl.FirstTokenTimeout, cl.ChunkTimeout)
+	if w < budget {
+		return nil
+	}
+	return loc.errorf("launch.stall_window", "%v is not shorter than the %v a request on a hung engine lasts before it is given up "+
+		"(client.retries %d × client.first_token_timeout %v + the shorter of client.first_token_timeout and client.chunk_timeout), "+
+		"so the watchdog would restart a hung engine only after every request in flight had failed; "+
+		"give a stall window below client.first_token_timeout (e.g. %v), or raise the client's timeouts or retries",
+		w, budget, cl.RetryLimit(), cl.FirstTokenTimeout, cl.FirstTokenTimeout/2)
+}
+
 // Backends say where a campaign's engines run.
 const (
 	BackendLocal = "local" // child processes on this node
@@ -396,6 +419,9 @@ func (c *Campaign) validate(loc locator) error {
 		return err
 	}
 	if err := c.Launch.validate(loc); err != nil {
+		return err
+	}
+	if err := c.checkStallWindow(loc); err != nil {
 		return err
 	}
 	switch c.Backend {

@@ -88,6 +88,29 @@ func TestCampaignErrors(t *testing.T) {
 	}
 }
 
+// TestStallWindowWithinClientTimeouts: a stall window no shorter than a
+// request's life on a hung engine (retries × first_token_timeout + the
+// shorter of first-token and chunk timeouts) is refused, naming the
+// fields; one shorter, or the launcher's default, loads.
+func TestStallWindowWithinClientTimeouts(t *testing.T) {
+	base := "output: o\ndataset: {raw: r, prepared: p}\nmodels: [Lingshu-7B]\n"
+	for in, want := range map[string]string{
+		base + "client: {first_token_timeout: 5s, retries: 0}\nlaunch: {stall_window: 5s}\n":                     "field launch.stall_window: 5s is not shorter than the 5s a request on a hung engine lasts",
+		base + "client: {first_token_timeout: 5s, chunk_timeout: 2s, retries: 2}\nlaunch: {stall_window: 12s}\n": "the 12s a request",
+		base + "client: {first_token_timeout: 5s, chunk_timeout: 2s, retries: 2}\nlaunch: {stall_window: 11s}\n": "",
+		base + "client: {first_token_timeout: 5s}\nlaunch: {stall_window: 3s}\n":                                 "",
+		base + "client: {first_token_timeout: 5s, retries: 0}\n":                                                 "", // default window
+	} {
+		_, err := ParseCampaign("c.yaml", ".", []byte(in), nil)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%q: %v", in, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%q:\n got %v\nwant it to contain %q", in, err, want)
+		}
+	}
+}
+
 // TestZeroRetriesMeansNoRetry: a campaign that writes client.retries: 0
 // asks for no retry; it used to get the default of 4, as if absent.
 func TestZeroRetriesMeansNoRetry(t *testing.T) {

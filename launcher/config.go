@@ -53,7 +53,8 @@ type Timing struct {
 	StableAfter    time.Duration
 	// StallCheck is how often /metrics is read while ready; StallWindow
 	// is how long requests may run without a new token before the engine
-	// counts as hung.
+	// counts as hung. WithDefaults keeps StallCheck at most a quarter of
+	// StallWindow (see stallCheckFor).
 	StallCheck  time.Duration
 	StallWindow time.Duration
 }
@@ -102,6 +103,7 @@ func (t Timing) WithDefaults() Timing {
 	pick(&t.StableAfter, d.StableAfter)
 	pick(&t.StallCheck, d.StallCheck)
 	pick(&t.StallWindow, d.StallWindow)
+	t.StallCheck = stallCheckFor(t.StallCheck, t.StallWindow)
 	if t.MemorySlack == 0 {
 		t.MemorySlack = d.MemorySlack
 	}
@@ -115,6 +117,18 @@ func (t Timing) WithDefaults() Timing {
 		t.MaxRestarts = 0
 	}
 	return t
+}
+
+// stallCheckFor bounds the /metrics period by the stall window. The
+// watchdog learns of the last token at the first reading after it, and
+// sees the stall at the first reading a window after that one, so it
+// restarts a hung engine between window and window + 2 × period after its
+// last token. A period of a quarter window keeps that under 1.5 windows
+// (a 10s window is checked every 2.5s), and no longer than check (30s by
+// default) keeps long windows from reading /metrics more often than
+// needed. The floor keeps the ticker's period positive.
+func stallCheckFor(check, window time.Duration) time.Duration {
+	return max(min(check, window/4), time.Millisecond)
 }
 
 // With lays a campaign file's launch settings over t: each field the file
@@ -186,6 +200,12 @@ type Config struct {
 	HTTP *http.Client
 	// Timing holds the lifecycle's delays.
 	Timing Timing
+	// SecretEnv names environment variables that hold secrets no launched
+	// engine may inherit: other endpoints' API keys (engine.api_key_env),
+	// the live page's token. Well-known providers' key variables are
+	// dropped as well (providerKeyEnv); the rest of npcorch's environment
+	// passes to the engine.
+	SecretEnv []string
 
 	// onMove hears each replica state change (tests walk the lifecycle
 	// with it); it runs on the replica's goroutine and must not block.

@@ -15,7 +15,7 @@ func FuzzParseLoad(f *testing.F) {
 			// Negative counts are the engine's problem, but must not crash
 			// the watchdog either: observe them once.
 			w := stallWatch{window: 1}
-			w.observe(l, w.progress)
+			_, _ = w.observe(l, w.progress)
 		}
 	})
 }

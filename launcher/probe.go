@@ -357,13 +357,15 @@ type stallWatch struct {
 	progress time.Time // last time tokens moved or nothing ran
 }
 
-// observe records a reading taken at now and reports a stall.
-func (w *stallWatch) observe(l load, now time.Time) bool {
+// observe records a reading taken at now and reports a stall, with how
+// long the readings have shown requests running and no new token.
+func (w *stallWatch) observe(l load, now time.Time) (time.Duration, bool) {
 	if !w.seen || l.tokens != w.tokens || l.running == 0 {
 		w.seen, w.tokens, w.progress = true, l.tokens, now
-		return false
+		return 0, false
 	}
-	return now.Sub(w.progress) >= w.window
+	quiet := now.Sub(w.progress)
+	return quiet, quiet >= w.window
 }
 
 // sumFamilies adds the values of every sample of the first family present

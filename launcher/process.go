@@ -22,8 +22,9 @@ type process struct {
 	progress chan struct{}
 }
 
-// startProcess launches argv as the leader of a new process group, with
-// output to sink. progress receives a token for each log line.
+// startProcess launches argv, with exactly the environment env, as the
+// leader of a new process group, with output to sink. progress receives a
+// token for each log line.
 func startProcess(argv, env, shim []string, grace, waitDelay time.Duration, sink func(onLine func()) *logSink) (*process, *logSink, error) {
 	p := &process{done: make(chan struct{}), progress: make(chan struct{}, 1)}
 	log := sink(func() {
@@ -45,7 +46,7 @@ func startProcess(argv, env, shim []string, grace, waitDelay time.Duration, sink
 		attr.Pdeathsig = syscall.SIGKILL
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = attr
 	cmd.WaitDelay = waitDelay

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -103,5 +104,56 @@ func TestSecretFilesArePrivate(t *testing.T) {
 	RemoveSecretFiles(files)
 	if _, err := os.Stat(files[0].Path); !os.IsNotExist(err) {
 		t.Errorf("key file left after removal: %v", err)
+	}
+}
+
+// TestEnginesDoNotInheritOtherSecrets starts a real simulated vLLM with
+// workers, through the shim, with provider and endpoint keys in npcorch's
+// environment, and reads every process of its group's /proc/PID/environ:
+// the keys of other endpoints (a campaign's api_key_env, a provider's
+// well-known variable) are gone, while what engines need (HF_TOKEN for
+// gated weights, CUDA_*, VLLM_*, PATH) and the engine's own key are there.
+func TestEnginesDoNotInheritOtherSecrets(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-leak-openai")
+	t.Setenv("ANTHROPIC_API_KEY", "sk-leak-anthropic")
+	t.Setenv("NPCORCH_TEST_ENDPOINT_KEY", "leak-endpoint")
+	t.Setenv("HF_TOKEN", "hf_kept")
+	t.Setenv("CUDA_CACHE_PATH", "/tmp/kept-cuda")
+	t.Setenv("VLLM_LOGGING_LEVEL", "DEBUG")
+	cfg := testConfig(t)
+	cfg.SecretEnv = []string{"NPCORCH_TEST_ENDPOINT_KEY"}
+	sup := NewSupervisor(cfg)
+	defer stopAll(t, sup)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	eps, err := sup.Start(ctx, ReplicaSpec{Model: simModel("envd", "--sim-workers", "1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids, err := ProcScanner{}.Members(eps[0].PGID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := 0
+	for _, pid := range pids {
+		raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+		if err != nil {
+			continue // exited meanwhile
+		}
+		read++
+		env := strings.Split(string(raw), "\x00")
+		for _, gone := range []string{"OPENAI_API_KEY=", "ANTHROPIC_API_KEY=", "NPCORCH_TEST_ENDPOINT_KEY="} {
+			if i := slices.IndexFunc(env, func(kv string) bool { return strings.HasPrefix(kv, gone) }); i >= 0 {
+				t.Errorf("process %d inherited %s", pid, strings.TrimSuffix(gone, "="))
+			}
+		}
+		for _, kept := range []string{"HF_TOKEN=hf_kept", "CUDA_CACHE_PATH=/tmp/kept-cuda", "VLLM_LOGGING_LEVEL=DEBUG", "PATH=" + os.Getenv("PATH"), VLLMKeyEnv + "=" + eps[0].APIKey} {
+			if !slices.Contains(env, kept) {
+				t.Errorf("process %d lacks %s", pid, kept[:strings.IndexByte(kept, '=')])
+			}
+		}
+	}
+	if read < 2 {
+		t.Errorf("read the environment of %d processes of group %d, want the shim, the engine and its worker", read, eps[0].PGID)
 	}
 }

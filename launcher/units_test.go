@@ -120,9 +120,51 @@ func TestStallWatch(t *testing.T) {
 		{40 * time.Second, load{running: 0, tokens: 9}, false},
 	}
 	for i, s := range steps {
-		if got := w.observe(s.l, t0.Add(s.at)); got != s.stalled {
+		if _, got := w.observe(s.l, t0.Add(s.at)); got != s.stalled {
 			t.Errorf("step %d: stalled %v, want %v", i, got, s.stalled)
 		}
+	}
+}
+
+// TestStallCheckHonoursWindow: a campaign's stall window shorter than the
+// default /metrics period shortens the period, so that a hung engine is
+// restarted within 1.5 windows of its last token, not at the next 30s
+// reading (the trial: a 10s window restarted at 1m00s, a 3s window never).
+func TestStallCheckHonoursWindow(t *testing.T) {
+	for _, tc := range []struct {
+		window, want time.Duration
+	}{
+		{3 * time.Second, 750 * time.Millisecond},
+		{10 * time.Second, 2500 * time.Millisecond},
+		{2 * time.Minute, 30 * time.Second}, // never above the default period
+		{5 * time.Minute, 30 * time.Second},
+	} {
+		got := DefaultTiming.With(configs.LaunchSettings{StallWindow: tc.window}).WithDefaults()
+		if got.StallWindow != tc.window || got.StallCheck != tc.want {
+			t.Errorf("stall_window %v: window %v, check every %v; want every %v", tc.window, got.StallWindow, got.StallCheck, tc.want)
+		}
+	}
+	if got := (Timing{StallWindow: 10 * time.Second}).WithDefaults().StallCheck; got != 2500*time.Millisecond {
+		t.Errorf("Timing{StallWindow: 10s}: check every %v, want 2.5s", got)
+	}
+}
+
+// TestStallMessageGivesMeasuredTime: the crash message says how long the
+// readings showed no new token, which the period may make longer than the
+// window, and names the window apart.
+func TestStallMessageGivesMeasuredTime(t *testing.T) {
+	w := NewWatchdog(nil, Probe{MetricsURL: "http://127.0.0.1:1/metrics"}, Timing{StallWindow: 10 * time.Second})
+	t0 := time.Unix(1000, 0)
+	hung := Reading{health: 200, load: load{running: 16, tokens: 40}}
+	for _, at := range []time.Duration{0, 9 * time.Second} {
+		if kind, why := w.Judge(hung, t0.Add(at)); kind != "" {
+			t.Fatalf("at %v: %s %q before the window", at, kind, why)
+		}
+	}
+	kind, why := w.Judge(hung, t0.Add(12*time.Second+400*time.Millisecond))
+	want := "16 requests running and no new token for 12s (stall window 10s)"
+	if kind != FailureStalled || why != want {
+		t.Errorf("Judge = %s %q; want %s %q", kind, why, FailureStalled, want)
 	}
 }
 

@@ -71,8 +71,18 @@ func (w *Watchdog) Judge(rd Reading, now time.Time) (FailureKind, string) {
 	if rd.err != nil {
 		return "", ""
 	}
-	if w.stall.observe(rd.load, now) {
-		return FailureStalled, fmt.Sprintf("%g requests running and no new token for %v", rd.load.running, w.stall.window)
+	if quiet, stalled := w.stall.observe(rd.load, now); stalled {
+		return FailureStalled, fmt.Sprintf("%g requests running and no new token for %v (stall window %v)",
+			rd.load.running, roundQuiet(quiet), w.stall.window)
 	}
 	return "", ""
+}
+
+// roundQuiet rounds a measured time without tokens for the message: to
+// the second from a second on, to the millisecond below.
+func roundQuiet(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(time.Second)
+	}
+	return d.Round(time.Millisecond)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/placement"
 	"github.com/npcorch/npcorch/launcher/slurm"
+	"github.com/npcorch/npcorch/tasks/live"
 )
 
 // Backend runs the campaign's engine replicas: on this machine (the
@@ -197,6 +198,8 @@ func (d *driver) launcherConfig(src gpu.Source) launcher.Config {
 		LogDir:  filepath.Join(d.runDir, "engines"),
 		Host:    c.Host,
 		Timing:  d.timing(),
+		// Engines run third-party code: they get no other endpoint's key.
+		SecretEnv: secretEnv(c),
 	}
 	if !strings.HasPrefix(c.Node, "fake:") {
 		if _, absent := src.(gpu.Absent); !absent {
@@ -204,6 +207,20 @@ func (d *driver) launcherConfig(src gpu.Source) launcher.Config {
 		}
 	}
 	return cfg
+}
+
+// secretEnv names the environment variables of c's secrets that no engine
+// needs: every model's and judge's engine.api_key_env (the keys of API
+// endpoints) and the live page's token.
+func secretEnv(c *configs.Campaign) []string {
+	names := []string{live.TokenEnv}
+	for _, m := range slices.Concat(c.Resolved, c.ResolvedJudges) {
+		if m.Engine.APIKeyEnv != "" {
+			names = append(names, m.Engine.APIKeyEnv)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // sharesDisk says whether engines see this machine's files at the same

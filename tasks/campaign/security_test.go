@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -426,5 +427,33 @@ func TestRequestsNeverPointOutsideThePreparedRoot(t *testing.T) {
 				t.Errorf("%s: image %q: error %q, want it to name the item and say %q", media, path, err, want)
 			}
 		}
+	}
+}
+
+// TestEnginesGetNoEndpointKeys: the local launcher is told to keep every
+// API endpoint's key variable (models' and judges' engine.api_key_env) and
+// the live page's token out of the engines it starts; the launcher's own
+// test proves that such variables never reach an engine's environment.
+func TestEnginesGetNoEndpointKeys(t *testing.T) {
+	src := `output: o
+dataset: {raw: r, prepared: p}
+models:
+  - Lingshu-7B
+  - GPT-5.1
+  - name: Lab-Endpoint
+    engine: {kind: external, base_url: "http://127.0.0.1:9/v1", api_key_env: LAB_ENDPOINT_KEY, api_model: m, max_num_seqs: 4}
+judges:
+  - name: Judge-Endpoint
+    engine: {kind: external, base_url: "http://127.0.0.1:9/v1", api_key_env: JUDGE_KEY, api_model: j, max_num_seqs: 4}
+`
+	c, err := configs.ParseCampaign("keys.yaml", t.TempDir(), []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &driver{opt: Options{Campaign: c}}
+	got := d.launcherConfig(nil).SecretEnv
+	want := []string{"JUDGE_KEY", "LAB_ENDPOINT_KEY", "NPCORCH_LIVE_TOKEN", "OPENAI_API_KEY"}
+	if !slices.Equal(got, want) {
+		t.Errorf("SecretEnv = %q, want %q", got, want)
 	}
 }

@@ -3,7 +3,9 @@ package tasks
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -205,7 +207,7 @@ type dispatcher struct {
 	mu       sync.Mutex
 	ready    []*held                // released items, in the order released
 	waiting  map[itemRepeat][]*held // held items by a missing answer
-	failed   map[itemRepeat]bool    // answers that will not come this run
+	failed   map[itemRepeat]string  // answers that will not come this run: the root cause
 	inflight int
 	settle   bool // nothing more will be answered: held items are problems
 	wake     chan struct{}
@@ -217,7 +219,7 @@ type dispatcher struct {
 func (r *Runner) newDispatcher(ctx context.Context, mr ModelRun, act *activity, s *Summary) *dispatcher {
 	g, ctx := errgroup.WithContext(ctx)
 	d := &dispatcher{r: r, mr: mr, act: act, g: g, ctx: ctx, s: s,
-		waiting: map[itemRepeat][]*held{}, failed: map[itemRepeat]bool{}, wake: make(chan struct{}, 1)}
+		waiting: map[itemRepeat][]*held{}, failed: map[itemRepeat]string{}, wake: make(chan struct{}, 1)}
 	if mr.Workers > 0 {
 		d.cap = make(chan struct{}, mr.Workers)
 	}
@@ -295,14 +297,7 @@ func (d *dispatcher) build(it Item, rep int, like *Request) (req, built *Request
 	}
 	switch {
 	case problem != nil:
-		d.smu.Lock()
-		d.s.Problems = append(d.s.Problems, *problem)
-		d.s.NotRun++
-		d.s.Reasons[problem.Reason]++
-		d.smu.Unlock()
-		if d.r.upstream(it.Task) {
-			d.signal(func() { d.failLocked(itemRepeat{d.mr.Model.Name, it.ID, rep}) })
-		}
+		d.problem(it, rep, *problem, problem.Reason)
 		return nil, like
 	case d.r.answered(req.Key):
 		d.smu.Lock()
@@ -311,6 +306,29 @@ func (d *dispatcher) build(it Item, rep int, like *Request) (req, built *Request
 		return nil, req
 	}
 	return req, req
+}
+
+// problem counts (it, rep) not run for p, and, when other items' prompts
+// need its answer, fails them with cause: the root of a chain of items
+// that wait for each other, so that a conversation's last turn says why
+// its first was not answered.
+func (d *dispatcher) problem(it Item, rep int, p ItemProblem, cause string) {
+	d.smu.Lock()
+	d.s.Problems = append(d.s.Problems, p)
+	d.s.NotRun++
+	d.s.Reasons[p.Reason]++
+	d.smu.Unlock()
+	if d.r.upstream(it.Task) {
+		d.signal(func() { d.failLocked(itemRepeat{d.mr.Model.Name, it.ID, rep}, cause) })
+	}
+}
+
+// unansweredNeed is the problem of an item whose prompt needs an answer
+// that will not come this run, for cause. The reason names the task of the
+// answer, not its item, so the summary groups like problems on one line.
+func unansweredNeed(it Item, need, cause string) ItemProblem {
+	task, _, _ := strings.Cut(need, "/")
+	return ItemProblem{Item: it.ID, Reason: fmt.Sprintf("its prompt needs the model's answer to a %s item, which was not answered: %s", task, cause)}
 }
 
 // signal runs f under the dispatcher's lock and wakes its loop.
@@ -426,15 +444,22 @@ func (d *dispatcher) resolve(c candidate) *Request {
 	model := d.mr.Model.Name
 	d.mu.Lock()
 	var missing []itemRepeat
-	failed := false
+	need, cause := "", ""
 	for _, id := range d.r.Tasks.needs(c.it) {
 		key := itemRepeat{model, id, c.rep}
 		if _, ok := d.r.lookup(model, id, c.rep); !ok {
 			missing = append(missing, key)
-			failed = failed || d.failed[key]
+			if why, failed := d.failed[key]; failed && cause == "" {
+				need, cause = id, why
+			}
 		}
 	}
-	if len(missing) > 0 && !failed && !d.settle {
+	if cause != "" {
+		d.mu.Unlock()
+		d.problem(c.it, c.rep, unansweredNeed(c.it, need, cause), cause)
+		return nil
+	}
+	if len(missing) > 0 && !d.settle {
 		h := &held{c: c, missing: len(missing)}
 		for _, key := range missing {
 			d.waiting[key] = append(d.waiting[key], h)
@@ -519,7 +544,7 @@ func (d *dispatcher) send(req *Request, lease Lease, acquired error) error {
 		if rec.Status == StatusAnswered {
 			d.answeredLocked(key)
 		} else if r.upstream(rec.Task) {
-			d.failLocked(key)
+			d.failLocked(key, NotRunReason(rec))
 		}
 	})
 	return nil
@@ -536,10 +561,11 @@ func (d *dispatcher) answeredLocked(key itemRepeat) {
 	delete(d.waiting, key)
 }
 
-// failLocked records that key's answer will not come this run and puts
-// the items waiting for it in line, where resolve makes them problems.
-func (d *dispatcher) failLocked(key itemRepeat) {
-	d.failed[key] = true
+// failLocked records that key's answer will not come this run, and why,
+// and puts the items waiting for it in line, where resolve makes them
+// problems.
+func (d *dispatcher) failLocked(key itemRepeat, cause string) {
+	d.failed[key] = cause
 	for _, h := range d.waiting[key] {
 		d.queueLocked(h)
 	}

@@ -31,15 +31,38 @@ type Results struct {
 	// label, an image prep could not make), each with why: the scores
 	// above do not count them. Absent when every item was made.
 	LeftOut []LeftOutItem `json:"left_out,omitempty"`
+	// Unjudged are the answers of a judged task (O1's consultations) that
+	// no judge judged: the journal holds no verdict of its judge task, so
+	// the task has no score. Absent when every such answer was judged.
+	Unjudged []UnjudgedTask `json:"unjudged,omitempty"`
 
 	// reg lays out the score table; ScoreRun sets it.
 	reg *Registry
 }
 
-// LeftOutItem is an item of the dataset that could not be made, and why.
+// LeftOutItem is an item of the dataset that could not be made, and why;
+// with Model, an item whose request for that model could not be built
+// (an image that changed after prep, an answer its prompt needs that
+// will not come), so it was never sent to it.
 type LeftOutItem struct {
+	Model  string `json:"model,omitempty"`
 	Item   string `json:"item"`
 	Reason string `json:"reason"`
+}
+
+// UnjudgedTask is a judged task whose answers no judge judged.
+type UnjudgedTask struct {
+	// Task is the judged task (o1), JudgeTask the task that judges it.
+	Task      string `json:"task"`
+	JudgeTask string `json:"judge_task"`
+	// Answered counts each model's answered (item, repeat) pairs of Task.
+	Answered []ModelCount `json:"answered"`
+}
+
+// ModelCount is a count of one model's.
+type ModelCount struct {
+	Model string `json:"model"`
+	Count int    `json:"count"`
 }
 
 // JournalReport is a journal's problems as the score files carry them.
@@ -201,6 +224,7 @@ func ScoreRun(reg *Registry, campaign string, raw *dataset.Raw, items []Item, j 
 		}
 		res.Models = append(res.Models, *mr)
 	}
+	res.Unjudged = unjudged(reg, models, items, idx, judges, repeats)
 	cal, err := calibrate(reg, items, idx, judges, opt)
 	if err != nil {
 		return nil, err
@@ -362,4 +386,33 @@ func reliability(a *Answers, repeats int) ([]TaskReliability, error) {
 		out = append(out, TaskReliability{Task: t.Key, Reliability: rel})
 	}
 	return out, nil
+}
+
+// unjudged lists each judged task whose answers the journal holds but no
+// judge judged (a campaign without judges), with each model's count.
+func unjudged(reg *Registry, models []RunModel, items []Item, idx answerIndex, judges map[string][]string, repeats int) []UnjudgedTask {
+	var out []UnjudgedTask
+	for _, jt := range reg.b.Tasks {
+		if jt.Judges == "" || len(judges[jt.Key]) > 0 {
+			continue
+		}
+		u := UnjudgedTask{Task: jt.Judges, JudgeTask: jt.Key}
+		for _, m := range models {
+			n := 0
+			for _, it := range items {
+				for rep := 0; rep < repeats; rep++ {
+					if it.Task == jt.Judges && idx.answered[itemRepeat{m.Name, it.ID, rep}].Key != "" {
+						n++
+					}
+				}
+			}
+			if n > 0 {
+				u.Answered = append(u.Answered, ModelCount{Model: m.Name, Count: n})
+			}
+		}
+		if len(u.Answered) > 0 {
+			out = append(out, u)
+		}
+	}
+	return out
 }

@@ -257,7 +257,7 @@ func (r *Runner) prepare(mr ModelRun, it Item, rep int) (*Request, *ItemProblem)
 	for _, id := range r.Tasks.needs(it) {
 		rec, ok := r.lookup(mr.Model.Name, id, rep)
 		if !ok {
-			return nil, &ItemProblem{Item: it.ID, Reason: fmt.Sprintf("its prompt needs the model's answer to %s, which has not been answered yet; resume the run", id)}
+			return nil, &ItemProblem{Item: it.ID, Reason: fmt.Sprintf("its prompt needs the model's answer to %s, which this run never sent (an item left out of the dataset, or one waiting itself for such an answer); fix that and resume the run", id)}
 		}
 		answers[id] = &rec
 	}

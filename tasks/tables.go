@@ -106,8 +106,10 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	for _, note := range r.reg.Notes() {
 		b.WriteString(note + "\n")
 	}
+	r.writeRepeats(&b)
 	writeControls(&b, r.Models)
 	r.writeRubric(&b)
+	r.writeUnjudged(&b)
 	if jr := r.JournalProblems; jr != nil {
 		fmt.Fprintf(&b, "\n**Journal problems: %s.** The scores above leave those lines out as described; each is listed in scores.json and by `npcorch score`.\n", jr.Summary())
 	}
@@ -120,19 +122,83 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 // names them all.
 const maxLeftOutLines = 20
 
-// writeLeftOut names the dataset's items that were never asked, and why;
-// nothing when every item was made.
+// writeLeftOut names the items that were never asked, and why: the
+// dataset's that could not be made (no model was asked them), then those
+// whose request for a model could not be built; nothing when every item
+// was asked.
 func writeLeftOut(b *bytes.Buffer, items []LeftOutItem) {
-	if len(items) == 0 {
-		return
+	var dataset, sent []LeftOutItem
+	for _, it := range items {
+		if it.Model == "" {
+			dataset = append(dataset, it)
+		} else {
+			sent = append(sent, it)
+		}
 	}
-	fmt.Fprintf(b, "\n**Left out: %d item(s) of the dataset could not be made**, so no model was asked them and the scores above do not count them; fix the dataset (or `npcorch prep` again) and run again:\n", len(items))
+	if len(dataset) > 0 {
+		fmt.Fprintf(b, "\n**Left out: %d item(s) of the dataset could not be made**, so no model was asked them and the scores above do not count them; fix the dataset (or `npcorch prep` again) and run again:\n", len(dataset))
+		writeLeftOutLines(b, dataset)
+	}
+	if len(sent) > 0 {
+		fmt.Fprintf(b, "\n**Not sent: %d request(s) could not be built**, so their models were never asked them (counted as missing above); fix the cause and continue the run with `--resume`:\n", len(sent))
+		writeLeftOutLines(b, sent)
+	}
+}
+
+func writeLeftOutLines(b *bytes.Buffer, items []LeftOutItem) {
 	for i, it := range items {
 		if i == maxLeftOutLines {
-			fmt.Fprintf(b, "- … and %d more (all in scores.json)\n", len(items)-i)
-			break
+			fmt.Fprintf(b, "- … and %d more (all in scores.json, `left_out`)\n", len(items)-i)
+			return
 		}
-		fmt.Fprintf(b, "- %s: %s\n", it.Item, it.Reason)
+		if it.Model != "" {
+			fmt.Fprintf(b, "- %s, %s: %s\n", it.Model, it.Item, it.Reason)
+		} else {
+			fmt.Fprintf(b, "- %s: %s\n", it.Item, it.Reason)
+		}
+	}
+}
+
+// writeUnjudged says which judged tasks' answers no judge judged, so that
+// a campaign without judges does not answer O1 and say nothing about it.
+func (r *Results) writeUnjudged(b *bytes.Buffer) {
+	for _, u := range r.Unjudged {
+		title := u.Task
+		if t := r.reg.lookup(u.Task); t != nil {
+			title = t.Title
+		}
+		counts := make([]string, len(u.Answered))
+		for i, c := range u.Answered {
+			counts[i] = fmt.Sprintf("%s %d", c.Model, c.Count)
+		}
+		fmt.Fprintf(b, "\n**%s: answered but not judged, so not scored** (answers: %s). The journal holds no verdict of its judge task %s: the campaign has no `judges:`. "+
+			"Add one to the campaign file (`judges:`, docs/campaign.md; the paper's is GPT-OSS-120B) and continue the run with `--resume`: only the judging is sent.\n",
+			title, strings.Join(counts, ", "), u.JudgeTask)
+	}
+}
+
+// writeRepeats says, for a run of several repeats, that the table above
+// scores the first and gives each task's reliability over all of them.
+func (r *Results) writeRepeats(b *bytes.Buffer) {
+	if r.Repeats < 2 {
+		return
+	}
+	fmt.Fprintf(b, "\n## Repeats (k = %d)\n\nThe table above scores repeat 0 only. Over the k = %d repeats of each item answered in every repeat: avg@k ± SD (mean accuracy of all n·k answers, SD of the k per-repeat accuracies), pass^k (right in every repeat), pass@k (right in at least one), agreement (the same answer every time). Per-repeat accuracies are in scores.json (`reliability`) and report/detail.md.\n\n", r.Repeats, r.Repeats)
+	b.WriteString("| Model | Task | items | avg@k ± SD | pass^k | pass@k | agreement |\n|---|---|---|---|---|---|---|\n")
+	for _, m := range r.Models {
+		for _, tr := range m.Reliability {
+			rel := tr.Reliability
+			items := strconv.Itoa(rel.Items)
+			if rel.Dropped > 0 {
+				items += fmt.Sprintf(" (%d dropped: a repeat not run)", rel.Dropped)
+			}
+			avg := cell(rel.AvgAtK, rel.Complete)
+			if rel.AvgAtK != nil {
+				avg += fmt.Sprintf(" ± %.1f", rel.SD)
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", m.Model, tr.Task, items, avg,
+				cell(rel.PassHatK, rel.Complete), cell(rel.PassAtK, rel.Complete), cell(rel.Agreement, rel.Complete))
+		}
 	}
 }
 

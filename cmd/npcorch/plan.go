@@ -83,6 +83,9 @@ fake:a800-sxm-8, fake:a800-pcie-8, fake:h100-sxm-4, fake:h200-1.`,
 			} else if err := p.WriteText(cmd.OutOrStdout()); err != nil {
 				return err
 			}
+			if err := unplaceable(p); err != nil {
+				return err
+			}
 			if speedError < 1 {
 				return nil
 			}
@@ -149,6 +152,9 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 			return schedule.Config{}, err
 		}
 		models = c.Resolved
+		if note := campaign.UnjudgedNote(c, campaign.Benchmark(), tasks); note != "" {
+			fmt.Fprintln(notes, "plan:", note)
+		}
 		if nodeName == "" {
 			nodeName = c.Node
 		}
@@ -204,4 +210,17 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 		return schedule.Config{}, fmt.Errorf("plan: %w", err)
 	}
 	return schedule.Config{Node: n, Models: models, Workloads: wls, After: after}, nil
+}
+
+// unplaceable is the error of a plan with models the node cannot hold
+// (after the plan is printed): a campaign that would abandon them is no
+// plan to run.
+func unplaceable(p *schedule.Plan) error {
+	var errs []error
+	for _, m := range p.Models {
+		if m.Status == schedule.StatusUnplaceable {
+			errs = append(errs, fmt.Errorf("plan: model %s cannot be placed on %s: %s; give it a node with more GPU memory, or leave it out of the campaign", m.Model, p.Node, m.Note))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -173,8 +173,40 @@ func planJSON(t *testing.T, campaign string) schedule.Plan {
 		t.Fatal(err)
 	}
 	var p schedule.Plan
-	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &p); err != nil {
+	// Decode, not Unmarshal: plan's notes (stderr) follow the JSON.
+	if err := json.NewDecoder(strings.NewReader(out[strings.Index(out, "{"):])).Decode(&p); err != nil {
 		t.Fatalf("plan JSON: %v\n%s", err, out)
 	}
 	return p
+}
+
+// TestPlanRefusesAnUnplaceableModel: a model no GPU group of the node can
+// hold used to be printed "unplaceable" with exit status 0, and the run
+// then abandoned it. The plan is still printed, and plan fails (exit 1,
+// README "Exit statuses") naming the model and why; a campaign that asks
+// O1 with no judges gets a note that O1 will not be scored.
+func TestPlanRefusesAnUnplaceableModel(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "huge.yaml")
+	os.WriteFile(file, []byte(`name: huge
+node: fake:a800-sxm-8
+output: run
+dataset: {raw: data, prepared: prep}
+tasks: [pathology, o1]
+models:
+  - name: Lingshu-7B
+  - name: Huge
+    params_b: 900
+    engine: {kind: sim}
+`), 0o644)
+	out, err := runCLI(t, "plan", "-c", file)
+	if err == nil || exitCode(err) != exitError {
+		t.Fatalf("plan: %v (exit %d), want exit 1\n%s", err, exitCode(err), out)
+	}
+	// runCLI's error holds the error's line, then what the command printed.
+	for _, want := range []string{"plan: model Huge cannot be placed on fake:a800-sxm-8: Huge at TP 1 needs", "give it a node with more GPU memory",
+		"Huge        unplaceable", "plan: note: o1's answers will be journaled but not scored: campaign huge has no judges"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("plan's error and output lack %q:\n%v", want, err)
+		}
+	}
 }

@@ -207,6 +207,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	}
 	defer func() { stopLive(opt.Log, hub, srv, live.Ended{State: endState(ctx, err), Err: err}) }()
 	b.Problems.Report(opt.Log)
+	noteUnjudged(opt.Log, c, reg, b.Items)
 	out = &Outcome{RunDir: runDir, Problems: b.Problems}
 	meta := Meta{Campaign: c.Name, Raw: abs(src.Raw), Prepared: abs(src.Prepared), Tasks: src.Tasks, Repeats: c.Repeat, Seed: c.Seed, Node: c.Node}
 	if _, err := os.Stat(c.File); err == nil {
@@ -235,6 +236,9 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	if err := d.close(); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
+	if err := writeUnsent(runDir, unsentItems(out.Summaries), opt.Log); err != nil {
+		return out, errors.Join(runErr, err)
+	}
 	res, err := scoreBench(runDir, meta, b)
 	if err != nil {
 		return out, errors.Join(runErr, err)
@@ -244,9 +248,44 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		res.WriteMarkdown(opt.Out)
 	}
 	if ctx.Err() == nil {
-		runErr = errors.Join(runErr, checkComplete(res, out.Summaries, opt.Out))
+		// The reasons go to events.log too, where `npcorch status` points.
+		var w io.Writer = events
+		if opt.Out != nil {
+			w = io.MultiWriter(opt.Out, events)
+		}
+		runErr = errors.Join(runErr, checkComplete(res, out.Summaries, w))
 	}
 	return out, runErr
+}
+
+// noteUnjudged says, at the start of a run, that the answers of a judged
+// task (O1's consultations) will have no score: the campaign has no judge.
+func noteUnjudged(w io.Writer, c *configs.Campaign, reg *tasks.Registry, items []tasks.Item) {
+	var withItems []string
+	for _, it := range items {
+		if !slices.Contains(withItems, it.Task) {
+			withItems = append(withItems, it.Task)
+		}
+	}
+	if msg := UnjudgedNote(c, reg, withItems); msg != "" {
+		fmt.Fprintln(w, msg)
+	}
+}
+
+// UnjudgedNote is the note of a campaign that asks a judged task (o1, one
+// of taskKeys) but lists no judges: its answers will be journaled, but
+// not scored. "" otherwise.
+func UnjudgedNote(c *configs.Campaign, reg *tasks.Registry, taskKeys []string) string {
+	if len(c.ResolvedJudges) > 0 {
+		return ""
+	}
+	for _, t := range reg.Tasks() {
+		if t.Judges != "" && slices.Contains(taskKeys, t.Judges) {
+			return fmt.Sprintf("note: %s's answers will be journaled but not scored: campaign %s has no judges (its %s task judges them); add one under judges: in %s (docs/campaign.md), or leave %s out of tasks:",
+				t.Judges, c.Name, t.Key, c.File, t.Judges)
+		}
+	}
+	return ""
 }
 
 // askedTasks are the tasks of the run a model is asked: those it has

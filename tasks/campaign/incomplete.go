@@ -22,13 +22,23 @@ var ErrIncomplete = errors.New("the run is incomplete")
 type incompleteError struct {
 	missing, total int
 	leftOut        int // items of the dataset that could not be made
+	// top is this run's most frequent reason a request was not run, n
+	// how many it was; "" when this run made none of the missing.
+	top string
+	n   int
 }
 
+// Error is one line: `npcorch status` shows it from status.json, with no
+// summary above it, so it names the most frequent reason itself.
 func (e *incompleteError) Error() string {
 	var parts []string
 	if e.missing > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %d requests have no answer (reasons above); fix their cause and continue with --resume, which sends only what the journal lacks",
-			e.missing, e.total))
+		why := "this run did not try them; scores.md says which"
+		if e.top != "" {
+			why = fmt.Sprintf("most often %d × %s; every reason in the run folder's events.log", e.n, trimReason(e.top))
+		}
+		parts = append(parts, fmt.Sprintf("%d of %d requests have no answer (%s); fix their cause and continue with --resume, which sends only what the journal lacks",
+			e.missing, e.total, why))
 	}
 	if e.leftOut > 0 {
 		parts = append(parts, fmt.Sprintf("%d item(s) of the dataset could not be made and were never asked (the item problems above, and in scores.md); fix the dataset and run again",
@@ -49,13 +59,54 @@ func checkComplete(res *tasks.Results, sums []tasks.Summary, w io.Writer) error 
 		missing += m.NotRun + m.Missing
 		total += m.Answered + m.NotRun + m.Missing
 	}
-	if missing == 0 && len(res.LeftOut) == 0 {
+	leftOut := 0
+	for _, it := range res.LeftOut {
+		if it.Model == "" { // not made; the others are counted missing
+			leftOut++
+		}
+	}
+	if missing == 0 && leftOut == 0 {
 		return nil
 	}
 	if w != nil {
 		writeNotRun(w, sums)
 	}
-	return &incompleteError{missing: missing, total: total, leftOut: len(res.LeftOut)}
+	e := &incompleteError{missing: missing, total: total, leftOut: leftOut}
+	for _, g := range reasonGroups(sums) {
+		if g.n > e.n {
+			e.top, e.n = g.reason, g.n
+		}
+	}
+	return e
+}
+
+// reasonGroup counts the not-run requests of one reason.
+type reasonGroup struct {
+	reason string
+	n      int
+}
+
+// reasonGroups are the reasons of the summaries' not-run requests, over
+// every model, most frequent first, then by reason.
+func reasonGroups(sums []tasks.Summary) []reasonGroup {
+	all := map[string]int{}
+	for _, s := range sums {
+		for r, n := range s.Reasons {
+			all[r] += n
+		}
+	}
+	return sortedGroups(all)
+}
+
+func sortedGroups(reasons map[string]int) []reasonGroup {
+	var groups []reasonGroup
+	for r, n := range reasons {
+		groups = append(groups, reasonGroup{r, n})
+	}
+	slices.SortFunc(groups, func(a, b reasonGroup) int {
+		return cmp.Or(cmp.Compare(b.n, a.n), strings.Compare(a.reason, b.reason))
+	})
+	return groups
 }
 
 // maxReasonBytes trims a reason in the console summary; the journal keeps
@@ -74,18 +125,7 @@ func writeNotRun(w io.Writer, sums []tasks.Summary) {
 			continue
 		}
 		fmt.Fprintf(&b, "%s: %d of %d requests not run\n", s.Model, s.NotRun, s.Requests)
-		type group struct {
-			reason string
-			n      int
-		}
-		var groups []group
-		for r, n := range s.Reasons {
-			groups = append(groups, group{r, n})
-		}
-		slices.SortFunc(groups, func(a, b group) int {
-			return cmp.Or(cmp.Compare(b.n, a.n), strings.Compare(a.reason, b.reason))
-		})
-		for _, g := range groups {
+		for _, g := range sortedGroups(s.Reasons) {
 			fmt.Fprintf(&b, "  %d × %s\n", g.n, trimReason(g.reason))
 		}
 	}

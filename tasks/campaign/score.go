@@ -55,6 +55,11 @@ func scoreBench(runDir string, meta Meta, b *Bench) (*tasks.Results, error) {
 	for _, p := range b.Problems.Items {
 		res.LeftOut = append(res.LeftOut, tasks.LeftOutItem{Item: p.Item, Reason: p.Reason})
 	}
+	unsent, err := readUnsent(runDir)
+	if err != nil {
+		return nil, err
+	}
+	res.LeftOut = append(res.LeftOut, unsent...)
 	if err := tasks.WriteScoreFiles(runDir, res); err != nil {
 		return nil, err
 	}

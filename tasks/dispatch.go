@@ -209,7 +209,8 @@ type dispatcher struct {
 	waiting  map[itemRepeat][]*held // held items by a missing answer
 	failed   map[itemRepeat]string  // answers that will not come this run: the root cause
 	inflight int
-	settle   bool // nothing more will be answered: held items are problems
+	settle   bool           // nothing more will be answered: held items are problems
+	rank     map[string]int // each task's place in the feeder's order
 	wake     chan struct{}
 	// cap bounds the requests in flight (ModelRun.Workers); nil: the
 	// pool alone bounds them.
@@ -219,7 +220,7 @@ type dispatcher struct {
 func (r *Runner) newDispatcher(ctx context.Context, mr ModelRun, act *activity, s *Summary) *dispatcher {
 	g, ctx := errgroup.WithContext(ctx)
 	d := &dispatcher{r: r, mr: mr, act: act, g: g, ctx: ctx, s: s,
-		waiting: map[itemRepeat][]*held{}, failed: map[itemRepeat]string{}, wake: make(chan struct{}, 1)}
+		rank: map[string]int{}, waiting: map[itemRepeat][]*held{}, failed: map[itemRepeat]string{}, wake: make(chan struct{}, 1)}
 	if mr.Workers > 0 {
 		d.cap = make(chan struct{}, mr.Workers)
 	}
@@ -231,6 +232,9 @@ func (r *Runner) newDispatcher(ctx context.Context, mr ModelRun, act *activity, 
 func (d *dispatcher) run() error {
 	ch := make(chan candidate, max(d.mr.Workers, d.mr.Pool.Capacity(), 1))
 	tasks := d.r.feedOrder(d.r.rankTasks(d.mr))
+	for i, task := range tasks {
+		d.rank[task] = i
+	}
 	d.g.Go(func() error { return d.feed(tasks, ch) })
 	w := d.act.worker()
 	defer d.act.forget(w)
@@ -420,11 +424,20 @@ func (d *dispatcher) next(f *feederLine) (c candidate, ok bool) {
 // answered, so resolve makes each a problem.
 func (d *dispatcher) settleLocked() {
 	d.settle = true
-	for key, hs := range d.waiting {
-		for _, h := range hs {
-			d.queueLocked(h)
-		}
+	var hs []*held
+	for key, waiting := range d.waiting {
+		hs = append(hs, waiting...)
 		delete(d.waiting, key)
+	}
+	// The tasks needed first, then by item and repeat: a chain's later
+	// turn is resolved after the turn it needs has failed, so its reason
+	// is the root cause's, and in the same order on every run.
+	slices.SortStableFunc(hs, func(a, b *held) int {
+		return cmp.Or(cmp.Compare(d.rank[a.c.it.Task], d.rank[b.c.it.Task]),
+			cmp.Compare(a.c.it.ID, b.c.it.ID), cmp.Compare(a.c.rep, b.c.rep))
+	})
+	for _, h := range hs {
+		d.queueLocked(h)
 	}
 }
 

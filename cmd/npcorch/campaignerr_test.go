@@ -52,7 +52,11 @@ func TestCampaignMistakesAreRefusedBeforeTheRunFolder(t *testing.T) {
 		_ = src.Close()
 	} else {
 		cases["no driver"] = mistake{"node: nvml\ndataset: {raw: {raw}, prepared: {prep}}\n",
-			"line 2: field node: nvml: " + err.Error()}
+			"line 2: field node: nvml: " + err.Error() + "; or, to run sim and external models without GPUs, set node: fake:a800-sxm-8 in the campaign file"}
+		// node: auto found no GPU only once the run folder held run.json,
+		// and its hint named --node twice, a flag run does not have.
+		cases["no GPU"] = mistake{"node: auto\ndataset: {raw: {raw}, prepared: {prep}}\n",
+			"line 2: field node: auto: node auto has no GPU to plan on: " + err.Error() + "; or, to run sim and external models without GPUs, set node: fake:a800-sxm-8 in the campaign file"}
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -70,6 +74,9 @@ func TestCampaignMistakesAreRefusedBeforeTheRunFolder(t *testing.T) {
 			want := file + ": " + fill(c.want)
 			if code != exitError || !strings.Contains(out, want) {
 				t.Errorf("exit %d, output:\n%s\nwant exit %d and %q", code, out, exitError, want)
+			}
+			if strings.Contains(out, "--node") {
+				t.Errorf("run has no --node flag, and its message names it:\n%s", out)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "run")); !os.IsNotExist(err) {
 				t.Errorf("the refused run left its folder behind (%v)", err)

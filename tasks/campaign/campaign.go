@@ -168,6 +168,9 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 			err = errors.Join(err, gpus.Close())
 		}
 	}()
+	if err := checkGPUs(ctx, c, gpus); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}

@@ -277,7 +277,7 @@ func typeWant(tag, value, goType string) string {
 	case goType == "time.Duration" && (tag == "int" || tag == "float"):
 		return fmt.Sprintf("a bare number is not a duration; write %ss", value)
 	case goType == "time.Duration":
-		return "want a duration, such as 30s, 10m or 1h30m"
+		return fmt.Sprintf("%q is not a duration; write one such as 30s, 10m or 1h30m", value)
 	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
 		return "want a whole number"
 	case strings.HasPrefix(goType, "float"):

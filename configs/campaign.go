@@ -494,7 +494,7 @@ func (c *Campaign) resolveModel(loc locator, reg *Registry, path string, node *y
 			Name string `yaml:"name"`
 		}
 		if err := node.Decode(&head); err != nil {
-			return Model{}, loc.errorf(path, "%v", err)
+			return Model{}, loc.decodeError(path, err)
 		}
 		name = head.Name
 		if err := checkKnownFields(loc.file, node, reflect.TypeOf(Model{}), path); err != nil {
@@ -523,7 +523,7 @@ func (c *Campaign) resolveModel(loc locator, reg *Registry, path string, node *y
 	if node.Kind == yaml.MappingNode {
 		var probe Model
 		if err := node.Decode(&probe); err != nil {
-			return Model{}, loc.errorf(path, "%v", err)
+			return Model{}, loc.decodeError(path, err)
 		}
 		if probe.Engine.Kind != "" && probe.Engine.Kind != m.Engine.Kind {
 			// Another engine kind: the registry's command, extra
@@ -532,7 +532,7 @@ func (c *Campaign) resolveModel(loc locator, reg *Registry, path string, node *y
 		}
 		tasks := maps.Clone(m.Tasks)
 		if err := node.Decode(&m); err != nil {
-			return Model{}, loc.errorf(path, "%v", err)
+			return Model{}, loc.decodeError(path, err)
 		}
 		m.Tasks = overlayTasks(tasks, probe.Tasks)
 		m = reg.withDefaults(m)

@@ -74,11 +74,23 @@ func TestCampaignErrors(t *testing.T) {
 		base + "models:\n  - name: Lingshu-7B\n    engine: {kind: vllm, gpu_memory_utilization: 1.5}\n": `line 5: field models[0].engine.gpu_memory_utilization`,
 		base + "models:\n  - name: Lingshu-7B\n    engin: {kind: vllm}\n":                               `c.yaml: line 5: field models[0].engin: unknown field; known fields: attention_heads`,
 		base + "models: []\n": "field models: the campaign lists no model",
-		base + "launch: {stop_grace: -1s}\nmodels: [Lingshu-7B]\n":                            "c.yaml: line 3: field launch.stop_grace: -1s is negative",
-		base + "launch: {max_restarts: -1}\nmodels: [Lingshu-7B]\n":                           "field launch.max_restarts: must not be negative (0: never restart)",
-		base + "launch: {no_progress_timeout: 2h, start_timeout: 1h}\nmodels: [Lingshu-7B]\n": "field launch.no_progress_timeout: 2h0m0s is longer than launch.start_timeout",
-		base + "launch: {restarts: 3}\nmodels: [Lingshu-7B]\n":                                "field launch.restarts: unknown field",
-		base + "client: {retries: -1}\nmodels: [Lingshu-7B]\n":                                "field client.retries: -1 is negative; give 0 for no retry",
+		base + "launch: {stop_grace: -1s}\nmodels: [Lingshu-7B]\n":                                       "c.yaml: line 3: field launch.stop_grace: -1s is negative",
+		base + "launch: {max_restarts: -1}\nmodels: [Lingshu-7B]\n":                                      "field launch.max_restarts: must not be negative (0: never restart)",
+		base + "launch: {no_progress_timeout: 2h, start_timeout: 1h}\nmodels: [Lingshu-7B]\n":            "field launch.no_progress_timeout: 2h0m0s is longer than launch.start_timeout",
+		base + "launch: {restarts: 3}\nmodels: [Lingshu-7B]\n":                                           "field launch.restarts: unknown field",
+		base + "client: {retries: -1}\nmodels: [Lingshu-7B]\n":                                           "field client.retries: -1 is negative; give 0 for no retry",
+		base + "models:\n  - name: my-ext\n    engine: {kind: external, base_url: \"localhost:8000\"}\n": `c.yaml: line 5: field models[0].engine.base_url: model "my-ext": "localhost:8000" has no http:// or https:// scheme and host; want an http:// or https:// URL ending in /v1`,
+	}
+	// A wrong-typed value gave yaml.v3's words ("cannot unmarshal !!str
+	// `abc` into int64"), without the field.
+	for in, want := range map[string]string{
+		base + "seed: \"abc\"\nmodels: [Lingshu-7B]\n":                        "c.yaml: line 3: field seed: want a whole number",
+		base + "models: [Lingshu-7B]\nclient: {total_timeout: 30}\n":          "c.yaml: line 4: field client.total_timeout: a bare number is not a duration; write 30s",
+		base + "models: [Lingshu-7B]\ntasks: g_mem\n":                         "c.yaml: line 4: field tasks: want a list, like [g_mem]",
+		"output: o\ndataset: ../data\nmodels: [Lingshu-7B]\n":                 "c.yaml: line 2: field dataset: want {raw: DIR, prepared: DIR}",
+		base + "models:\n  - name: Lingshu-7B\n    engine: {replicas: two}\n": "c.yaml: line 5: field models[0].engine.replicas: want a whole number",
+	} {
+		cases[in] = want
 	}
 	for in, want := range cases {
 		_, err := ParseCampaign("c.yaml", ".", []byte(in), nil)

@@ -16,6 +16,7 @@ func FuzzParseCampaign(f *testing.F) {
 		"models:\n  - [x]\n",
 		"registry: ../x.yaml\n",
 		"\t- bad",
+		"output: o\ndataset: ../data\nseed: abc\ntasks: g_mem\nclient: {total_timeout: 30}\nmodels:\n  - {name: A, engine: {replicas: x, base_url: 1}}\n",
 	} {
 		f.Add([]byte(seed))
 	}

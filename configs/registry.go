@@ -1,8 +1,10 @@
 package configs
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -191,6 +193,9 @@ func (m Model) validate(loc locator, path string) error {
 		if m.Engine.BaseURL == "" {
 			return loc.errorf(path+".engine.base_url", "model %q is an external endpoint and needs engine.base_url", m.Name)
 		}
+		if err := checkBaseURL(m.Engine.BaseURL); err != nil {
+			return loc.errorf(path+".engine.base_url", "model %q: %v", m.Name, err)
+		}
 	case "":
 		return loc.errorf(path+".engine.kind", "model %q has no engine kind; use one of vllm, sglang, external, sim, wrapper", m.Name)
 	default:
@@ -217,6 +222,24 @@ func (m Model) validate(loc locator, path string) error {
 		return err
 	}
 	return checkLimits(loc, path+".tasks", m.Tasks)
+}
+
+// checkBaseURL refuses an external endpoint's URL that the client could
+// not send to: every request would fail in transit ("unsupported protocol
+// scheme") after the run folder was made.
+func checkBaseURL(raw string) error {
+	const want = "want an http:// or https:// URL ending in /v1 (the path before /chat/completions), such as http://localhost:8000/v1"
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%q is not a URL (%v); %s", raw, errors.Unwrap(err), want)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("%q has no http:// or https:// scheme and host; %s", raw, want)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q has a query or fragment, which the request path would follow; %s", raw, want)
+	}
+	return nil
 }
 
 // validateNumbers refuses a model's numbers outside their range; zero

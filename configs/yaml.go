@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,7 +40,7 @@ func decodeBytes(name string, data []byte, v any) (*yaml.Node, error) {
 	if err := dec.Decode(v); err != nil {
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
-			return nil, fmt.Errorf("%s: %s", name, strings.Join(te.Errors, "; "))
+			return nil, locator{file: name, root: &root}.decodeError("", err)
 		}
 		return nil, fmt.Errorf("%s: %w", name, trimYAML(err))
 	}
@@ -74,6 +75,20 @@ type locator struct {
 
 func (l locator) errorf(path, format string, args ...any) error {
 	return &fieldError{File: l.file, Line: l.line(path), Field: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// decodeError is the error of decoding the node at path: a wrong-typed
+// value names its own field (typeError), anything else the path.
+func (l locator) decodeError(path string, err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) || l.root == nil {
+		return l.errorf(path, "%v", err)
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, m := range te.Errors {
+		msgs[i] = typeError(l.file, l.root, m).Error()
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 // line returns the line of the deepest node the path reaches (0 if none).
@@ -215,4 +230,102 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// typeMismatch is yaml.v3's message for a value of the wrong type:
+// "line 4: cannot unmarshal !!int `30` into time.Duration" (no value for a
+// list or a mapping; a long value is cut to 7 characters and "...").
+var typeMismatch = regexp.MustCompile("^line ([0-9]+): cannot unmarshal !!([a-z]+)(?: `(.*)`)? into (.+)$")
+
+// typeError turns yaml.v3's message about a wrong-typed value into an
+// error that names the field, its line and what to write instead; a
+// message it cannot place keeps yaml.v3's words.
+func typeError(file string, root *yaml.Node, msg string) error {
+	m := typeMismatch.FindStringSubmatch(msg)
+	if m == nil {
+		return fmt.Errorf("%s: %s", file, msg)
+	}
+	line, _ := strconv.Atoi(m[1])
+	tag, value, goType := m[2], m[3], m[4]
+	var found *valueAt
+	walkValues(root, "", func(v valueAt) {
+		if v.node.Line == line && v.node.ShortTag() == "!!"+tag && sameValue(v.node, value) {
+			found = &v // the deepest: a parent comes before its fields
+		}
+	})
+	if found == nil {
+		return fmt.Errorf("%s: %s", file, msg)
+	}
+	return &fieldError{File: file, Line: found.line, Field: found.path, Msg: typeWant(tag, found.node.Value, goType)}
+}
+
+// sameValue reports whether n is the value yaml.v3 quoted (cut or not).
+func sameValue(n *yaml.Node, quoted string) bool {
+	if n.Kind != yaml.ScalarNode {
+		return quoted == ""
+	}
+	if cut, ok := strings.CutSuffix(quoted, "..."); ok && len(n.Value) > 10 {
+		return strings.HasPrefix(n.Value, cut)
+	}
+	return n.Value == quoted
+}
+
+// typeWant says what a field of goType wants instead of a !!tag value.
+func typeWant(tag, value, goType string) string {
+	goType = strings.TrimLeft(goType, "*")
+	switch {
+	case goType == "time.Duration" && (tag == "int" || tag == "float"):
+		return fmt.Sprintf("a bare number is not a duration; write %ss", value)
+	case goType == "time.Duration":
+		return fmt.Sprintf("%q is not a duration; write one such as 30s, 10m or 1h30m", value)
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
+		return "want a whole number"
+	case strings.HasPrefix(goType, "float"):
+		return "want a number"
+	case goType == "bool":
+		return "want true or false"
+	case goType == "string":
+		return "want a text; quote it if it looks like something else"
+	case strings.HasPrefix(goType, "[]") && tag != "map" && tag != "seq" && value != "":
+		return fmt.Sprintf("want a list, like [%s]", value)
+	case strings.HasPrefix(goType, "[]"):
+		return "want a list, like [a, b]"
+	case goType == "configs.DatasetPaths":
+		return "want {raw: DIR, prepared: DIR}"
+	}
+	return fmt.Sprintf("want a mapping of the fields of %s, not a !!%s", goType, tag)
+}
+
+// valueAt is a value in a document, with its field path and the line to
+// name (its key's).
+type valueAt struct {
+	path string
+	line int
+	node *yaml.Node
+}
+
+// walkValues calls fn for every mapping value and list item under n, in
+// document order, parents before their fields.
+func walkValues(n *yaml.Node, path string, fn func(valueAt)) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			walkValues(c, path, fn)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			sub := n.Content[i].Value
+			if path != "" {
+				sub = path + "." + sub
+			}
+			fn(valueAt{path: sub, line: n.Content[i].Line, node: n.Content[i+1]})
+			walkValues(n.Content[i+1], sub, fn)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			sub := fmt.Sprintf("%s[%d]", path, i)
+			fn(valueAt{path: sub, line: c.Line, node: c})
+			walkValues(c, sub, fn)
+		}
+	}
 }

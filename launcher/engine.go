@@ -120,17 +120,9 @@ type Engines struct {
 func (e Engines) For(kind string) (Engine, error) {
 	switch kind {
 	case configs.EngineVLLM, "":
-		bin := e.VLLM
-		if len(bin) == 0 {
-			bin = []string{"vllm"}
-		}
-		return VLLM{Binary: bin}, nil
+		return VLLM{Binary: e.vllm()}, nil
 	case configs.EngineSGLang:
-		bin := e.SGLang
-		if len(bin) == 0 {
-			bin = []string{"python", "-m", "sglang.launch_server"}
-		}
-		return SGLang{Binary: bin}, nil
+		return SGLang{Binary: e.sglang()}, nil
 	case configs.EngineSim:
 		return Sim{Command: e.Sim}, nil
 	case configs.EngineExternal:
@@ -143,6 +135,42 @@ func (e Engines) For(kind string) (Engine, error) {
 		return Wrapper{}, nil
 	}
 	return nil, fmt.Errorf("unknown engine kind %q; use one of vllm, sglang, sim, wrapper, external", kind)
+}
+
+func (e Engines) vllm() []string {
+	if len(e.VLLM) == 0 {
+		return []string{"vllm"}
+	}
+	return e.VLLM
+}
+
+func (e Engines) sglang() []string {
+	if len(e.SGLang) == 0 {
+		return []string{"python", "-m", "sglang.launch_server"}
+	}
+	return e.SGLang
+}
+
+// Executable is the program a launch of m on this node starts: its
+// engine.command's first word, else the kind's default. It is "" for an
+// external endpoint (nothing is launched) and for a command that is not
+// configured (the launch says why).
+func (e Engines) Executable(m configs.Model) string {
+	argv := m.Engine.Command
+	if len(argv) == 0 {
+		switch m.Engine.Kind {
+		case configs.EngineVLLM, "":
+			argv = e.vllm()
+		case configs.EngineSGLang:
+			argv = e.sglang()
+		case configs.EngineSim:
+			argv = e.Sim
+		}
+	}
+	if m.Engine.Kind == configs.EngineExternal || len(argv) == 0 {
+		return ""
+	}
+	return argv[0]
 }
 
 // baseEnv is the environment every launched engine gets: its GPUs by UUID,

@@ -75,6 +75,7 @@ const (
 	FailServer     = "server_error"        // HTTP 5xx or 429
 	FailStream     = "stream_error"        // an error object inside a 200 stream
 	FailTruncated  = "truncated"           // the stream ended without a finish reason
+	FailTransport  = "transport"           // the request failed in transit before a stream opened (TLS, reset, bad URL)
 	FailRejected   = "rejected"            // HTTP 4xx: the request itself is wrong
 )
 
@@ -179,7 +180,7 @@ func (c *Client) stream(ctx context.Context, ep launcher.Endpoint, body openai.C
 		if f := bw.failure(); f != nil {
 			return nil, f
 		}
-		return nil, classify(ctx, err)
+		return nil, classify(ctx, err, false)
 	}
 	defer stream.Close()
 
@@ -196,7 +197,7 @@ func (c *Client) stream(ctx context.Context, ep launcher.Endpoint, body openai.C
 			break
 		}
 		if err != nil {
-			return nil, classify(ctx, err)
+			return nil, classify(ctx, err, true)
 		}
 		now := c.now()
 		var chunk streamChunk
@@ -311,8 +312,10 @@ func joinNonEmpty(a, b string) string {
 	return a + "\n" + b
 }
 
-// classify turns an error of the HTTP exchange into a *Failure.
-func classify(ctx context.Context, err error) error {
+// classify turns an error of the HTTP exchange into a *Failure. streaming
+// says the error came while reading an opened stream: only such an error
+// can have cut the answer short (truncated); one before is the transport's.
+func classify(ctx context.Context, err error, streaming bool) error {
 	if cause := context.Cause(ctx); cause != nil {
 		switch {
 		case errors.Is(cause, errFirstToken):
@@ -349,6 +352,9 @@ func classify(ctx context.Context, err error) error {
 	}
 	if strings.HasPrefix(err.Error(), "error, ") {
 		return &AttemptFailure{Kind: FailStream, Err: err}
+	}
+	if !streaming {
+		return &AttemptFailure{Kind: FailTransport, Err: err}
 	}
 	return &AttemptFailure{Kind: FailTruncated, Err: err}
 }

@@ -416,3 +416,28 @@ func TestAnswersShareOneConnection(t *testing.T) {
 		t.Errorf("the answer took %v: the client waited for a body that never ends", waited)
 	}
 }
+
+// TestTransportFailuresAreNotTruncated: an error before any stream opened
+// (a URL without a scheme, an HTTPS client against a plain HTTP server) is
+// a transport failure, retried like any infrastructure failure and never
+// stored. Before, every such error was labelled "truncated", which says
+// the engine began an answer and cut it short.
+func TestTransportFailuresAreNotTruncated(t *testing.T) {
+	plain := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		sse(w, chunk("a", "stop"))
+	})
+	for name, base := range map[string]string{
+		"no scheme":          "localhost:8000/v1",
+		"https against http": strings.Replace(plain.BaseURL, "http://", "https://", 1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			ep := plain
+			ep.BaseURL = base
+			_, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, body())
+			var f *tasks.AttemptFailure
+			if !errors.As(err, &f) || f.Kind != tasks.FailTransport || !f.Retryable() {
+				t.Fatalf("err = %v, want a retryable %s failure", err, tasks.FailTransport)
+			}
+		})
+	}
+}

@@ -318,7 +318,7 @@ func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request, act *activ
 		ans, err = r.Client.Send(ctx, lease.Endpoint, req)
 		var f *AttemptFailure
 		errors.As(err, &f)
-		mr.Pool.Release(lease, f != nil && (f.Kind == FailConnect || f.Kind == FailServer))
+		mr.Pool.Release(lease, f != nil && (f.Kind == FailConnect || f.Kind == FailTransport || f.Kind == FailServer))
 		rec.Attempts, rec.Replica = attempt, lease.Member
 		if err == nil {
 			rec.Status, rec.Answer = StatusAnswered, ans

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/gpu/nvml"
 	"github.com/npcorch/npcorch/launcher/placement"
 	"github.com/npcorch/npcorch/launcher/schedule"
@@ -180,12 +181,12 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 	}
 	src, err := nvml.Open(nodeName)
 	if err != nil {
-		return schedule.Config{}, fmt.Errorf("plan: node %s: %w", nodeName, err)
+		return schedule.Config{}, fmt.Errorf("plan: node %s: %w%s", nodeName, err, fakeNodeHint(err))
 	}
 	defer src.Close()
 	n, nodeNotes, err := campaign.PlanNode(ctx, nodeName, src)
 	if err != nil {
-		return schedule.Config{}, fmt.Errorf("plan: %w", err)
+		return schedule.Config{}, fmt.Errorf("plan: %w%s", err, fakeNodeHint(err))
 	}
 	for _, note := range nodeNotes {
 		fmt.Fprintln(notes, "plan:", note)
@@ -223,4 +224,13 @@ func unplaceable(p *schedule.Plan) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// fakeNodeHint tells a plan on a machine without GPUs how to plan for a
+// fake node instead ("" for other errors).
+func fakeNodeHint(err error) string {
+	if errors.Is(err, campaign.ErrNoGPU) || errors.Is(err, gpu.ErrNoDriver) || errors.Is(err, gpu.ErrNVMLNotCompiled) {
+		return "; or plan for a fake node with --node fake:NAME (fake:" + strings.Join(nvml.FakeNodeNames(), ", fake:") + ")"
+	}
+	return ""
 }

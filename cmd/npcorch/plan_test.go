@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/npcorch/npcorch/gpu/nvml"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks/campaign"
 )
@@ -207,6 +208,22 @@ models:
 		"Huge        unplaceable", "plan: note: o1's answers will be journaled but not scored: campaign huge has no judges"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("plan's error and output lack %q:\n%v", want, err)
+		}
+	}
+}
+
+// TestPlanWithoutGPUsNamesTheFakeNodeFlagOnce: on a machine without the
+// NVIDIA driver, plan --node auto said how to choose a fake node twice
+// (the driver's message and the planner's each added it).
+func TestPlanWithoutGPUsNamesTheFakeNodeFlagOnce(t *testing.T) {
+	if src, err := nvml.Open("nvml"); err == nil {
+		_ = src.Close()
+		t.Skip("this machine has the NVIDIA driver")
+	}
+	for _, node := range []string{"auto", "nvml"} {
+		_, err := runCLI(t, "plan", "--node", node)
+		if err == nil || strings.Count(err.Error(), "--node fake:") != 1 || !strings.Contains(err.Error(), "install the NVIDIA driver") {
+			t.Errorf("plan --node %s: %v; want one hint to plan for a fake node with --node fake:NAME", node, err)
 		}
 	}
 }

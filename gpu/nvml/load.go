@@ -18,7 +18,9 @@ func Load(node string) (gpu.Source, error) {
 	switch ret := lib.Init(); ret {
 	case nv.SUCCESS:
 	case nv.ERROR_LIBRARY_NOT_FOUND:
-		return nil, fmt.Errorf("%w; install the NVIDIA driver, or use a fake node (--node fake:a800-sxm-8)", gpu.ErrNoDriver)
+		// How to choose a fake node instead is the caller's to say: a
+		// command has --node, a campaign file has node:.
+		return nil, fmt.Errorf("%w; install the NVIDIA driver", gpu.ErrNoDriver)
 	case nv.ERROR_DRIVER_NOT_LOADED:
 		return nil, fmt.Errorf("%w: the kernel module is not loaded (NVML: %v); check nvidia-smi", gpu.ErrNoDriver, ret)
 	default:

@@ -126,12 +126,19 @@ models:
 // three times; a missing engine binary went the same way. Now the first
 // failure fails the model: one start, no restart (max_restarts allows
 // two), its items not run with argparse's message (or the missing
-// binary), and the other model runs.
+// binary), and the other model runs. An executable missing when the run
+// begins is refused before it (TestMissingEngineExecutableIsRefusedFirst
+// in cmd/npcorch); this one is found, and its interpreter is missing, so
+// the kernel's exec fails as a binary removed after the check would.
 func TestBadEngineArgumentsFailTheModelWithoutReplanning(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real engine processes")
 	}
 	data, prepDir := fixture(t)
+	vllm := filepath.Join(t.TempDir(), "vllm")
+	if err := os.WriteFile(vllm, []byte("#!/nonexistent/bin/python3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	src := fmt.Sprintf(`
 name: bad-args
 node: fake:h100-sxm-4
@@ -144,10 +151,10 @@ models:
   - name: Qwen3-VL-8B-Instruct
     engine: {kind: sim, tensor_parallel: 1, replicas: 1, sim: [--bogus-flag, "1"]}
   - name: Lingshu-7B
-    engine: {kind: sim, tensor_parallel: 1, replicas: 1, command: [/nonexistent/bin/vllm]}
+    engine: {kind: sim, tensor_parallel: 1, replicas: 1, command: [%q]}
   - name: Hulu-Med-4B
     engine: {kind: sim, tensor_parallel: 1, replicas: 1, sim: [--sim-policy, oracle]}
-`, data, prepDir)
+`, data, prepDir, vllm)
 	c, err := configs.ParseCampaign("bad-args.yaml", t.TempDir(), []byte(src), nil)
 	if err != nil {
 		t.Fatal(err)

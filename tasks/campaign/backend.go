@@ -129,9 +129,31 @@ func gpuSource(c *configs.Campaign) (gpu.Source, error) {
 	}
 	src, err := nvml.Open(c.Node)
 	if err != nil {
-		return nil, c.Errorf("node", "%s: %v", c.Node, err)
+		return nil, c.Errorf("node", "%s: %v%s", c.Node, err, fakeNodeHint(err))
 	}
 	return src, nil
+}
+
+// checkGPUs refuses, before the run folder is made, a campaign that runs
+// engines on this node when it has no GPU ("auto" without a driver).
+func checkGPUs(ctx context.Context, c *configs.Campaign, src gpu.Source) error {
+	if c.Backend != configs.BackendLocal {
+		return nil
+	}
+	if _, _, err := PlanNode(ctx, c.Node, src); err != nil {
+		return c.Errorf("node", "%s: %v%s", c.Node, err, fakeNodeHint(err))
+	}
+	return nil
+}
+
+// fakeNodeHint tells a campaign on a machine without GPUs how to run on a
+// fake node instead ("" for other errors). It names the campaign file's
+// field: npcorch run has no --node flag.
+func fakeNodeHint(err error) string {
+	if errors.Is(err, ErrNoGPU) || errors.Is(err, gpu.ErrNoDriver) || errors.Is(err, gpu.ErrNVMLNotCompiled) {
+		return "; or, to run sim and external models without GPUs, set node: fake:a800-sxm-8 in the campaign file (fake:" + strings.Join(nvml.FakeNodeNames(), ", fake:") + ")"
+	}
+	return ""
 }
 
 // setUp returns the node the scheduler places on and the backend that

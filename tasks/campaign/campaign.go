@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -136,6 +137,9 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	if err := checkNode(c); err != nil {
 		return nil, err
 	}
+	if err := checkEngines(c, launcher.Engines{Sim: opt.Self}, exec.LookPath, os.Getenv); err != nil {
+		return nil, err
+	}
 	reg := Benchmark()
 	// Everything the campaign names is checked before the run folder is
 	// made: a mistake leaves nothing behind.
@@ -164,6 +168,9 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 			err = errors.Join(err, gpus.Close())
 		}
 	}()
+	if err := checkGPUs(ctx, c, gpus); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
@@ -343,6 +350,48 @@ func checkFakeNode(c *configs.Campaign) error {
 			c.File, m.Name, m.Engine.Kind, c.Node))
 	}
 	return errors.Join(errs...)
+}
+
+// checkEngines refuses, before the run folder is made, the engine settings
+// every request of a model would fail on: an external endpoint's API key
+// variable that is empty, and (for engines started on this node) an
+// executable that lookPath cannot find or a wrapper without a command.
+// Found later, each failed the model after the run had begun.
+func checkEngines(c *configs.Campaign, engines launcher.Engines, lookPath func(string) (string, error), getenv func(string) string) error {
+	var errs []error
+	check := func(field string, m configs.Model) {
+		if err := checkEngine(c, field, m, engines, lookPath, getenv); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for i, m := range c.Resolved {
+		check(fmt.Sprintf("models[%d]", i), m)
+	}
+	for i, m := range c.ResolvedJudges {
+		check(fmt.Sprintf("judges[%d]", i), m)
+	}
+	return errors.Join(errs...)
+}
+
+// checkEngine is checkEngines for one model; field locates its entry.
+func checkEngine(c *configs.Campaign, field string, m configs.Model, engines launcher.Engines, lookPath func(string) (string, error), getenv func(string) string) error {
+	if env := m.Engine.APIKeyEnv; m.Engine.Kind == configs.EngineExternal && env != "" && getenv(env) == "" {
+		return c.Errorf(field+".engine.api_key_env", "model %s: environment variable %s is empty; export the endpoint's API key in it (export %s=...), then run again", m.Name, env, env)
+	}
+	if c.Backend != configs.BackendLocal {
+		return nil // engines start on the cluster's nodes, with their PATH
+	}
+	if m.Engine.Kind == configs.EngineWrapper && len(m.Engine.Command) == 0 {
+		return c.Errorf(field+".engine.command", "model %s: engine kind wrapper needs engine.command, a command that serves the OpenAI API (placeholders {host} {port} {model} {hf_id}; the API key is in $%s)", m.Name, configs.WrapperKeyEnv)
+	}
+	exe := engines.Executable(m)
+	if exe == "" || strings.Contains(exe, "{") {
+		return nil
+	}
+	if _, err := lookPath(exe); err != nil {
+		return c.Errorf(field+".engine.command", "model %s: engine kind %s cannot start: %v; install the engine, or set engine.command to its executable (a path, or a name in PATH)", m.Name, m.Engine.Kind, err)
+	}
+	return nil
 }
 
 // loadRunInputs loads what a run sends: the dataset's items and the

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -43,9 +44,13 @@ func NodeFromGPU(inv gpu.Inventory, topo gpu.Topology) (placement.Node, []string
 	return n, notes
 }
 
+// ErrNoGPU means the node has no GPU to plan on; the caller says how to
+// choose a fake node instead (a flag, or the campaign's node:).
+var ErrNoGPU = errors.New("no GPU to plan on")
+
 // PlanNode returns the node a campaign plans on: a fake node by name
 // ("fake:a800-sxm-8"), or the GPUs NVML finds ("nvml", "auto"), with notes
-// on GPUs left out. A machine without GPUs is an error that says why.
+// on GPUs left out. A machine without GPUs is an ErrNoGPU that says why.
 func PlanNode(ctx context.Context, spec string, src gpu.Source) (placement.Node, []string, error) {
 	if strings.HasPrefix(spec, "fake:") {
 		n, err := placement.FakeNode(spec)
@@ -56,7 +61,7 @@ func PlanNode(ctx context.Context, spec string, src gpu.Source) (placement.Node,
 		return placement.Node{}, nil, fmt.Errorf("reading the GPUs: %w", err)
 	}
 	if len(inv.GPUs) == 0 {
-		return placement.Node{}, nil, fmt.Errorf("node %s has no GPU to plan on: %s; plan for a fake node with --node fake:NAME", spec, inv.Reason)
+		return placement.Node{}, nil, fmt.Errorf("node %s has %w: %s", spec, ErrNoGPU, inv.Reason)
 	}
 	topo, err := src.Topology(ctx)
 	if err != nil {

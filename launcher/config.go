@@ -24,6 +24,9 @@ type Timing struct {
 	// arrived for this long; HardCap fails it regardless.
 	NoProgress time.Duration
 	HardCap    time.Duration
+	// LoadingNote is how often a start that is not ready yet says what it
+	// is waiting for (ReplicaLoading): a real engine loads for minutes.
+	LoadingNote time.Duration
 	// ProbeInterval is the readiness poll period (a new log line also
 	// triggers a probe); ProbeTimeout bounds one probe request and
 	// WarmUpTimeout the one-token warm-up chat.
@@ -63,6 +66,7 @@ type Timing struct {
 var DefaultTiming = Timing{
 	NoProgress:     20 * time.Minute,
 	HardCap:        2 * time.Hour,
+	LoadingNote:    30 * time.Second,
 	ProbeInterval:  50 * time.Millisecond,
 	ProbeTimeout:   5 * time.Second,
 	WarmUpTimeout:  5 * time.Minute,
@@ -91,6 +95,7 @@ func (t Timing) WithDefaults() Timing {
 	}
 	pick(&t.NoProgress, d.NoProgress)
 	pick(&t.HardCap, d.HardCap)
+	pick(&t.LoadingNote, d.LoadingNote)
 	pick(&t.ProbeInterval, d.ProbeInterval)
 	pick(&t.ProbeTimeout, d.ProbeTimeout)
 	pick(&t.WarmUpTimeout, d.WarmUpTimeout)

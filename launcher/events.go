@@ -13,6 +13,7 @@ type ReplicaEventKind string
 const (
 	ReplicaStarting   ReplicaEventKind = "starting"   // process launched (or external probed); Endpoint has the port
 	ReplicaStartUp    ReplicaEventKind = "start-up"   // a start reached a new readiness Stage, Delay after launch
+	ReplicaLoading    ReplicaEventKind = "loading"    // a start is still not ready, Delay after launch; Stage says what it waits for
 	ReplicaReady      ReplicaEventKind = "ready"      // proven ready; Endpoint is usable
 	ReplicaCrashed    ReplicaEventKind = "crashed"    // lost after ready (exit or stall); Err says why; the endpoint is down
 	ReplicaRestarting ReplicaEventKind = "restarting" // a restart is scheduled after Delay; Attempt counts from 1 (a move off a shared port keeps it)
@@ -49,6 +50,8 @@ func (e ReplicaEvent) String() string {
 		}
 	case ReplicaStartUp:
 		s += fmt.Sprintf(": %s (%v after launch)", e.Stage, e.Delay.Round(time.Millisecond))
+	case ReplicaLoading:
+		s += fmt.Sprintf(" %v after launch: %s", e.Delay.Round(time.Second), e.Stage)
 	case ReplicaReady:
 		s += " " + e.Endpoint.BaseURL
 	case ReplicaRestarting:

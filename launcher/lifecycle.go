@@ -85,6 +85,7 @@ func (r *Replica) launch() {
 	}
 	r.noProg = time.NewTimer(t.NoProgress)
 	r.hardCap = time.NewTimer(t.HardCap)
+	r.loadingT = time.NewTicker(t.LoadingNote)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stopProbe = cancel
 	r.kick = make(chan struct{}, 1)
@@ -222,6 +223,28 @@ func (r *Replica) onProbe(gen int, rep probeReport) {
 	}
 }
 
+// noteLoading says, while a start is not ready, how long it has been
+// loading and what it waits for: the stage reached, what the last
+// readiness check saw and the engine's last line (redacted).
+func (r *Replica) noteLoading() {
+	if r.state != StateStarting {
+		return
+	}
+	what := "not ready (so far: " + r.stage.Describe() + ")"
+	if r.probeNote != "" {
+		what += "; last readiness check: " + r.probeNote
+	}
+	if r.log != nil {
+		if l := r.log.lastLine(); l != "" {
+			what += "; last log line: " + l
+		}
+	}
+	r.emit(ReplicaLoading, nil, func(e *ReplicaEvent) {
+		e.Stage, e.Attempt = what, r.attempts
+		e.Delay = r.cfg.Now().Sub(r.launchedAt)
+	})
+}
+
 // noProgressDetail says what a start that made no progress was waiting
 // for: the stage it reached and what the last readiness check saw.
 func (r *Replica) noProgressDetail() string {
@@ -255,6 +278,10 @@ func (r *Replica) stopStartTimers() {
 		}
 	}
 	r.noProg, r.hardCap = nil, nil
+	if r.loadingT != nil {
+		r.loadingT.Stop()
+		r.loadingT = nil
+	}
 	if r.stopProbe != nil {
 		r.stopProbe()
 		r.stopProbe = nil

@@ -845,3 +845,56 @@ func TestForeignListenerAtStartMovesToAnotherPort(t *testing.T) {
 		t.Errorf("%d ports tried, want %d", n, 1+maxPortMoves)
 	}
 }
+
+// A start that is not ready yet says, every LoadingNote, how long it has
+// been loading and what it waits for, with the engine's last line: a real
+// engine loads for minutes, and the console said nothing between
+// "starting" and "ready". Once ready it says no more.
+func TestALoadingEngineSaysWhatItWaitsFor(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Timing.LoadingNote = 100 * time.Millisecond
+	sup := NewSupervisor(cfg)
+	defer stopAll(t, sup)
+	sub := sup.Subscribe()
+	defer sub.Close()
+	if _, err := startOne(t, sup, ReplicaSpec{Model: simModel("slow", "--sim-load-time", "1s")}); err != nil {
+		t.Fatal(err)
+	}
+	var notes []ReplicaEvent
+	ready := false
+	for !ready {
+		ev := nextEvent(t, sub, ReplicaLoading, ReplicaReady)
+		switch ev.Kind {
+		case ReplicaLoading:
+			notes = append(notes, ev)
+		case ReplicaReady:
+			ready = true
+		}
+	}
+	if len(notes) == 0 {
+		t.Fatal("a start that loaded for 1 s said nothing while it loaded")
+	}
+	first := notes[0]
+	line := first.String()
+	for _, want := range []string{"slow/r0 loading", "after launch: not ready (so far: not answering)", "; last log line: "} {
+		if !strings.Contains(line, want) {
+			t.Errorf("loading note %q lacks %q", line, want)
+		}
+	}
+	if first.Delay <= 0 {
+		t.Errorf("loading note %q: %v after launch", line, first.Delay)
+	}
+	t.Log(line)
+	stopAll(t, sup)
+	for {
+		select {
+		case ev := <-sub.C:
+			if ev.Kind == ReplicaLoading {
+				t.Errorf("a loading note after the engine was ready: %s", ev)
+			}
+			continue
+		default:
+		}
+		break
+	}
+}

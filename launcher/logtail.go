@@ -173,6 +173,17 @@ func (s *logSink) tail() []string {
 	return append([]string(nil), s.last...)
 }
 
+// lastLine is the engine's last line (redacted, shortened), "" before
+// its first.
+func (s *logSink) lastLine() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.last) == 0 {
+		return ""
+	}
+	return s.last[len(s.last)-1]
+}
+
 // lines returns every line kept, for classification.
 func (s *logSink) lines() []string {
 	s.mu.Lock()

@@ -107,6 +107,7 @@ type Replica struct {
 	kick      chan struct{}
 	noProg    *time.Timer
 	hardCap   *time.Timer
+	loadingT  *time.Ticker // while starting: ReplicaLoading
 	backoff   *time.Timer
 	stallT    *time.Ticker
 	watchdog  *Watchdog // while ready
@@ -257,7 +258,10 @@ func (r *Replica) run() {
 	defer close(r.done)
 	for !r.quit {
 		var exited, progress <-chan struct{}
-		var stall <-chan time.Time
+		var stall, loading <-chan time.Time
+		if r.loadingT != nil {
+			loading = r.loadingT.C
+		}
 		if r.proc != nil {
 			exited = r.proc.done
 			progress = r.proc.progress
@@ -285,6 +289,8 @@ func (r *Replica) run() {
 			r.launch()
 		case <-stall:
 			r.scrape()
+		case <-loading:
+			r.noteLoading()
 		}
 	}
 	r.final = r.status()

@@ -224,6 +224,9 @@ func (s *state) engine(model string, replica int) *engineState {
 
 func (ev EngineEvent) apply(s *state) {
 	e := s.engine(ev.Model, ev.Replica)
+	if ev.Kind == launcher.ReplicaLoading && e.State != "" {
+		return // a note of a start still loading: its state and since stay
+	}
 	if e.assigned.IsZero() {
 		e.assigned = ev.Time // an engine the scheduler did not announce (serve)
 	}

@@ -147,8 +147,11 @@ func (s *logSink) line(b []byte) {
 	if isErrorLine(l) {
 		s.errs = appendRing(s.errs, short, tailErrorLines)
 	}
+	if !isProgress(l) {
+		return // a request's line: the tail of a crash or a slow start is the engine's own lines
+	}
 	s.last = appendRing(s.last, short, tailLastLines)
-	if s.onLine != nil && isProgress(l) {
+	if s.onLine != nil {
 		s.onLine()
 	}
 }

@@ -77,6 +77,25 @@ func TestLogSinkTailFallsBackToLastLinesAndIsBounded(t *testing.T) {
 	}
 }
 
+// The lines requests cause (uvicorn's access lines, here the watchdog's
+// own /metrics reads and the readiness probe's /health) stay out of the
+// tail: a stalled engine's error showed twenty "GET /metrics" lines and
+// none of the engine's own.
+func TestLogSinkTailLeavesOutRequestLines(t *testing.T) {
+	s := newLogSink(nil, nil, nil)
+	s.Write([]byte("INFO 12-02 08:00:00 [core.py:210] init engine took 30.1 seconds\n"))
+	for range 30 {
+		s.Write([]byte(`INFO:     127.0.0.1:60184 - "GET /metrics HTTP/1.1" 200 OK` + "\n"))
+		s.Write([]byte(`INFO:     127.0.0.1:60170 - "GET /health HTTP/1.1" 200 OK` + "\n"))
+	}
+	if tail := s.tail(); len(tail) != 1 || !strings.Contains(tail[0], "init engine took") {
+		t.Errorf("tail %q, want the engine's own line alone", tail)
+	}
+	if l := s.lastLine(); !strings.Contains(l, "init engine took") {
+		t.Errorf("last line %q", l)
+	}
+}
+
 func TestClassify(t *testing.T) {
 	for _, tc := range []struct {
 		line string

@@ -33,12 +33,12 @@ API keys are written only to the endpoints file (mode 0600).`,
 		PreRunE: refuseOutOfRange(flagRange{"grace", 1e-9, "give a duration such as 20s"},
 			flagRange{"start-timeout", 1e-9, "give a duration such as 20m"}),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, mediaRoot, host, out, launch, err := serveModel(campaign, model)
+			sv, err := serveModel(campaign, model)
 			if err != nil {
 				return err
 			}
 			// The campaign file's launch settings, unless a flag says.
-			timing := launcher.Timing{}.With(launch)
+			timing := launcher.Timing{}.With(sv.launch)
 			if cmd.Flags().Changed("grace") {
 				timing.Grace = grace
 			}
@@ -46,7 +46,7 @@ API keys are written only to the endpoints file (mode 0600).`,
 				timing.NoProgress = noProgress
 			}
 			if logDir == "" {
-				logDir = filepath.Join(out, "engines")
+				logDir = filepath.Join(sv.out, "engines")
 			}
 			if endpoints == "" {
 				endpoints = filepath.Join(logDir, "endpoints.json")
@@ -56,13 +56,14 @@ API keys are written only to the endpoints file (mode 0600).`,
 				return fmt.Errorf("serve: find the npcorch executable (needed for the engine shim): %w", err)
 			}
 			sup := launcher.NewSupervisor(launcher.Config{
-				Engines: selfEngines(exe),
-				Shim:    []string{exe, "serve", "engine-shim"},
-				LogDir:  logDir,
-				Host:    host,
-				Timing:  timing,
+				Engines:   selfEngines(exe),
+				Shim:      []string{exe, "serve", "engine-shim"},
+				LogDir:    logDir,
+				Host:      sv.host,
+				Timing:    timing,
+				SecretEnv: sv.secrets,
 			})
-			specs := launcher.ServeSpecs(m, parseGPUSets(gpuSets), mediaRoot)
+			specs := launcher.ServeSpecs(sv.model, parseGPUSets(gpuSets), sv.mediaRoot)
 			return launcher.Serve(cmd.Context(), sup, specs, cmd.OutOrStdout(), endpoints)
 		},
 	}
@@ -86,27 +87,39 @@ func selfEngines(exe string) launcher.Engines {
 	return launcher.Engines{Sim: []string{exe, "sim-engine"}}
 }
 
-// serveModel resolves the model from a campaign or the embedded registry,
-// with the media root, host, output folder and launch settings that go
-// with it.
-func serveModel(campaignFile, name string) (m configs.Model, mediaRoot, host, out string, launch configs.LaunchSettings, err error) {
+// served is what serve takes from the campaign file (or the registry):
+// the model, the prepared folder engines may read images from, the host
+// they listen on, the output folder, the launch settings, and the
+// environment variables that hold the campaign's API keys (kept from the
+// engines: launcher.Config.SecretEnv).
+type served struct {
+	model     configs.Model
+	mediaRoot string
+	host, out string
+	launch    configs.LaunchSettings
+	secrets   []string
+}
+
+// serveModel finds model name in the campaign file, or in the embedded
+// registry when there is none.
+func serveModel(campaignFile, name string) (served, error) {
 	if campaignFile == "" {
 		reg, err := configs.DefaultRegistry()
 		if err != nil {
-			return m, "", "", "", launch, err
+			return served{}, err
 		}
 		m, ok := reg.Get(name)
 		if !ok {
-			return m, "", "", "", launch, fmt.Errorf("serve: model %q is not in the registry; known models: %s", name, strings.Join(reg.Names(), ", "))
+			return served{}, fmt.Errorf("serve: model %q is not in the registry; known models: %s", name, strings.Join(reg.Names(), ", "))
 		}
-		return m, "", "", "npcorch-serve", launch, nil
+		return served{model: m, out: "npcorch-serve"}, nil
 	}
 	c, err := configs.LoadCampaign(campaignFile, nil)
 	if err != nil {
-		return m, "", "", "", launch, err
+		return served{}, err
 	}
 	if _, err := campaign.CheckTasks(campaign.Benchmark(), c); err != nil {
-		return m, "", "", "", launch, err
+		return served{}, err
 	}
 	m, ok := c.Model(name)
 	if !ok {
@@ -114,9 +127,10 @@ func serveModel(campaignFile, name string) (m configs.Model, mediaRoot, host, ou
 		for _, r := range c.Resolved {
 			names = append(names, r.Name)
 		}
-		return m, "", "", "", launch, fmt.Errorf("serve: campaign %s has no model %q; it lists: %s", campaignFile, name, strings.Join(names, ", "))
+		return served{}, fmt.Errorf("serve: campaign %s has no model %q; it lists: %s", campaignFile, name, strings.Join(names, ", "))
 	}
-	return m, c.Path(c.Dataset.Prepared), c.Host, c.Path(c.Output), c.Launch, nil
+	return served{model: m, mediaRoot: c.Path(c.Dataset.Prepared), host: c.Host, out: c.Path(c.Output), launch: c.Launch,
+		secrets: campaign.SecretEnv(c)}, nil
 }
 
 func parseGPUSets(flags []string) [][]string {

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher"
+	"github.com/npcorch/npcorch/tasks/live"
 )
 
 // TestServeRunsTheSimEngineWithOneServe: `npcorch serve` of a sim model
@@ -28,5 +32,36 @@ func TestServeRunsTheSimEngineWithOneServe(t *testing.T) {
 	}
 	if serves != 1 || !slices.Equal(inv.Argv[:4], []string{"/usr/bin/npcorch", "sim-engine", "serve", "m"}) {
 		t.Errorf("argv %q: want `npcorch sim-engine serve m ...` with one serve", inv.Argv)
+	}
+}
+
+// TestServeKeepsTheCampaignsKeysFromItsEngine: `serve -c` hands the
+// launcher the campaign's key variables (every model's api_key_env, the
+// live page's token), which it keeps out of the engine's environment, as
+// `run` does; before, only the providers' well-known names were dropped.
+func TestServeKeepsTheCampaignsKeysFromItsEngine(t *testing.T) {
+	raw, prep := smallDataset(t)
+	file := filepath.Join(t.TempDir(), "c.yaml")
+	src := fmt.Sprintf(`node: fake:a800-sxm-8
+output: run
+dataset: {raw: %s, prepared: %s}
+models:
+  - name: Lingshu-7B
+    engine: {kind: sim}
+  - name: remote
+    params_b: 8
+    engine: {kind: external, base_url: "http://127.0.0.1:9/v1", api_key_env: NPCORCH_TEST_REMOTE_KEY}
+`, raw, prep)
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sv, err := serveModel(file, "Lingshu-7B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"NPCORCH_TEST_REMOTE_KEY", live.TokenEnv} {
+		if !slices.Contains(sv.secrets, want) {
+			t.Errorf("secrets kept from the engine %q lack %s", sv.secrets, want)
+		}
 	}
 }

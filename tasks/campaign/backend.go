@@ -221,7 +221,7 @@ func (d *driver) launcherConfig(src gpu.Source) launcher.Config {
 		Host:    c.Host,
 		Timing:  d.timing(),
 		// Engines run third-party code: they get no other endpoint's key.
-		SecretEnv: secretEnv(c),
+		SecretEnv: SecretEnv(c),
 	}
 	if !strings.HasPrefix(c.Node, "fake:") {
 		if _, absent := src.(gpu.Absent); !absent {
@@ -231,10 +231,10 @@ func (d *driver) launcherConfig(src gpu.Source) launcher.Config {
 	return cfg
 }
 
-// secretEnv names the environment variables of c's secrets that no engine
+// SecretEnv names the environment variables of c's secrets that no engine
 // needs: every model's and judge's engine.api_key_env (the keys of API
 // endpoints) and the live page's token.
-func secretEnv(c *configs.Campaign) []string {
+func SecretEnv(c *configs.Campaign) []string {
 	names := []string{live.TokenEnv}
 	for _, m := range slices.Concat(c.Resolved, c.ResolvedJudges) {
 		if m.Engine.APIKeyEnv != "" {

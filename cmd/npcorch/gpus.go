@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/npcorch/npcorch/gpu"
@@ -38,10 +42,23 @@ one line and exits 0; --json then prints {"gpus": [], "reason": "..."}.`,
 			if asJSON {
 				return gpu.WriteInventoryJSON(cmd.OutOrStdout(), inv, topo)
 			}
-			return gpu.WriteInventoryText(cmd.OutOrStdout(), inv, topo)
+			if err := gpu.WriteInventoryText(cmd.OutOrStdout(), inv, topo); err != nil || len(inv.GPUs) > 0 {
+				return err
+			}
+			return fakeNodeNote(cmd.OutOrStdout(), node)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (unknown values are null)")
 	cmd.Flags().StringVar(&node, "node", "auto", "GPUs to read: auto, nvml, or fake:NAME (a800-sxm-8, a800-pcie-8, h100-sxm-4, h200-1)")
 	return cmd
+}
+
+// fakeNodeNote says, after "no GPUs", how to look at a simulated node
+// instead, unless one was asked for.
+func fakeNodeNote(w io.Writer, node string) error {
+	if strings.HasPrefix(node, "fake:") {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "(--node fake:NAME shows a simulated node: fake:%s)\n", strings.Join(nvml.FakeNodeNames(), ", fake:"))
+	return err
 }

@@ -41,7 +41,10 @@ and prints a per-GPU summary.`,
 				return err
 			}
 			if len(inv.GPUs) == 0 {
-				return gpu.WriteInventoryText(cmd.OutOrStdout(), inv, gpu.Topology{})
+				if err := gpu.WriteInventoryText(cmd.OutOrStdout(), inv, gpu.Topology{}); err != nil {
+					return err
+				}
+				return fakeNodeNote(cmd.OutOrStdout(), node)
 			}
 			m := &gpu.Monitor{
 				Sampler:  &gpu.Sampler{Source: src, Host: gpu.SystemHost{}, Interval: every},

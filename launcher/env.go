@@ -17,13 +17,13 @@ var providerKeyEnv = []string{
 	"ZHIPUAI_API_KEY",
 }
 
-// engineEnv is a launched engine's environment: npcorch's own (parent)
+// EngineEnv is a launched engine's environment: npcorch's own (parent)
 // without the variables named in drop or providerKeyEnv, then add
 // (KEY=VALUE, the invocation's own variables), which wins over both: a
 // model's engine.env may set a dropped name on purpose. Everything else
 // passes, so PATH, HOME, CUDA_*, NCCL_*, HF_*, VLLM_*, LD_LIBRARY_PATH
 // and proxies reach the engine as before: only named secrets are removed.
-func engineEnv(parent, drop, add []string) []string {
+func EngineEnv(parent, drop, add []string) []string {
 	env := make([]string, 0, len(parent)+len(add))
 	for _, kv := range parent {
 		k, _, _ := strings.Cut(kv, "=")

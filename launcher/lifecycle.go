@@ -65,7 +65,7 @@ func (r *Replica) launch() {
 		r.measureMemory()
 		secrets := []string{r.key, r.inv.APIKey}
 		r.log = nil
-		env := engineEnv(os.Environ(), r.cfg.SecretEnv, r.inv.Env)
+		env := EngineEnv(os.Environ(), r.cfg.SecretEnv, r.inv.Env)
 		proc, log, err := startProcess(r.inv.Argv, env, r.cfg.Shim, t.Grace, t.WaitDelay, func(onLine func()) *logSink {
 			return newLogSink(r.logFile, secrets, onLine)
 		})

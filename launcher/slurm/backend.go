@@ -32,8 +32,11 @@ type Config struct {
 	Dir string
 	// Engines builds each replica's engine invocation.
 	Engines launcher.Engines
-	// Cmd runs Slurm's commands; Exec when nil.
-	Cmd Commander
+	// Cmd runs Slurm's commands; when nil, Exec in npcorch's environment
+	// without SecretEnv and the providers' key variables, which sbatch
+	// would hand to every job (launcher.EngineEnv).
+	Cmd       Commander
+	SecretEnv []string
 	// HTTP probes engines; a client without proxies when nil.
 	HTTP *http.Client
 	// Timing: NoProgress and HardCap bound a running job's start-up,
@@ -60,7 +63,7 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if c.Cmd == nil {
-		c.Cmd = Exec{}
+		c.Cmd = Exec{Env: launcher.EngineEnv(os.Environ(), c.SecretEnv, nil)}
 	}
 	if c.HTTP == nil {
 		c.HTTP = launcher.EngineClient()

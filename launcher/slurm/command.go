@@ -14,13 +14,19 @@ type Commander interface {
 	Run(ctx context.Context, name string, args ...string) ([]byte, error)
 }
 
-// Exec runs Slurm's commands found on PATH.
-type Exec struct{}
+// Exec runs Slurm's commands found on PATH, in the environment Env (nil:
+// npcorch's own). sbatch hands its own environment to the job
+// (--export=ALL, Slurm's default), so the backend gives it one without
+// the secrets no engine needs (launcher.EngineEnv).
+type Exec struct {
+	Env []string
+}
 
 // Run implements Commander; a failure carries the command line and
 // Slurm's own message.
-func (Exec) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+func (e Exec) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = e.Env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -108,3 +108,29 @@ func indexOf(s []string, v string) int {
 	}
 	return -1
 }
+
+// Slurm's commands, sbatch above all, run without the campaign's key
+// variables and the providers' keys: sbatch hands its own environment to
+// every job (--export=ALL, Slurm's default), and the engines started there
+// inherited OPENAI_API_KEY and the other endpoints' keys.
+func TestSlurmCommandsRunWithoutOtherSecrets(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-not-for-engines")
+	t.Setenv("NPCORCH_TEST_REMOTE_KEY", "not-for-engines-either")
+	t.Setenv("HF_TOKEN", "hf-engines-need-this")
+	cfg := Config{SecretEnv: []string{"NPCORCH_TEST_REMOTE_KEY"}}.withDefaults()
+	out, err := cfg.Cmd.Run(context.Background(), "env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := string(out)
+	for _, gone := range []string{"OPENAI_API_KEY=", "NPCORCH_TEST_REMOTE_KEY="} {
+		if strings.Contains(env, gone) {
+			t.Errorf("Slurm's commands run with %s…", gone)
+		}
+	}
+	for _, kept := range []string{"HF_TOKEN=hf-engines-need-this", "PATH="} {
+		if !strings.Contains(env, kept) {
+			t.Errorf("Slurm's commands run without %s", kept)
+		}
+	}
+}

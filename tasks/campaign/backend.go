@@ -189,13 +189,14 @@ func (d *driver) newSlurmBackend(ctx context.Context) (*slurmBackend, *slurm.Clu
 	bus := &launcher.Bus{}
 	sub := bus.Subscribe()
 	b, err := slurm.New(slurm.Config{
-		Settings: c.Slurm,
-		Run:      c.Name,
-		Dir:      filepath.Join(d.runDir, "slurm"),
-		Engines:  d.engines(),
-		Timing:   d.timing(),
-		OnEvent:  bus.Publish,
-		Log:      d.opt.Log,
+		Settings:  c.Slurm,
+		Run:       c.Name,
+		Dir:       filepath.Join(d.runDir, "slurm"),
+		Engines:   d.engines(),
+		Timing:    d.timing(),
+		OnEvent:   bus.Publish,
+		Log:       d.opt.Log,
+		SecretEnv: SecretEnv(c),
 	})
 	if err != nil {
 		sub.Close()

@@ -134,16 +134,28 @@ func gpuSource(c *configs.Campaign) (gpu.Source, error) {
 	return src, nil
 }
 
-// checkGPUs refuses, before the run folder is made, a campaign that runs
-// engines on this node when it has no GPU ("auto" without a driver).
-func checkGPUs(ctx context.Context, c *configs.Campaign, src gpu.Source) error {
+// machine is this node as Run finds it before the run folder is made: its
+// GPUs and, for engines started here, the node the scheduler places on
+// (read once: inventory and topology).
+type machine struct {
+	gpus  gpu.Source
+	node  placement.Node
+	notes []string
+}
+
+// localMachine reads the node that a campaign running engines here places
+// on, refusing one without a GPU ("auto" without a driver) before the run
+// folder is made; a Slurm campaign places on the cluster (setUp).
+func localMachine(ctx context.Context, c *configs.Campaign, src gpu.Source) (machine, error) {
+	m := machine{gpus: src}
 	if c.Backend != configs.BackendLocal {
-		return nil
+		return m, nil
 	}
-	if _, _, err := PlanNode(ctx, c.Node, src); err != nil {
-		return c.Errorf("node", "%s: %v%s", c.Node, err, fakeNodeHint(err))
+	var err error
+	if m.node, m.notes, err = PlanNode(ctx, c.Node, src); err != nil {
+		return m, c.Errorf("node", "%s: %v%s", c.Node, err, fakeNodeHint(err))
 	}
-	return nil
+	return m, nil
 }
 
 // fakeNodeHint tells a campaign on a machine without GPUs how to run on a
@@ -157,17 +169,14 @@ func fakeNodeHint(err error) string {
 }
 
 // setUp returns the node the scheduler places on and the backend that
-// runs its engines: this machine's GPUs and child processes, or the Slurm
+// runs its engines: this machine's GPUs (as localMachine read them) and
+// child processes, or the Slurm
 // cluster's free GPUs (every node's, TP groups kept within a node) and
 // jobs.
-func (d *driver) setUp(ctx context.Context, src gpu.Source) (placement.Node, Backend, []string, error) {
+func (d *driver) setUp(ctx context.Context, m machine) (placement.Node, Backend, []string, error) {
 	c := d.opt.Campaign
 	if c.Backend != configs.BackendSlurm {
-		n, notes, err := PlanNode(ctx, c.Node, src)
-		if err != nil {
-			return placement.Node{}, nil, nil, err
-		}
-		return n, newLocalBackend(d.launcherConfig(src)), notes, nil
+		return m.node, newLocalBackend(d.launcherConfig(m.gpus)), m.notes, nil
 	}
 	backend, cl, err := d.newSlurmBackend(ctx)
 	if err != nil {

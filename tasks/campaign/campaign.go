@@ -168,7 +168,8 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 			err = errors.Join(err, gpus.Close())
 		}
 	}()
-	if err := checkGPUs(ctx, c, gpus); err != nil {
+	here, err := localMachine(ctx, c, gpus)
+	if err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
@@ -229,7 +230,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		return nil, err
 	}
 
-	d, err := newDriver(ctx, opt, gpus, runDir, src.Prepared, reg, prompts, b.Items)
+	d, err := newDriver(ctx, opt, here, runDir, src.Prepared, reg, prompts, b.Items)
 	gpus = nil // the driver's now
 	if err != nil {
 		return nil, err

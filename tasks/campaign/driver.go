@@ -76,15 +76,16 @@ type modelRunner interface {
 // progress and each replica's measured speed.
 const measureEvery = time.Minute
 
-// newDriver sets the run up on src, the node's GPUs (gpuSource), which it
-// closes when it fails and the driver's close closes otherwise.
-func newDriver(ctx context.Context, opt Options, src gpu.Source, runDir, prepDir string, reg *tasks.Registry, prompts *tasks.Prompts, items []tasks.Item) (*driver, error) {
+// newDriver sets the run up on m (localMachine), whose GPUs it closes when
+// it fails and the driver's close closes otherwise.
+func newDriver(ctx context.Context, opt Options, m machine, runDir, prepDir string, reg *tasks.Registry, prompts *tasks.Prompts, items []tasks.Item) (*driver, error) {
 	c := opt.Campaign
 	d := &driver{opt: opt, runDir: runDir, prepDir: prepDir, reg: reg, items: items, models: map[string]configs.Model{}, now: time.Now}
+	src := m.gpus
 	d.gpuSrc = src
 	var notes []string
 	var err error
-	d.node, d.backend, notes, err = d.setUp(ctx, src)
+	d.node, d.backend, notes, err = d.setUp(ctx, m)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("campaign %s: %w", c.Name, err), src.Close())
 	}

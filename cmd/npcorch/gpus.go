@@ -59,6 +59,6 @@ func fakeNodeNote(w io.Writer, node string) error {
 	if strings.HasPrefix(node, "fake:") {
 		return nil
 	}
-	_, err := fmt.Fprintf(w, "(--node fake:NAME shows a simulated node: fake:%s)\n", strings.Join(nvml.FakeNodeNames(), ", fake:"))
+	_, err := fmt.Fprintf(w, "(--node fake:NAME shows a simulated node: %s)\n", nvml.FakeNodeSpecs())
 	return err
 }

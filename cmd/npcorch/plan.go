@@ -230,7 +230,7 @@ func unplaceable(p *schedule.Plan) error {
 // fake node instead ("" for other errors).
 func fakeNodeHint(err error) string {
 	if errors.Is(err, campaign.ErrNoGPU) || errors.Is(err, gpu.ErrNoDriver) || errors.Is(err, gpu.ErrNVMLNotCompiled) {
-		return "; or plan for a fake node with --node fake:NAME (fake:" + strings.Join(nvml.FakeNodeNames(), ", fake:") + ")"
+		return "; or plan for a fake node with --node fake:NAME (" + nvml.FakeNodeSpecs() + ")"
 	}
 	return ""
 }

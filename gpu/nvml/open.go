@@ -15,6 +15,12 @@ func FakeNodeNames() []string {
 	return []string{"a800-sxm-8", "a800-pcie-8", "h100-sxm-4", "h200-1"}
 }
 
+// FakeNodeSpecs lists the fake nodes as a node is named, for messages:
+// "fake:a800-sxm-8, fake:a800-pcie-8, …".
+func FakeNodeSpecs() string {
+	return "fake:" + strings.Join(FakeNodeNames(), ", fake:")
+}
+
 // Open returns the GPUs named by spec:
 //
 //   - "auto" (or ""): this machine's GPUs through NVML; without a driver, or
@@ -40,7 +46,7 @@ func Open(spec string) (gpu.Source, error) {
 	case strings.HasPrefix(spec, "fake:"):
 		name := strings.TrimPrefix(spec, "fake:")
 		if !slices.Contains(FakeNodeNames(), name) {
-			return nil, fmt.Errorf("unknown fake GPU node %q: valid nodes are fake:%s", name, strings.Join(FakeNodeNames(), ", fake:"))
+			return nil, fmt.Errorf("unknown fake GPU node %q: valid nodes are %s", name, FakeNodeSpecs())
 		}
 		f, err := NewFake(name)
 		if err != nil {
@@ -48,5 +54,5 @@ func Open(spec string) (gpu.Source, error) {
 		}
 		return f.Source(), nil
 	}
-	return nil, fmt.Errorf("unknown GPU node %q: use auto, nvml or fake:NAME (fake:%s)", spec, strings.Join(FakeNodeNames(), ", fake:"))
+	return nil, fmt.Errorf("unknown GPU node %q: use auto, nvml or fake:NAME (%s)", spec, FakeNodeSpecs())
 }

@@ -163,7 +163,7 @@ func localMachine(ctx context.Context, c *configs.Campaign, src gpu.Source) (mac
 // field: npcorch run has no --node flag.
 func fakeNodeHint(err error) string {
 	if errors.Is(err, ErrNoGPU) || errors.Is(err, gpu.ErrNoDriver) || errors.Is(err, gpu.ErrNVMLNotCompiled) {
-		return "; or, to run sim and external models without GPUs, set node: fake:a800-sxm-8 in the campaign file (fake:" + strings.Join(nvml.FakeNodeNames(), ", fake:") + ")"
+		return "; or, to run sim and external models without GPUs, set node: fake:a800-sxm-8 in the campaign file (" + nvml.FakeNodeSpecs() + ")"
 	}
 	return ""
 }

@@ -324,14 +324,15 @@ func (m Meta) runModels() []tasks.RunModel {
 }
 
 // checkNode refuses a fake node npcorch does not have (a typo), naming the
-// campaign file's line; NVML is opened when the run starts.
+// campaign file's line, before the dataset is read; gpuSource opens the
+// others once the campaign's folders are checked.
 func checkNode(c *configs.Campaign) error {
 	name, fake := strings.CutPrefix(c.Node, "fake:")
 	if !fake || slices.Contains(nvml.FakeNodeNames(), name) {
 		return nil
 	}
-	return c.Errorf("node", "%q is not a fake node; use one of fake:%s, or auto (or nvml) for this machine's GPUs",
-		c.Node, strings.Join(nvml.FakeNodeNames(), ", fake:"))
+	return c.Errorf("node", "%q is not a fake node; use one of %s, or auto (or nvml) for this machine's GPUs",
+		c.Node, nvml.FakeNodeSpecs())
 }
 
 // checkFakeNode refuses to launch a real engine on a fake node: its

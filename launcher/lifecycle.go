@@ -230,10 +230,7 @@ func (r *Replica) noteLoading() {
 	if r.state != StateStarting {
 		return
 	}
-	what := "not ready (so far: " + r.stage.Describe() + ")"
-	if r.probeNote != "" {
-		what += "; last readiness check: " + r.probeNote
-	}
+	what := "not ready (so far: " + r.stage.Describe() + ")" + r.lastCheck()
 	if r.log != nil {
 		if l := r.log.lastLine(); l != "" {
 			what += "; last log line: " + l
@@ -248,11 +245,16 @@ func (r *Replica) noteLoading() {
 // noProgressDetail says what a start that made no progress was waiting
 // for: the stage it reached and what the last readiness check saw.
 func (r *Replica) noProgressDetail() string {
-	d := fmt.Sprintf("no new log line and no readiness progress for %v (last stage: %s", r.cfg.Timing.NoProgress, r.stage.Describe())
-	if r.probeNote != "" {
-		d += "; last readiness check: " + r.probeNote
+	return fmt.Sprintf("no new log line and no readiness progress for %v (last stage: %s%s)", r.cfg.Timing.NoProgress, r.stage.Describe(), r.lastCheck())
+}
+
+// lastCheck is "; last readiness check: …" when the last readiness check
+// saw something to say of a start, "" otherwise.
+func (r *Replica) lastCheck() string {
+	if r.probeNote == "" {
+		return ""
 	}
-	return d + ")"
+	return "; last readiness check: " + r.probeNote
 }
 
 func (r *Replica) becomeReady() {

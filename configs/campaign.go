@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,7 +26,9 @@ type Campaign struct {
 	// Name labels the run in reports.
 	Name string `yaml:"name"`
 	// Node is "auto" (NVML if present), "nvml", or "fake:NAME" for one of
-	// the gpu package's fake nodes.
+	// the gpu package's fake nodes. The gpu package owns the nodes and
+	// parses it (gpu.ParseNodeSpec): run and plan refuse anything else,
+	// naming this field's line (Errorf).
 	Node string `yaml:"node"`
 	// Output is the run directory.
 	Output string `yaml:"output"`
@@ -409,9 +412,6 @@ func (c *Campaign) validate(loc locator) error {
 	default:
 		return loc.errorf("media", "%q is not a media mode; use auto, file or base64", c.Media)
 	}
-	if c.Node != "auto" && c.Node != "nvml" && !strings.HasPrefix(c.Node, "fake:") {
-		return loc.errorf("node", "%q is not a node; use auto, nvml or fake:NAME", c.Node)
-	}
 	if c.Repeat < 1 {
 		return loc.errorf("repeat", "repeat must be at least 1, not %d; leave it out to send every request once", c.Repeat)
 	}
@@ -662,4 +662,22 @@ func (s *SlurmSettings) validate(loc locator) error {
 		return loc.errorf("slurm.gres", "%q is not a GRES name; write gpu or gpu:TYPE (npcorch adds the count)", s.GRES)
 	}
 	return nil
+}
+
+// LiveTokenEnv is the environment variable that may hold the live page's
+// token (package tasks/live).
+const LiveTokenEnv = "NPCORCH_LIVE_TOKEN"
+
+// SecretEnv names the environment variables of c's secrets that no engine
+// needs: every model's and judge's engine.api_key_env (the keys of API
+// endpoints) and the live page's token, sorted, each once.
+func (c *Campaign) SecretEnv() []string {
+	names := []string{LiveTokenEnv}
+	for _, m := range slices.Concat(c.Resolved, c.ResolvedJudges) {
+		if m.Engine.APIKeyEnv != "" {
+			names = append(names, m.Engine.APIKeyEnv)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }

@@ -40,12 +40,12 @@ type fakeGPU struct {
 	timeline func(step int) Reading
 }
 
-// NewFake builds the fake node of that name (see [FakeNodeNames]) with no
+// NewFake builds the fake node of that name (see [gpu.FakeNodeNames]) with no
 // processes, all memory free and the default timeline.
 func NewFake(name string) (*Fake, error) {
 	spec, ok := nodeSpecs(name)
 	if !ok {
-		return nil, fmt.Errorf("unknown fake GPU node %q: valid nodes are %v", name, FakeNodeNames())
+		return nil, gpu.UnknownFakeNode(name)
 	}
 	cfgs := make([]gpus.Config, spec.count)
 	for i := range cfgs {

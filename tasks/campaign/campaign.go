@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
-	"github.com/npcorch/npcorch/gpu/nvml"
+	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
@@ -192,10 +192,11 @@ type preflighted struct {
 // driver is refused here too). The caller closes here.gpus.
 func preflight(ctx context.Context, opt Options, reg *tasks.Registry) (*preflighted, error) {
 	c := opt.Campaign
-	if err := checkFakeNode(c); err != nil {
+	node, err := nodeSpec(c)
+	if err != nil {
 		return nil, err
 	}
-	if err := checkNode(c); err != nil {
+	if err := checkFakeNode(c, node); err != nil {
 		return nil, err
 	}
 	if err := checkEngines(c, launcher.Engines{Sim: opt.Self}, exec.LookPath, os.Getenv); err != nil {
@@ -216,11 +217,11 @@ func preflight(ctx context.Context, opt Options, reg *tasks.Registry) (*prefligh
 	if opt.Resume && !Begun(runDir) {
 		return nil, fmt.Errorf("--resume: %s holds no run to continue (no run.json, no journal/); give the --out of the interrupted run, or drop --resume to start the campaign there", runDir)
 	}
-	gpus, err := gpuSource(c)
+	gpus, err := gpuSource(c, node)
 	if err != nil {
 		return nil, err
 	}
-	here, err := localMachine(ctx, c, gpus)
+	here, err := localMachine(ctx, c, node, gpus)
 	if err != nil {
 		return nil, errors.Join(err, gpus.Close())
 	}
@@ -399,23 +400,22 @@ func (m Meta) runModels() []tasks.RunModel {
 	return out
 }
 
-// checkNode refuses a fake node npcorch does not have (a typo), naming the
-// campaign file's line, before the dataset is read; gpuSource opens the
-// others once the campaign's folders are checked.
-func checkNode(c *configs.Campaign) error {
-	name, fake := strings.CutPrefix(c.Node, "fake:")
-	if !fake || slices.Contains(nvml.FakeNodeNames(), name) {
-		return nil
+// nodeSpec reads the campaign's node, refusing one npcorch does not have
+// (a typo), naming the campaign file's line, before the dataset is read;
+// gpuSource opens it once the campaign's folders are checked.
+func nodeSpec(c *configs.Campaign) (gpu.NodeSpec, error) {
+	spec, err := gpu.ParseNodeSpec(c.Node)
+	if err != nil {
+		return gpu.NodeSpec{}, c.Errorf("node", "%v", err)
 	}
-	return c.Errorf("node", "%q is not a fake node; use one of %s, or auto (or nvml) for this machine's GPUs",
-		c.Node, nvml.FakeNodeSpecs())
+	return spec, nil
 }
 
 // checkFakeNode refuses to launch a real engine on a fake node: its
 // CUDA_VISIBLE_DEVICES would name GPUs that do not exist. The simulated
 // engine and external endpoints need no GPU and stay allowed.
-func checkFakeNode(c *configs.Campaign) error {
-	if !strings.HasPrefix(c.Node, "fake:") || c.Backend != configs.BackendLocal {
+func checkFakeNode(c *configs.Campaign, node gpu.NodeSpec) error {
+	if !node.IsFake() || c.Backend != configs.BackendLocal {
 		return nil
 	}
 	var errs []error

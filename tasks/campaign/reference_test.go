@@ -13,8 +13,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/launcher"
-	"github.com/npcorch/npcorch/launcher/placement"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
 )
@@ -155,7 +155,7 @@ func TestCampaignReferenceMatchesTheLoader(t *testing.T) {
 	// Lists of values the code owns, which the reference spells out.
 	for path, want := range map[string][]string{
 		"tasks":                   taskNames(Benchmark()),
-		"node":                    placement.ShapeNames(),
+		"node":                    gpu.FakeNodeNames(),
 		"media":                   {configs.MediaAuto, configs.MediaFile, configs.MediaBase64},
 		"backend":                 {configs.BackendLocal, configs.BackendSlurm},
 		"models[].engine.kind":    {configs.EngineVLLM, configs.EngineSGLang, configs.EngineExternal, configs.EngineSim, configs.EngineWrapper},

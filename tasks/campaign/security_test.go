@@ -451,7 +451,7 @@ judges:
 		t.Fatal(err)
 	}
 	d := &driver{opt: Options{Campaign: c}}
-	got := d.launcherConfig(nil).SecretEnv
+	got := d.launcherConfig(machine{}).SecretEnv
 	want := []string{"JUDGE_KEY", "LAB_ENDPOINT_KEY", "NPCORCH_LIVE_TOKEN", "OPENAI_API_KEY"}
 	if !slices.Equal(got, want) {
 		t.Errorf("SecretEnv = %q, want %q", got, want)

@@ -14,12 +14,18 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Media modes say how images travel to an engine.
+// MediaMode says how images travel to an engine: a campaign's media:.
+type MediaMode string
+
+// The media modes.
 const (
-	MediaAuto   = "auto"   // file:// for local engines, base64 otherwise
-	MediaFile   = "file"   // always file:// (engine started with --allowed-local-media-path)
-	MediaBase64 = "base64" // always the file's own bytes, base64-encoded
+	MediaAuto   MediaMode = "auto"   // file:// for local engines, base64 otherwise
+	MediaFile   MediaMode = "file"   // always file:// (engine started with --allowed-local-media-path)
+	MediaBase64 MediaMode = "base64" // always the file's own bytes, base64-encoded
 )
+
+// MediaModes lists the media modes, as media: may write them.
+func MediaModes() []MediaMode { return []MediaMode{MediaAuto, MediaFile, MediaBase64} }
 
 // Campaign is one campaign file: which models run which tasks on which node.
 type Campaign struct {
@@ -45,7 +51,7 @@ type Campaign struct {
 	// the embedded ones (configs/prompts documents what they see).
 	Prompts string `yaml:"prompts"`
 	// Media is auto, file or base64.
-	Media string `yaml:"media"`
+	Media MediaMode `yaml:"media"`
 	// Repeat runs every request k times (repeated-run reliability).
 	Repeat int `yaml:"repeat"`
 	// Host is the address engines bind to (default 127.0.0.1).
@@ -56,7 +62,7 @@ type Campaign struct {
 	Launch LaunchSettings `yaml:"launch"`
 	// Backend says where engines run: local (this node, the default) or
 	// slurm (one Slurm job per replica; see Slurm and docs/slurm.md).
-	Backend string `yaml:"backend"`
+	Backend Backend `yaml:"backend"`
 	// Slurm configures the slurm backend.
 	Slurm SlurmSettings `yaml:"slurm"`
 	// Models are registry names, each optionally with overrides of any
@@ -191,10 +197,13 @@ func (c *Campaign) checkStallWindow(loc locator) error {
 		w, budget, cl.RetryLimit(), cl.FirstTokenTimeout, cl.FirstTokenTimeout/2)
 }
 
-// Backends say where a campaign's engines run.
+// Backend says where a campaign's engines run: its backend:.
+type Backend string
+
+// The backends.
 const (
-	BackendLocal = "local" // child processes on this node
-	BackendSlurm = "slurm" // one Slurm batch job per replica
+	BackendLocal Backend = "local" // child processes on this node
+	BackendSlurm Backend = "slurm" // one Slurm batch job per replica
 )
 
 // SlurmSettings configure the slurm backend: what every replica's sbatch
@@ -407,9 +416,7 @@ func (c *Campaign) validate(loc locator) error {
 	if c.Dataset.Raw == "" {
 		return loc.errorf("dataset.raw", "the campaign needs the raw dataset folder (the one holding dataset.json)")
 	}
-	switch c.Media {
-	case MediaAuto, MediaFile, MediaBase64:
-	default:
+	if !slices.Contains(MediaModes(), c.Media) {
 		return loc.errorf("media", "%q is not a media mode; use auto, file or base64", c.Media)
 	}
 	if c.Repeat < 1 {

@@ -156,9 +156,9 @@ func TestCampaignReferenceMatchesTheLoader(t *testing.T) {
 	for path, want := range map[string][]string{
 		"tasks":                   taskNames(Benchmark()),
 		"node":                    gpu.FakeNodeNames(),
-		"media":                   {configs.MediaAuto, configs.MediaFile, configs.MediaBase64},
-		"backend":                 {configs.BackendLocal, configs.BackendSlurm},
-		"models[].engine.kind":    {configs.EngineVLLM, configs.EngineSGLang, configs.EngineExternal, configs.EngineSim, configs.EngineWrapper},
+		"media":                   words(configs.MediaModes()...),
+		"backend":                 words(configs.BackendLocal, configs.BackendSlurm),
+		"models[].engine.kind":    words(configs.EngineVLLM, configs.EngineSGLang, configs.EngineExternal, configs.EngineSim, configs.EngineWrapper),
 		"models[].engine.version": {configs.ReferenceVLLM, configs.VLLMAPIServerCount.String(), configs.VLLMPromptTokensDetails.String()},
 		"models[].engine.command": {configs.WrapperKeyEnv, configs.WrapperKeyFileEnv},
 	} {
@@ -328,4 +328,14 @@ func taskNames(reg *tasks.Registry) []string {
 		names = append(names, f.Name)
 	}
 	return names
+}
+
+// words are the values of a string enum of configs, as the reference
+// writes them.
+func words[T ~string](values ...T) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return out
 }

@@ -407,7 +407,7 @@ func TestRequestsNeverPointOutsideThePreparedRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, media := range []string{configs.MediaFile, configs.MediaBase64} {
+	for _, media := range []configs.MediaMode{configs.MediaFile, configs.MediaBase64} {
 		b := tasks.RequestBuilder{Model: m, Media: media, Root: prep}
 		for path, want := range map[string]string{
 			"../secret/x.png":               "leaves the prepared folder",

@@ -78,7 +78,7 @@ type options struct {
 	memSizes    []int
 	memWorkers  int
 	decodeTPS   float64
-	media       []string
+	media       []configs.MediaMode
 	memList     bool
 }
 
@@ -97,7 +97,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.StringVar(&sizes, "mem-sizes", "1000,10000", "item counts of the memory check; the first is also run with 10 repeats")
 	fs.IntVar(&o.memWorkers, "mem-workers", 4, "requests in flight in the memory check")
 	fs.Float64Var(&o.decodeTPS, "decode-tps", 1e9, "the engine's decode speed per request, tokens/s (1e9: as fast as it can write; a real engine streams 20-150)")
-	media := fs.String("media", configs.MediaFile+","+configs.MediaBase64, "media modes to run, separated by commas")
+	media := fs.String("media", string(configs.MediaFile)+","+string(configs.MediaBase64), "media modes to run, separated by commas")
 	fs.BoolVar(&o.memList, "mem-list", true, "also run the largest memory check with its items in an in-memory list, for comparison")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -112,8 +112,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		o.memSizes = append(o.memSizes, n)
 	}
-	for _, m := range strings.Split(*media, ",") {
-		if m = strings.TrimSpace(m); m != configs.MediaFile && m != configs.MediaBase64 {
+	for _, name := range strings.Split(*media, ",") {
+		m := configs.MediaMode(strings.TrimSpace(name))
+		if m != configs.MediaFile && m != configs.MediaBase64 {
 			return fmt.Errorf("-media %q: want %s and/or %s separated by commas", *media, configs.MediaFile, configs.MediaBase64)
 		}
 		o.media = append(o.media, m)
@@ -173,11 +174,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		for _, media := range o.media {
 			spec := pySpec{Base: base, Model: benchModel, Prompt: prompt, Images: abs, Media: media, Requests: o.requests,
 				Concurrency: o.concurrency, MaxTokens: m.Tasks[benchTask].MaxTokens, Expect: answer}
-			specPath := filepath.Join(o.out, "python-"+media+".json")
+			specPath := filepath.Join(o.out, "python-"+string(media)+".json")
 			if err := writeJSON(specPath, spec); err != nil {
 				return err
 			}
-			goArgs := []string{exe, "go-client", "-base", base, "-root", root, "-images", imagesJSON, "-media", media,
+			goArgs := []string{exe, "go-client", "-base", base, "-root", root, "-images", imagesJSON, "-media", string(media),
 				"-requests", strconv.Itoa(o.requests), "-concurrency", strconv.Itoa(o.concurrency), "-expect", answer}
 			clients := [][]string{goArgs, {o.python, o.script, specPath}}
 			if media == configs.MediaFile {
@@ -339,15 +340,15 @@ func startEngine(ctx context.Context, exe, root, key, logPath string, decodeTPS 
 
 // pySpec is what scripts/bench/client_bench.py reads.
 type pySpec struct {
-	Base        string   `json:"base"`
-	Model       string   `json:"model"`
-	Prompt      string   `json:"prompt"`
-	Images      []string `json:"images"`
-	Media       string   `json:"media"`
-	Requests    int      `json:"requests"`
-	Concurrency int      `json:"concurrency"`
-	MaxTokens   int      `json:"max_tokens"`
-	Expect      string   `json:"expect"`
+	Base        string            `json:"base"`
+	Model       string            `json:"model"`
+	Prompt      string            `json:"prompt"`
+	Images      []string          `json:"images"`
+	Media       configs.MediaMode `json:"media"`
+	Requests    int               `json:"requests"`
+	Concurrency int               `json:"concurrency"`
+	MaxTokens   int               `json:"max_tokens"`
+	Expect      string            `json:"expect"`
 }
 
 // runClient runs one client process and reads its clientResult.
@@ -463,7 +464,7 @@ func (r report) writeClients(w io.Writer) {
 		r.Machine, r.Requests, r.Images, r.ImageBytes/1000, r.Concurrency)
 	fmt.Fprintln(w, "| media | client | CPU ms / request | CPU ratio Python/Go | whole-process CPU s | peak RSS MB | request body bytes |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
-	for _, media := range []string{configs.MediaFile, configs.MediaBase64} {
+	for _, media := range []configs.MediaMode{configs.MediaFile, configs.MediaBase64} {
 		clients := []string{"go", "python"}
 		if media == configs.MediaFile {
 			clients = append(clients, floorHTTP, floorTCP)

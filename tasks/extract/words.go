@@ -59,7 +59,9 @@ func latinWordEnd(s string, i int) int {
 		switch {
 		case latinRune(r):
 		case r == '+' && latinRune(prev) && latinRune(next):
-		case r == '-' && unicode.IsLetter(prev) && unicode.IsLetter(next) && !unicode.Is(unicode.Han, next):
+		case r == '-' && unicode.IsLetter(prev) && unicode.Is(unicode.Han, next):
+			return i + n + utf8.RuneLen(next) // "D-二聚体" (D-dimer): the word "D-二", no option
+		case r == '-' && unicode.IsLetter(prev) && unicode.IsLetter(next):
 		case r == '.' && unicode.IsDigit(prev) && unicode.IsDigit(next):
 		default:
 			return i

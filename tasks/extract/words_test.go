@@ -23,6 +23,8 @@ func TestWordsSplitChineseAndKeepCompounds(t *testing.T) {
 		"\xff\xfeB":                 {"B"},
 		"1.":                        {"1"},
 		"so I'd go with C-reactive": {"so", "I", "d", "go", "with", "C-reactive"},
+		"D-二聚体":                     {"D-二", "聚", "体"},
+		"C反应蛋白":                     {"C", "反", "应", "蛋", "白"},
 	} {
 		if got := answerTokens(in); !slices.Equal(got, want) {
 			t.Errorf("answerTokens(%q) = %q, want %q", in, got, want)

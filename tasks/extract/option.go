@@ -182,7 +182,11 @@ func cutFoldPrefix(s, prefix string) (string, bool) {
 // separator is matched anchored right after them: a regexp scanning all of
 // a long reasoning text costs milliseconds.
 var (
-	englishSeparator = regexp.MustCompile(`^s?["']?\s*(?:\*\*|__)?\s*(?:is\s*:?|are\s*:?|:|：|=)`)
+	englishSeparator = regexp.MustCompile(`^["']?\s*(?:\*\*|__)?\s*(?:is\s*:?|:|：|=)`)
+	// answersSeparator also reads the plural "answers are" / "answers:";
+	// "The options are A. Surgery, B. …" restates the options and is no
+	// label.
+	answersSeparator = regexp.MustCompile(`^s?["']?\s*(?:\*\*|__)?\s*(?:is\s*:?|are\s*:?|:|：|=)`)
 	finalSeparator   = regexp.MustCompile(`^\s+answers?\s*(?:\*\*|__)?\s*(?:is\s*:?|are\s*:?|:|：|=|-)`)
 	// chineseSeparator: 是 ("is"), 为 ("is", formal), 选 ("choose"),
 	// optionally after 应该/应/就 ("should be"), or a colon.
@@ -202,7 +206,7 @@ var finalLabels = []labelRule{{"final", finalSeparator}, {"最终答案", chines
 // answerLabels are the labels of a plain answer: "Answer", "Option",
 // "Choice" and 答案 ("answer"), 选项 ("option"), 选择 ("choice").
 var answerLabels = []labelRule{
-	{"answer", englishSeparator}, {"option", englishSeparator}, {"choice", englishSeparator},
+	{"answer", answersSeparator}, {"option", englishSeparator}, {"choice", englishSeparator},
 	{"答案", chineseSeparator}, {"选项", chineseSeparator}, {"选择", chineseSeparator},
 }
 

@@ -121,3 +121,26 @@ func TestSetEndsWithItsPhrase(t *testing.T) {
 		w.check(t, in, Choices(in, letters))
 	}
 }
+
+// TestStandaloneOnlyWhenUnambiguous: "a standalone option is accepted when
+// unambiguous". An option line stands unless the model goes on to
+// conclude with another option; a remark that sets another option against
+// it, or names the same one, leaves it standing.
+func TestStandaloneOnlyWhenUnambiguous(t *testing.T) {
+	t.Log(ruleFinal)
+	letters := []string{"A", "B", "C", "D"}
+	for in, w := range map[string]want{
+		"B. Induction chemotherapy\nThis is better than C":         ok("B"),
+		"B. Induction chemotherapy\nScreen for hepatitis B":        ok("B"),
+		"B. 诱导化疗\n而不是C":                                            ok("B"),
+		"B. 诱导化疗\n优于C":                                             ok("B"),
+		"B. Induction chemotherapy\nSo the best choice would be C": bad(Unparseable),
+		"B\nOn reflection I'd go with C":                           bad(Unparseable),
+		"B. Induction chemotherapy\nSo I'd go with C\nC":           ok("C"),
+		"A\nB":                bad(Conflicting),
+		"D-dimer 4.2 mg/L\nB": ok("B"),
+		"B. Radiotherapy alone would undertreat\nSo I'd go with C\nAnswer: B": ok("B"),
+	} {
+		w.check(t, in, Care(in, letters))
+	}
+}

@@ -177,12 +177,15 @@ func pureList(s string) bool {
 		return false
 	}
 	prev := 0
-	for _, sp := range spans {
-		if strings.Trim(s[prev:sp.start], setSeparators+hedges+".") != "" {
+	for i, sp := range spans {
+		if strings.Trim(s[prev:sp.start], setSeparators+hedges+".。") != "" {
 			return false
 		}
 		prev = sp.end
 		w := s[sp.start:sp.end]
+		if w == "选" && (i+1 == len(spans) || s[spans[i+1].start:spans[i+1].end] != "项") {
+			return false // "选A和C" ("choose A and C") is a conclusion, not a list
+		}
 		if foldIn(w, connectives) || foldIn(w, alternatives) || foldIn(w, optionWords) {
 			continue
 		}
@@ -192,7 +195,7 @@ func pureList(s string) bool {
 			}
 		}
 	}
-	return strings.Trim(s[prev:], setSeparators+hedges+".") == ""
+	return strings.Trim(s[prev:], setSeparators+hedges+".。") == ""
 }
 
 func allUpper(w string) bool {

@@ -183,14 +183,15 @@ func cutFoldPrefix(s, prefix string) (string, bool) {
 // a long reasoning text costs milliseconds.
 var (
 	englishSeparator = regexp.MustCompile(`^["']?\s*(?:\*\*|__)?\s*(?:is\s*:?|:|：|=)`)
-	// answersSeparator also reads the plural "answers are" / "answers:";
-	// "The options are A. Surgery, B. …" restates the options and is no
-	// label.
+	// answersSeparator also reads the plural "answers are" / "answers:"
+	// (and "correct options are"); "The options are A. Surgery, B. …"
+	// restates the options and is no label.
 	answersSeparator = regexp.MustCompile(`^s?["']?\s*(?:\*\*|__)?\s*(?:is\s*:?|are\s*:?|:|：|=)`)
 	finalSeparator   = regexp.MustCompile(`^\s+answers?\s*(?:\*\*|__)?\s*(?:is\s*:?|are\s*:?|:|：|=|-)`)
 	// chineseSeparator: 是 ("is"), 为 ("is", formal), 选 ("choose"),
-	// optionally after 应该/应/就 ("should be"), or a colon.
-	chineseSeparator = regexp.MustCompile(`^\s*(?:\*\*|__)?\s*(?:(?:应该|应当|应|就)?\s*(?:是|为|选)\s*(?:\*\*|__)?\s*[:：]?|[:：])`)
+	// optionally after 应该/应/就 ("should be"), a colon, or the bracket
+	// of an exam key ("【答案】B").
+	chineseSeparator = regexp.MustCompile(`^\s*(?:\*\*|__)?\s*(?:(?:应该|应当|应|就)?\s*(?:是|为|选)\s*(?:\*\*|__)?\s*[:：]?|[:：]|】\s*[:：]?)`)
 )
 
 // labelRule is one keyword and the separator that must follow it.
@@ -204,10 +205,12 @@ type labelRule struct {
 var finalLabels = []labelRule{{"final", finalSeparator}, {"最终答案", chineseSeparator}}
 
 // answerLabels are the labels of a plain answer: "Answer", "Option",
-// "Choice" and 答案 ("answer"), 选项 ("option"), 选择 ("choice").
+// "Choice", "The correct options are", and 答案 ("answer"), 答 (its short
+// form, "答：B"), 选项 ("option"), 选择 ("choice").
 var answerLabels = []labelRule{
 	{"answer", answersSeparator}, {"option", englishSeparator}, {"choice", englishSeparator},
-	{"答案", chineseSeparator}, {"选项", chineseSeparator}, {"选择", chineseSeparator},
+	{"correct option", answersSeparator},
+	{"答案", chineseSeparator}, {"答", chineseSeparator}, {"选项", chineseSeparator}, {"选择", chineseSeparator},
 }
 
 // labelWindow bounds how far after a keyword its separator may end.

@@ -36,6 +36,8 @@ func chineseRows() []answerRow {
 		rightAnswer(GMem, "B", "B选项", paperFinal),
 		rightAnswer(GMem, "B", "**B选项**：诱导化疗+同期放化疗", paperFinal),
 		rightAnswer(GMem, "B", "我的选择是：B", paperFinal),
+		rightAnswer(GMem, "B", "【答案】B\n【解析】局部晚期鼻咽癌推荐诱导化疗后同期放化疗。", paperFinal),
+		rightAnswer(GMem, "B", "答：B", paperFinal),
 		rightAnswer(GMem, "B", "答案：选项B（诱导化疗后同期放化疗）", paperFinal),
 		rightAnswer(GMem, "B", "最终答案是 **B**", paperFinal),
 		rightAnswer(AApp, "B", "<think>\n好的，患者为T3N2M0，属于局部晚期。A是早期方案，不合适。\n</think>\n\n答案应该是B。", paperFinal),
@@ -58,6 +60,7 @@ func chineseRows() []answerRow {
 		rightAnswer(AApp, "A,C", "答案：A，C", paperComplete),
 		rightAnswer(AApp, "A,C", "答案：A以及C", paperComplete),
 		rightAnswer(AApp, "A,C", "答案：A选项和C选项", paperComplete),
+		rightAnswer(AApp, "A,C,D", "答案为ACD。", paperComplete),
 		rightAnswer(CPlan, "B,D", "<think>B和D都符合。</think>\n最终答案：**B、D**", paperComplete),
 		wrongAnswer(AApp, "A,C", "最终答案：A", none, paperPartial),
 		wrongAnswer(AApp, "A,C", "答案：A、B、C", none, paperMissingExtra),
@@ -98,6 +101,7 @@ func pluralLabelRows() []answerRow {
 		rightAnswer(AApp, "A,C,D", "The correct answers are A, C and D.", paperComplete),
 		rightAnswer(CPlan, "B,D", "After induction the nodes persist.\n\n**Final Answers:** B and D", paperComplete),
 		rightAnswer(AApp, "A,C", "The answers are A and C.", paperComplete),
+		rightAnswer(AApp, "A,C,D", "The correct options are **A**, **C**, and **D**.", paperComplete),
 		rightAnswer(AApp, "A,C", "Options A and B look similar; the correct answers are A and C.", paperComplete),
 		wrongAnswer(GMem, "B", "The options are A. Surgery, B. Induction chemotherapy, C. Radiotherapy alone, D. Observation.\n\nInduction chemotherapy is the standard.", extract.Unparseable, paperFinal),
 		wrongAnswer(AApp, "A,C", "\\boxed{A,C}\nFinal answers: A, B", extract.Conflicting, paperConflict),
@@ -186,5 +190,6 @@ func decisionRows() []answerRow {
 		wrongAnswer(GMem, "B", "Answer: B/C", extract.Conflicting, paperConflict),
 		wrongAnswer(GMem, "B", "Induction chemotherapy is the standard here. Therefore B.", extract.Unparseable, paperFinal),
 		wrongAnswer(GMem, "B", "综上所述，因此选B。", extract.Unparseable, paperFinal),
+		wrongAnswer(AApp, "A,C", "综上，选A和C。", extract.Unparseable, paperFinal),
 	}
 }

@@ -11,11 +11,11 @@ import (
 // The words of an answer. Answers mix English, Chinese and markdown, so a
 // word is one of:
 //
-//   - a Latin word: letters, digits and '_' ("B", "AC"), with a '+'
-//     inside it ("T1+C_Ax"), a hyphen inside it when letters stand on both sides ("D-dimer",
-//     "C-reactive": a word that begins with an option letter is not that
-//     option) and a decimal point between digits ("0.85": a number, not
-//     option 0);
+//   - a Latin word: letters, digits and '_' ("B", "AC"), with a '+' inside
+//     it ("T1+C_Ax"), a hyphen inside it when letters stand on both sides
+//     ("D-dimer", "C-reactive": a word that begins with an option letter
+//     is not that option) and a decimal point between digits ("0.85": a
+//     number, not option 0);
 //   - one Han character: Chinese is written without spaces, so "答案是B"
 //     is the words 答, 案, 是, B and "A和D" is A, 和, D.
 //
@@ -27,21 +27,25 @@ type span struct{ start, end int }
 // wordSpans returns the words of s in text order.
 func wordSpans(s string) []span {
 	var out []span
-	for i := 0; i < len(s); {
+	for w, ok := nextWord(s, 0); ok; w, ok = nextWord(s, w.end) {
+		out = append(out, w)
+	}
+	return out
+}
+
+// nextWord returns the first word of s at or after byte from.
+func nextWord(s string, from int) (span, bool) {
+	for i := from; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case unicode.Is(unicode.Han, r):
-			out = append(out, span{i, i + n})
-			i += n
+			return span{i, i + n}, true
 		case latinRune(r):
-			end := latinWordEnd(s, i)
-			out = append(out, span{i, end})
-			i = end
-		default:
-			i += max(n, 1)
+			return span{i, latinWordEnd(s, i)}, true
 		}
+		i += max(n, 1)
 	}
-	return out
+	return span{}, false
 }
 
 // latinRune reports whether r belongs to a Latin word; a '+' belongs to
@@ -85,18 +89,8 @@ func answerTokens(s string) []string {
 // firstWord returns the first word of s and what follows it; ok is false
 // when s has no word.
 func firstWord(s string) (word, rest string, ok bool) {
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case unicode.Is(unicode.Han, r):
-			return s[i : i+n], s[i+n:], true
-		case latinRune(r):
-			end := latinWordEnd(s, i)
-			return s[i:end], s[end:], true
-		}
-		i += max(n, 1)
-	}
-	return "", "", false
+	w, ok := nextWord(s, 0)
+	return s[w.start:w.end], s[w.end:], ok
 }
 
 // Option words: "Option B", "选项B" and "B选项" all name option B.

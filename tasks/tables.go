@@ -254,8 +254,9 @@ func majority(r *Results, c Column) string {
 }
 
 // Majority is the cohort's majority-class baseline beside a score table
-// column (nil for columns without one). Every model of a run shares the
-// cohort, so the first model that ran the column's task carries it.
+// column (nil for columns without one). The scores compute it over the
+// cohort's items, answered or not, so every model asked the column's task
+// carries the same one; the first model's is shown.
 func Majority(r *Results, c Column) *score.Baseline { return firstBaseline(r, c.Majority) }
 
 // Random is what a uniformly random answer scores on a score table

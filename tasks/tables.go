@@ -183,7 +183,7 @@ func (r *Results) writeRepeats(b *bytes.Buffer) {
 	if r.Repeats < 2 {
 		return
 	}
-	fmt.Fprintf(b, "\n## Repeats (k = %d)\n\nThe table above scores repeat 0 only. Over the k = %d repeats of each item answered in every repeat: avg@k ± SD (mean accuracy of all n·k answers, SD of the k per-repeat accuracies), pass^k (right in every repeat), pass@k (right in at least one), agreement (the same answer every time). Per-repeat accuracies are in scores.json (`reliability`) and report/detail.md.\n\n", r.Repeats, r.Repeats)
+	fmt.Fprintf(b, "\n## Repeats (k = %d)\n\nThe table above scores repeat 0 only. Over the k = %d repeats of each item answered in every repeat: avg@k ± SD (mean accuracy of all n·k answers, SD of the k per-repeat accuracies), pass^k (right in every repeat), pass@k (right in at least one), agreement (the same answer every time). A task whose answer is several labels has a row per graded field: a structure card is right on its structure (left and right collapsed, as Struct. above), and on its structure and invasion together; a failed field is wrong and agrees with nothing. Per-repeat accuracies are in scores.json (`reliability`) and report/detail.md.\n\n", r.Repeats, r.Repeats)
 	b.WriteString("| Model | Task | items | avg@k ± SD | pass^k | pass@k | agreement |\n|---|---|---|---|---|---|---|\n")
 	for _, m := range r.Models {
 		for _, tr := range m.Reliability {
@@ -196,10 +196,19 @@ func (r *Results) writeRepeats(b *bytes.Buffer) {
 			if rel.AvgAtK != nil {
 				avg += fmt.Sprintf(" ± %.1f", rel.SD)
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", m.Model, tr.Task, items, avg,
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", m.Model, tr.Name(), items, avg,
 				cell(rel.PassHatK, rel.Complete), cell(rel.PassAtK, rel.Complete), cell(rel.Agreement, rel.Complete))
 		}
 	}
+}
+
+// Name is the row's name in the repeats table: the task, and the graded
+// field of a task whose answer is several labels ("card (structure)").
+func (t TaskReliability) Name() string {
+	if t.Field == "" {
+		return t.Task
+	}
+	return t.Task + " (" + t.Field + ")"
 }
 
 // writeControls writes the matched controls side by side, one row per

@@ -165,6 +165,15 @@ type TaskReliability struct {
 	Reliability score.Reliability `json:"reliability"`
 }
 
+// Name is the row's name in the repeats table: the task, and the graded
+// field of a task whose answer is several labels ("card (structure)").
+func (t TaskReliability) Name() string {
+	if t.Field == "" {
+		return t.Task
+	}
+	return t.Task + " (" + t.Field + ")"
+}
+
 // RunModel is a model of a run and the tasks it was asked (a text-only
 // model is asked none that needs images); nil Tasks means every task of
 // the run. Only the items of its tasks count for it: scored, and missing
@@ -372,11 +381,13 @@ func reliability(a *Answers, repeats int) ([]TaskReliability, error) {
 			continue
 		}
 		for _, g := range t.graded() {
+			tr := TaskReliability{Task: t.Key, Field: g.Name}
 			rel, err := score.Repeated(repeatedItems(a, its, g, repeats), a.opt)
 			if err != nil {
-				return nil, fmt.Errorf("task %s reliability: %w", strings.TrimSpace(t.Key+" "+g.Name), err)
+				return nil, fmt.Errorf("task %s reliability: %w", tr.Name(), err)
 			}
-			out = append(out, TaskReliability{Task: t.Key, Field: g.Name, Reliability: rel})
+			tr.Reliability = rel
+			out = append(out, tr)
 		}
 	}
 	return out, nil

@@ -202,15 +202,6 @@ func (r *Results) writeRepeats(b *bytes.Buffer) {
 	}
 }
 
-// Name is the row's name in the repeats table: the task, and the graded
-// field of a task whose answer is several labels ("card (structure)").
-func (t TaskReliability) Name() string {
-	if t.Field == "" {
-		return t.Task
-	}
-	return t.Task + " (" + t.Field + ")"
-}
-
 // writeControls writes the matched controls side by side, one row per
 // model and comparison; nothing when no control ran.
 func writeControls(b *bytes.Buffer, models []ModelResults) {

@@ -156,10 +156,22 @@ type RubricResult struct {
 	Score score.O1Score `json:"score"`
 }
 
-// TaskReliability is one task's repeated-run reliability.
+// TaskReliability is one task's repeated-run reliability; Field names
+// the graded label of a task whose answer is several (a structure card's
+// "structure", "structure and invasion"), empty for a closed answer.
 type TaskReliability struct {
 	Task        string            `json:"task"`
+	Field       string            `json:"field,omitempty"`
 	Reliability score.Reliability `json:"reliability"`
+}
+
+// Name is the row's name in the repeats table: the task, and the graded
+// field of a task whose answer is several labels ("card (structure)").
+func (t TaskReliability) Name() string {
+	if t.Field == "" {
+		return t.Task
+	}
+	return t.Task + " (" + t.Field + ")"
 }
 
 // RunModel is a model of a run and the tasks it was asked (a text-only
@@ -359,33 +371,44 @@ func scoreAlone(a *Answers, mr *ModelResults) error {
 	return nil
 }
 
-// reliability measures every task with a closed answer over the repeats.
+// reliability measures, over the repeats, every task with a closed answer
+// and each graded field of a task whose answer is several labels.
 func reliability(a *Answers, repeats int) ([]TaskReliability, error) {
 	var out []TaskReliability
 	for _, t := range a.reg.b.Tasks {
 		its := a.byTask[t.Key]
-		if len(its) == 0 || t.Answer == nil {
+		if len(its) == 0 {
 			continue
 		}
-		var ri []score.RepeatedItem
-		for _, it := range its {
-			if it.Excluded {
-				continue
+		for _, g := range t.graded() {
+			tr := TaskReliability{Task: t.Key, Field: g.Name}
+			rel, err := score.Repeated(repeatedItems(a, its, g, repeats), a.opt)
+			if err != nil {
+				return nil, fmt.Errorf("task %s reliability: %w", tr.Name(), err)
 			}
-			r := score.RepeatedItem{Patient: it.Patient, Item: it.ID, Gold: it.Gold.Label}
-			for rep := 0; rep < repeats; rep++ {
-				o := a.get(it, rep)
-				r.Attempts = append(r.Attempts, score.Attempt{Pred: t.Answer(it, o.content()), NotRun: o.notRun})
-			}
-			ri = append(ri, r)
+			tr.Reliability = rel
+			out = append(out, tr)
 		}
-		rel, err := score.Repeated(ri, a.opt)
-		if err != nil {
-			return nil, fmt.Errorf("task %s reliability: %w", t.Key, err)
-		}
-		out = append(out, TaskReliability{Task: t.Key, Reliability: rel})
 	}
 	return out, nil
+}
+
+// repeatedItems are the items not excluded, each with the label g reads
+// from every repeat's answer.
+func repeatedItems(a *Answers, its []Item, g GradedField, repeats int) []score.RepeatedItem {
+	var ri []score.RepeatedItem
+	for _, it := range its {
+		if it.Excluded {
+			continue
+		}
+		r := score.RepeatedItem{Patient: it.Patient, Item: it.ID, Gold: g.Gold(it)}
+		for rep := 0; rep < repeats; rep++ {
+			o := a.get(it, rep)
+			r.Attempts = append(r.Attempts, score.Attempt{Pred: g.Answer(it, o.content()), NotRun: o.notRun})
+		}
+		ri = append(ri, r)
+	}
+	return ri
 }
 
 // unjudged lists each judged task whose answers the journal holds but no

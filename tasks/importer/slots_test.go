@@ -1,0 +1,132 @@
+package importer
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// tilted is an axial orientation rotated by deg about the patient's left–
+// right axis (row cosines (1, 0, 0)), as a T2 planned along the hard
+// palate is.
+func tilted(deg float64) [6]float64 {
+	r := deg * math.Pi / 180
+	return [6]float64{1, 0, 0, 0, math.Cos(r), math.Sin(r)}
+}
+
+// importTree writes the series as DICOM files (one folder per series),
+// imports them with labels, and returns the result and the review
+// table's rows by series number.
+func importTree(t *testing.T, series []acq, labels string) (*Result, map[string][]string) {
+	t.Helper()
+	root := t.TempDir()
+	tree, out := filepath.Join(root, "export"), filepath.Join(root, "data")
+	for _, a := range series {
+		for k, s := range a.dicom() {
+			mustWrite(t, filepath.Join(tree, a.patient, fmt.Sprintf("s%d", a.number), fmt.Sprintf("%d.dcm", k+1)), s.Encode())
+		}
+	}
+	lf := filepath.Join(root, "labels.csv")
+	mustWrite(t, lf, []byte(labels))
+	res, err := Import(context.Background(), Options{DICOM: tree, Labels: lf, Out: out, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(out, ReviewName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{}
+	for _, r := range recs[1:] {
+		rows[r[3]] = r
+	}
+	return res, rows
+}
+
+// slotOf is the series number the dataset puts in a slot of its first
+// patient ("" for none).
+func slotOf(t *testing.T, res *Result, rows map[string][]string, slot string) string {
+	t.Helper()
+	col := slices.Index(reviewHeader, "slot")
+	var got []string
+	for n, r := range rows {
+		if r[col] == slot {
+			got = append(got, n)
+		}
+	}
+	if len(got) > 1 {
+		t.Fatalf("%s holds series %v", slot, got)
+	}
+	for _, s := range res.Dataset.Patients[0].Series {
+		if s.Sequence == slot && len(got) == 0 {
+			t.Fatalf("dataset.json has %s, the review does not", slot)
+		}
+	}
+	return strings.Join(got, "")
+}
+
+// TestParallelCandidateOutranksFatPreference is issue 25's case: a study
+// with a fat-suppressed axial T2 (0°) and a T2 tilted 15° off axial
+// without fat suppression. "Plane groups match slices of parallel planes
+// only, so a candidate parallel to the study's other axial slots must
+// outrank a preference on fat suppression; the tilted series is named in
+// the review as the alternative." Built from DICOM files whose
+// ImageOrientationPatient carries the tilt.
+func TestParallelCandidateOutranksFatPreference(t *testing.T) {
+	study := func(t1Tilt float64) []acq {
+		return []acq{
+			{"P010", "1.9.10", 1, "T1 TRA", tilted(t1Tilt), 6, nil},
+			{"P010", "1.9.10", 2, "T1+C TRA", tilted(t1Tilt), 6, agent},
+			{"P010", "1.9.10", 3, "T2 TSE FS TRA", axial, 6, t2},
+			{"P010", "1.9.10", 5, "T2 TSE palate", tilted(15), 6, t2},
+			{"P010", "1.9.10", 6, "T1 COR", coronal, 5, nil},
+			{"P010", "1.9.10", 7, "T1+C COR FS", coronal, 5, agent},
+		}
+	}
+	const labels = "patient_id,t_stage,t_from,t_to\nP010,T2,-20,0\n"
+	why := slices.Index(reviewHeader, "why")
+
+	res, rows := importTree(t, study(0), labels)
+	if got := slotOf(t, res, rows, "T2_Ax"); got != "3" {
+		t.Errorf("T2_Ax is series %q, want 3: the fat-suppressed axial T2 lies parallel to T1_Ax and T1+C_Ax; the review:\n%v\n%v", got, rows["3"], rows["5"])
+	}
+	for _, p := range res.Problems {
+		t.Errorf("problem: %s", p)
+	}
+	for n, want := range map[string][]string{
+		"3": {"T2_Ax: chosen, though fat-suppressed", "parallel to T1_Ax and T1+C_Ax",
+			`the alternative is series 5 "T2 TSE palate" (1.9.10.5), 15.0° from T1_Ax`},
+		"5": {"candidate for T2_Ax: the alternative, not chosen", "15.0° from T1_Ax, 15.0° from T1+C_Ax",
+			"prep matches slices of parallel planes only", "series 3 was"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(rows[n][why], w) {
+				t.Errorf("review row of series %s does not say %q: %s", n, w, rows[n][why])
+			}
+		}
+	}
+
+	// When the other axial slots are tilted as the T2 is, the tilted T2 is
+	// the parallel one: the rule is parallelism, not the axial plane.
+	res, rows = importTree(t, study(15), labels)
+	if got := slotOf(t, res, rows, "T2_Ax"); got != "5" {
+		t.Errorf("with T1 and T1+C tilted 15°, T2_Ax is series %q, want the tilted T2 (5); the review:\n%v\n%v", got, rows["3"], rows["5"])
+	}
+	for _, p := range res.Problems {
+		t.Errorf("problem: %s", p)
+	}
+	if w := "candidate for T2_Ax: not chosen (15.0° from T1_Ax, 15.0° from T1+C_Ax, and prep matches slices of parallel planes only): series 5 was"; !strings.Contains(rows["3"][why], w) {
+		t.Errorf("review row of series 3 does not say %q: %s", w, rows["3"][why])
+	}
+}

@@ -11,6 +11,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/prepare"
 )
 
 // tilted is an axial orientation rotated by deg about the patient's left–
@@ -128,5 +132,64 @@ func TestParallelCandidateOutranksFatPreference(t *testing.T) {
 	}
 	if w := "candidate for T2_Ax: not chosen (15.0° from T1_Ax, 15.0° from T1+C_Ax, and prep matches slices of parallel planes only): series 5 was"; !strings.Contains(rows["3"][why], w) {
 		t.Errorf("review row of series 3 does not say %q: %s", w, rows["3"][why])
+	}
+}
+
+// TestImportNamesTruncatedSliceAtScan: a slice cut short in its pixel
+// data is named by import's header scan — before, import passed it as
+// clean and only prep failed on it, although import's exit 0 means prep
+// can make every image. Removed (or re-exported), the import resolves
+// and prep makes every image.
+func TestImportNamesTruncatedSliceAtScan(t *testing.T) {
+	root := t.TempDir()
+	tree, out := filepath.Join(root, "export"), filepath.Join(root, "data")
+	study := []acq{
+		{"P020", "1.9.20", 1, "T1 TRA", axial, 6, nil},
+		{"P020", "1.9.20", 2, "T2 TRA", axial, 6, t2},
+	}
+	for _, a := range study {
+		for k, s := range a.dicom() {
+			mustWrite(t, filepath.Join(tree, fmt.Sprintf("s%d", a.number), fmt.Sprintf("%d.dcm", k+1)), s.Encode())
+		}
+	}
+	cut := filepath.Join(tree, "s2", "4.dcm")
+	data, err := os.ReadFile(cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, cut, data[:len(data)-700]) // 32×32×2 bytes of pixels: cut in their middle
+	labels := filepath.Join(root, "labels.csv")
+	mustWrite(t, labels, []byte("patient_id\nP020\n"))
+	opt := Options{DICOM: tree, Labels: labels, Out: out, Workers: 2}
+	res, err := Import(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range res.Problems {
+		got = append(got, p.String())
+	}
+	const want = `unreadable: s2/4.dcm: corrupt or truncated DICOM (patient P020, series 2 "T2 TRA", instance 4): pixel data (7fe0,0010) at byte `
+	if len(got) != 1 || !strings.HasPrefix(got[0], want) || !strings.HasSuffix(got[0], "the file ends inside it: truncated") {
+		t.Fatalf("problems %q, want one starting %q", got, want)
+	}
+
+	if err := os.Remove(cut); err != nil {
+		t.Fatal(err)
+	}
+	res, err = Import(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Problems {
+		t.Errorf("problem after the cut file was removed: %s", p)
+	}
+	man, _, err := prepare.Run(context.Background(), prepare.Options{Tasks: npcbench.Registry(configs.DefaultStructures()), Dataset: out,
+		Out: filepath.Join(root, "prep"), Workers: 2, Params: smallParams(), External: noExternal{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := man.Patients[0]; len(p.Panels) != 2 || len(p.Failed) != 0 {
+		t.Errorf("prep: %d panels, failed %+v", len(p.Panels), p.Failed)
 	}
 }

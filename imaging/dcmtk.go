@@ -50,7 +50,7 @@ type MissingToolError struct {
 }
 
 func (e *MissingToolError) Error() string {
-	return fmt.Sprintf("transfer syntax %s (%s) needs %s (Debian package %s) to decompress, which is not installed: install it, or convert the file to an uncompressed transfer syntax first", e.Syntax, syntaxName(e.Syntax), e.Tool, e.Package)
+	return fmt.Sprintf("transfer syntax %s (%s) needs %s (Debian package %s) to decompress, which is not installed: install it, or convert the file to an uncompressed transfer syntax first", e.Syntax, SyntaxName(e.Syntax), e.Tool, e.Package)
 }
 
 func (e *MissingToolError) Unwrap() error { return ErrNeedsTool }
@@ -88,7 +88,19 @@ func decompressorFor(syntax string) (decompressor, error) {
 			return dcmtk("dcmdjpeg")
 		}
 	}
-	return decompressor{}, fmt.Errorf("transfer syntax %s (%s) is not read: npcorch reads implicit and explicit VR little endian, explicit VR big endian, deflated, JPEG baseline itself, and with dcmtk or GDCM JPEG (.50–.70), JPEG-LS, RLE and JPEG 2000 (.90, .91); convert the file to an uncompressed transfer syntax first (e.g. gdcmconv --raw IN OUT, Debian libgdcm-tools)", syntax, syntaxName(syntax))
+	return decompressor{}, fmt.Errorf("transfer syntax %s (%s) is not read: npcorch reads implicit and explicit VR little endian, explicit VR big endian, deflated, JPEG baseline itself, and with dcmtk or GDCM JPEG (.50–.70), JPEG-LS, RLE and JPEG 2000 (.90, .91); convert the file to an uncompressed transfer syntax first (e.g. gdcmconv --raw IN OUT, Debian libgdcm-tools)", syntax, SyntaxName(syntax))
+}
+
+// Decompressor says how npcorch reads pixel data in a transfer syntax:
+// tool and pkg are "" where the Go reader decodes it itself, else the
+// program that decompresses it and its Debian package; err refuses a
+// transfer syntax npcorch does not read, saying which it reads.
+func Decompressor(syntax string) (tool, pkg string, err error) {
+	if nativeSyntaxes[syntax] || syntax == syntaxJPEGBaseline {
+		return "", "", nil
+	}
+	dc, err := decompressorFor(syntax)
+	return dc.tool, dc.pkg, err
 }
 
 // DecompressTools decompresses through dcmtk's dcmdjpeg (JPEG), dcmdjpls
@@ -140,7 +152,7 @@ func (d DecompressTools) Decompress(ctx context.Context, data []byte, syntax str
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%s could not decompress transfer syntax %s (%s): %w: %s", dc.tool, syntax, syntaxName(syntax), err, bytes.TrimSpace(stderr))
+		return nil, fmt.Errorf("%s could not decompress transfer syntax %s (%s): %w: %s", dc.tool, syntax, SyntaxName(syntax), err, bytes.TrimSpace(stderr))
 	}
 	native, err := readLimited(os.DirFS(tmp), "out.dcm", maxInputFileBytes)
 	if err != nil {

@@ -451,14 +451,14 @@ func decodeDecompressed(ctx context.Context, data []byte, h dicomHeader, ext Ext
 	}
 	nf, err := parseDICOM(native)
 	if err != nil {
-		return nil, fmt.Errorf("decompressed %s: %w", syntaxName(h.syntax), err)
+		return nil, fmt.Errorf("decompressed %s: %w", SyntaxName(h.syntax), err)
 	}
 	nh, err := readDICOMHeader(nf)
 	if err != nil {
-		return nil, fmt.Errorf("decompressed %s: %w", syntaxName(h.syntax), err)
+		return nil, fmt.Errorf("decompressed %s: %w", SyntaxName(h.syntax), err)
 	}
 	if !nativeSyntaxes[nh.syntax] || !nf.HasPixelData || nf.Pixels.Encapsulated || nh.rows != h.rows || nh.cols != h.cols {
-		return nil, fmt.Errorf("decompressing %s gave transfer syntax %s with %dx%d pixels, want uncompressed %dx%d", syntaxName(h.syntax), nh.syntax, nh.cols, nh.rows, h.cols, h.rows)
+		return nil, fmt.Errorf("decompressing %s gave transfer syntax %s with %dx%d pixels, want uncompressed %dx%d", SyntaxName(h.syntax), nh.syntax, nh.cols, nh.rows, h.cols, h.rows)
 	}
 	return decodeNative(nh, nf.Pixels.Native, nf.BigEndian)
 }
@@ -489,8 +489,8 @@ func decodeJPEGBaseline(h dicomHeader, px *dicomfile.Pixels) (*image.Gray, error
 	return decodeNative(h, ToGray8(g).Pix, false)
 }
 
-// syntaxName names the compressed transfer syntaxes met in MRI.
-func syntaxName(uid string) string {
+// SyntaxName names the compressed transfer syntaxes met in MRI.
+func SyntaxName(uid string) string {
 	switch uid {
 	case "1.2.840.10008.1.2.4.50":
 		return "JPEG baseline"

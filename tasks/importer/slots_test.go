@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -43,6 +44,12 @@ func importTree(t *testing.T, series []acq, labels string) (*Result, map[string]
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res, reviewRows(t, out)
+}
+
+// reviewRows reads the review table in out by series number.
+func reviewRows(t *testing.T, out string) map[string][]string {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join(out, ReviewName))
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +62,7 @@ func importTree(t *testing.T, series []acq, labels string) (*Result, map[string]
 	for _, r := range recs[1:] {
 		rows[r[3]] = r
 	}
-	return res, rows
+	return rows
 }
 
 // slotOf is the series number the dataset puts in a slot of its first
@@ -192,4 +199,92 @@ func TestImportNamesTruncatedSliceAtScan(t *testing.T) {
 	if p := man.Patients[0]; len(p.Panels) != 2 || len(p.Failed) != 0 {
 		t.Errorf("prep: %d panels, failed %+v", len(p.Panels), p.Failed)
 	}
+}
+
+// TestImportJPEG2000Series: a series in JPEG 2000 (as GDCM writes it,
+// 1.2.840.10008.1.2.4.90) is imported and prep makes its images through
+// gdcmconv; on a machine without gdcmconv the import names the series,
+// the program and its package, and does not exit 0; a series in a
+// transfer syntax npcorch does not read fills no slot, the reason in the
+// review.
+func TestImportJPEG2000Series(t *testing.T) {
+	gdcmconv, err := exec.LookPath("gdcmconv")
+	if err != nil {
+		t.Skip("GDCM's gdcmconv is not installed: apt-get install libgdcm-tools")
+	}
+	root := t.TempDir()
+	tree, out := filepath.Join(root, "export"), filepath.Join(root, "data")
+	study := []acq{
+		{"P030", "1.9.30", 1, "T1 TRA", axial, 4, nil},
+		{"P030", "1.9.30", 2, "T2 TRA", axial, 4, t2},
+		{"P030", "1.9.30", 3, "T1 COR", coronal, 3, nil},
+	}
+	for _, a := range study {
+		for k, s := range a.dicom() {
+			name := filepath.Join(tree, fmt.Sprintf("s%d", a.number), fmt.Sprintf("%d.dcm", k+1))
+			mustWrite(t, name, s.Encode())
+			if a.number == 1 {
+				continue
+			}
+			if b, err := exec.Command(gdcmconv, "--j2k", name, name).CombinedOutput(); err != nil {
+				t.Fatalf("gdcmconv --j2k: %v %s", err, b)
+			}
+		}
+	}
+	// Series 3 in JPEG 2000 part 2, which npcorch does not read.
+	for k := range 3 {
+		name := filepath.Join(tree, "s3", fmt.Sprintf("%d.dcm", k+1))
+		data, _ := os.ReadFile(name)
+		mustWrite(t, name, bytes.Replace(data, []byte("1.2.840.10008.1.2.4.90"), []byte("1.2.840.10008.1.2.4.92"), 1))
+	}
+	labels := filepath.Join(root, "labels.csv")
+	mustWrite(t, labels, []byte("patient_id\nP030\n"))
+	opt := Options{DICOM: tree, Labels: labels, Out: out, Workers: 2}
+	path := os.Getenv("PATH")
+
+	t.Setenv("PATH", t.TempDir())
+	res, err := Import(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range res.Problems {
+		got = append(got, p.String())
+	}
+	const want = `decoder: patient P030: series 2 "T2 TRA" (1.9.30.2) chosen for T2_Ax: transfer syntax 1.2.840.10008.1.2.4.90 (JPEG 2000) needs gdcmconv to decompress, which is not installed: install it before prep (Debian: apt-get install libgdcm-tools)`
+	if len(got) != 1 || !strings.HasPrefix(got[0], want) {
+		t.Errorf("without gdcmconv: problems %q, want one starting %q", got, want)
+	}
+
+	t.Setenv("PATH", path)
+	res, rows := importTreeAgain(t, opt)
+	for _, p := range res.Problems {
+		t.Errorf("with gdcmconv: problem %s", p)
+	}
+	col, why := slices.Index(reviewHeader, "slot"), slices.Index(reviewHeader, "why")
+	if rows["2"][col] != "T2_Ax" || rows["3"][col] != "" {
+		t.Errorf("slots: series 2 %q, series 3 %q", rows["2"][col], rows["3"][col])
+	}
+	if w := "prep cannot read it: transfer syntax 1.2.840.10008.1.2.4.92 (a compressed transfer syntax) is not read"; !strings.Contains(rows["3"][why], w) {
+		t.Errorf("review of series 3 does not say %q: %s", w, rows["3"][why])
+	}
+	man, _, err := prepare.Run(context.Background(), prepare.Options{Tasks: npcbench.Registry(configs.DefaultStructures()), Dataset: out,
+		Out: filepath.Join(root, "prep"), Workers: 2, Params: smallParams()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := man.Patients[0]; len(p.Panels) != 2 || len(p.Failed) != 0 {
+		t.Errorf("prep: %d panels, failed %+v", len(p.Panels), p.Failed)
+	}
+}
+
+// importTreeAgain imports with opt and returns the result and the review
+// table's rows by series number.
+func importTreeAgain(t *testing.T, opt Options) (*Result, map[string][]string) {
+	t.Helper()
+	res, err := Import(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, reviewRows(t, opt.Out)
 }

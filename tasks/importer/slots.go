@@ -113,9 +113,10 @@ var planeGroups = [][]string{imaging.AxialGroupSequences, imaging.CoronalGroupSe
 
 // markApart sets, for every candidate of a plane group's slot, the other
 // slots of the group (with candidates) none of whose candidates lie
-// parallel to it, and those with one that does. Prep matches slices of parallel planes only, so pick
-// ranks a candidate parallel to the other slots' series above one that is
-// not, before any preference on fat suppression.
+// parallel to it, and those with one that does. Prep matches slices of
+// parallel planes only, so pick ranks a candidate parallel to the other
+// slots' series above one that is not, before any preference on fat
+// suppression.
 func markApart(bySlot map[string][]candidate) {
 	for _, group := range planeGroups {
 		for _, slot := range group {

@@ -78,9 +78,9 @@ models:
 // CheckCrashLoopOutcome asserts what a campaign that abandoned the
 // crash-looping Qwen3-VL-8B-Instruct for crashLoopReason must leave,
 // whichever backend ran it (the Slurm test calls it too): the model failed
-// with the reason, every request of it answered or not run (those not run
-// with the reason, in the journal and scores.md), and Hulu-Med-4B fully
-// answered.
+// with the reason (in events.log too), every request of it answered or
+// not run (those not run with the reason, in the journal and scores.md),
+// and Hulu-Med-4B fully answered.
 func CheckCrashLoopOutcome(t *testing.T, o *Outcome, log, crashLoopReason string) {
 	t.Helper()
 	for _, m := range o.Plan.Models {
@@ -119,6 +119,13 @@ func CheckCrashLoopOutcome(t *testing.T, o *Outcome, log, crashLoopReason string
 	}
 	if notRun != qwen.NotRun {
 		t.Errorf("%d not-run records journaled, the summary says %d", notRun, qwen.NotRun)
+	}
+	events, err := os.ReadFile(filepath.Join(o.RunDir, "events.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "model Qwen3-VL-8B-Instruct abandoned: " + crashLoopReason; !strings.Contains(string(events), want) {
+		t.Errorf("events.log lacks %q", want)
 	}
 	md, err := os.ReadFile(filepath.Join(o.RunDir, "scores.md"))
 	if err != nil {

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -112,6 +113,11 @@ type ModelResults struct {
 	Answered int `json:"answered"`
 	NotRun   int `json:"not_run"`
 	Missing  int `json:"missing"`
+	// NotRunReasons count the NotRun pairs by why they were not run: the
+	// last failure of each in the journal, as NotRunReason words it (a
+	// model that was abandoned: "model M is not served: …"), most frequent
+	// first. Absent when none was not run.
+	NotRunReasons []score.ReasonCount `json:"not_run_reasons,omitempty"`
 	// Tasks holds the closed-answer scores of each task scored alone that
 	// ran.
 	Tasks []TaskResult `json:"tasks"`
@@ -259,16 +265,20 @@ func CheckJournal(reg *Registry, j *JournalState, items []Item, models []string,
 type answerIndex struct {
 	answered map[itemRepeat]Record
 	notRun   map[itemRepeat]bool
+	// why is each not-run pair's reason (NotRunReason of its latest
+	// record in journal order).
+	why map[itemRepeat]string
 }
 
 // indexAnswers picks, for each (model, item, repeat), the answered record
 // that counts: the latest-started one when a prompt change re-asked it.
 func indexAnswers(j *JournalState) answerIndex {
-	idx := answerIndex{answered: map[itemRepeat]Record{}, notRun: map[itemRepeat]bool{}}
+	idx := answerIndex{answered: map[itemRepeat]Record{}, notRun: map[itemRepeat]bool{}, why: map[itemRepeat]string{}}
 	for _, rec := range j.Sorted() {
 		k := itemRepeat{rec.Model, rec.Item, rec.Repeat}
 		if rec.Status != StatusAnswered {
 			idx.notRun[k] = true
+			idx.why[k] = NotRunReason(rec)
 			continue
 		}
 		old, ok := idx.answered[k]
@@ -336,6 +346,7 @@ func scoreModel(a *Answers, model string, items []Item, idx answerIndex, repeats
 // countOutcomes counts the model's (item, repeat) pairs: answered, not
 // run, never attempted.
 func countOutcomes(mr *ModelResults, items []Item, idx answerIndex, repeats int) {
+	why := map[string]int{}
 	for _, it := range items {
 		for rep := 0; rep < repeats; rep++ {
 			k := itemRepeat{mr.Model, it.ID, rep}
@@ -344,11 +355,18 @@ func countOutcomes(mr *ModelResults, items []Item, idx answerIndex, repeats int)
 				mr.Answered++
 			case idx.notRun[k]:
 				mr.NotRun++
+				why[idx.why[k]]++
 			default:
 				mr.Missing++
 			}
 		}
 	}
+	for r, n := range why {
+		mr.NotRunReasons = append(mr.NotRunReasons, score.ReasonCount{Reason: r, Count: n})
+	}
+	slices.SortFunc(mr.NotRunReasons, func(a, b score.ReasonCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Reason, b.Reason))
+	})
 }
 
 // scoreAlone scores each task scored on its own that ran, in registry

@@ -113,9 +113,33 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	if jr := r.JournalProblems; jr != nil {
 		fmt.Fprintf(&b, "\n**Journal problems: %s.** The scores above leave those lines out as described; each is listed in scores.json and by `npcorch score`.\n", jr.Summary())
 	}
+	writeNotRun(&b, r.Models)
 	writeLeftOut(&b, r.LeftOut)
 	_, err = w.Write(b.Bytes())
 	return err
+}
+
+// writeNotRun says, per model, why its not-run requests were not run
+// (a model abandoned, an engine that kept failing them); nothing when
+// every request was answered.
+func writeNotRun(b *bytes.Buffer, models []ModelResults) {
+	n := 0
+	for _, m := range models {
+		n += m.NotRun
+	}
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n**Not run: %d request(s) have no answer** (infrastructure failures, never a prediction; their scores above are provisional); continue the run with `--resume` once the cause is fixed:\n", n)
+	for _, m := range models {
+		for i, r := range m.NotRunReasons {
+			if i == maxLeftOutLines {
+				fmt.Fprintf(b, "- %s: … and %d more reasons (all in scores.json, `not_run_reasons`)\n", m.Model, len(m.NotRunReasons)-i)
+				break
+			}
+			fmt.Fprintf(b, "- %s, %d × %s\n", m.Model, r.Count, r.Reason)
+		}
+	}
 }
 
 // maxLeftOutLines bounds the left-out items scores.md names; scores.json

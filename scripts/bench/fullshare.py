@@ -18,8 +18,11 @@ time went can be read without the engine's own clock.
 
 Engines are found by --url, or in a run folder's engine logs (--run RUN:
 RUN/engines/*.log, the line "Starting vLLM API server 0 on http://...";
-the folder may not exist yet). It stops on SIGTERM or SIGINT, or when the
-process --pid ends, then prints one line:
+the folder may not exist yet). An address whose
+vllm:generation_tokens_total goes down is another engine that took the
+port after the run's stopped (the machine is shared): it is sampled no
+more. It stops on SIGTERM or SIGINT, or when the process --pid ends, then
+prints one line:
 
   fullshare: engines=1 samples=2043 serving=1984 full=1969 share=0.992 ...
 
@@ -44,6 +47,7 @@ SERIES = {
     "vllm:num_requests_waiting": "waiting",
     "vllm:kv_cache_usage_perc": "kv",
     "vllm:num_preemptions_total": "preemptions",
+    "vllm:generation_tokens_total": "generated",
 }
 LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
 ADDRESS = re.compile(r"Starting vLLM API server 0 on (http://[0-9.:]+)")
@@ -148,14 +152,20 @@ def main():
     signal.signal(signal.SIGINT, lambda *_: stop.append(1))
     logs = Logs(a.run) if a.run else None
     samples, start = [], time.monotonic()
+    generated, gone = {}, set()
     tick = start
     while not stop and alive(a.pid):
         urls = sorted(set(a.url) | set(logs.addresses() if logs else []))
         for url in urls:
-            got = scrape(url, timeout=max(a.interval, 1.0))
-            if got is not None:
-                got.update(t=time.monotonic() - start, engine=url)
-                samples.append(got)
+            got = None if url in gone else scrape(url, timeout=max(a.interval, 1.0))
+            if got is None:
+                continue
+            if got["generated"] < generated.get(url, 0):
+                gone.add(url)  # another engine on the port: not the run's
+                continue
+            generated[url] = got["generated"]
+            got.update(t=time.monotonic() - start, engine=url)
+            samples.append(got)
         # The next sample 100 ms after this one was due; one that is late
         # (a loaded machine) is not followed by a burst to catch up.
         tick = max(tick + a.interval, time.monotonic())

@@ -1,0 +1,164 @@
+package clinicare
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/npcorch/npcorch/tasks/ehr"
+)
+
+// patient writes one synthetic patient's rows. It owns the patient's id counters for notes, orders and eMAR.
+type patient struct {
+	b       *ehr.Builder
+	rng     *rand.Rand
+	subject string
+	age     int // anchor_age, the age in anchorYear
+	gender  string
+	anchor  int // anchor_year
+	notes   int
+	poes    int
+	emars   int
+	dx      map[string]int // hadm → last seq_num
+}
+
+func newPatient(b *ehr.Builder, rng *rand.Rand, age int, gender string, anchorYear int) *patient {
+	p := &patient{b: b, rng: rng, subject: b.NextID("subject_id"), age: age, gender: gender, anchor: anchorYear,
+		dx: map[string]int{}}
+	group := fmt.Sprintf("%d - %d", 2008+3*rng.IntN(4), 2010+3*rng.IntN(4))
+	b.Add("patients", map[string]string{"subject_id": p.subject, "gender": gender, "anchor_age": itoa(age),
+		"anchor_year": itoa(anchorYear), "anchor_year_group": group})
+	return p
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func ftoa(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func ts(t time.Time) string { return ehr.FormatTime(t) }
+
+// admission writes an admissions row and a transfers row; it returns the hadm_id.
+func (p *patient) admission(admit, disch time.Time, typ, dischLoc string) string {
+	hadm := p.b.NextID("hadm_id")
+	p.b.Add("admissions", map[string]string{"subject_id": p.subject, "hadm_id": hadm, "admittime": ts(admit),
+		"dischtime": ts(disch), "admission_type": typ, "admission_location": "EMERGENCY ROOM",
+		"discharge_location": dischLoc, "insurance": "Medicare", "language": "English", "marital_status": "MARRIED",
+		"race": "WHITE", "hospital_expire_flag": "0", "admit_provider_id": "P" + itoa(100+p.rng.IntN(800))})
+	p.b.Add("transfers", map[string]string{"subject_id": p.subject, "hadm_id": hadm, "transfer_id": p.b.NextID("transfer_id"),
+		"eventtype": "admit", "careunit": "Medicine", "intime": ts(admit), "outtime": ts(disch)})
+	return hadm
+}
+
+// icu writes an icustays row and returns the stay_id. An outtime of zero leaves the window open (unrecorded).
+func (p *patient) icu(hadm string, in, out time.Time) string {
+	stay := p.b.NextID("stay_id")
+	row := map[string]string{"subject_id": p.subject, "hadm_id": hadm, "stay_id": stay,
+		"first_careunit": "Medical Intensive Care Unit (MICU)", "last_careunit": "Medical Intensive Care Unit (MICU)",
+		"intime": ts(in)}
+	if !out.IsZero() {
+		row["outtime"] = ts(out)
+		row["los"] = strconv.FormatFloat(out.Sub(in).Hours()/24, 'f', 4, 64)
+	}
+	p.b.Add("icustays", row)
+	return stay
+}
+
+// lab writes one labevents row; an empty hadm is an outpatient draw. It returns the row's reference.
+func (p *patient) lab(hadm string, at time.Time, item labItem, value float64, specimen string) ehr.Ref {
+	if specimen == "" {
+		specimen = p.b.NextID("specimen_id")
+	}
+	row := map[string]string{"labevent_id": p.b.NextID("labevent_id"), "subject_id": p.subject, "hadm_id": hadm,
+		"specimen_id": specimen, "itemid": itoa(item.id), "charttime": ts(at), "storetime": ts(at.Add(47 * time.Minute)),
+		"value": ftoa(value), "valuenum": ftoa(value), "valueuom": item.uom, "priority": "ROUTINE"}
+	if item.high > 0 {
+		row["ref_range_lower"], row["ref_range_upper"] = ftoa(item.low), ftoa(item.high)
+		if value > item.high || value < item.low {
+			row["flag"] = "abnormal"
+		}
+	}
+	return p.b.Add("labevents", row)
+}
+
+// diagnosis writes a diagnoses_icd row with the next seq_num of the admission.
+func (p *patient) diagnosis(hadm, code string) ehr.Ref {
+	p.dx[hadm]++
+	version := "10"
+	if code[0] >= '0' && code[0] <= '9' || code[0] == 'V' {
+		version = "9"
+	}
+	return p.b.Add("diagnoses_icd", map[string]string{"subject_id": p.subject, "hadm_id": hadm,
+		"seq_num": itoa(p.dx[hadm]), "icd_code": strings.ReplaceAll(code, ".", ""), "icd_version": version})
+}
+
+// procedure writes a procedures_icd row (ICD-10-PCS).
+func (p *patient) procedure(hadm string, day time.Time, code string) ehr.Ref {
+	return p.b.Add("procedures_icd", map[string]string{"subject_id": p.subject, "hadm_id": hadm, "seq_num": "1",
+		"chartdate": day.Format(ehr.DateLayout), "icd_code": code, "icd_version": "10"})
+}
+
+// order writes a POE order and returns its poe_id.
+func (p *patient) order(hadm string, at time.Time, typ, subtype, status string) (string, ehr.Ref) {
+	p.poes++
+	id := p.subject + "-" + itoa(p.poes)
+	ref := p.b.Add("poe", map[string]string{"poe_id": id, "poe_seq": itoa(p.poes), "subject_id": p.subject,
+		"hadm_id": hadm, "ordertime": ts(at), "order_type": typ, "order_subtype": subtype, "transaction_type": "New",
+		"order_provider_id": "P" + itoa(100+p.rng.IntN(800)), "order_status": status})
+	return id, ref
+}
+
+// note writes a discharge ("DS") or radiology ("RR") note and returns its note_id and row.
+func (p *patient) note(kind, hadm string, at time.Time, text string) (string, ehr.Ref) {
+	p.notes++
+	id := fmt.Sprintf("%s-%s-%d", p.subject, kind, p.notes)
+	table := map[string]string{"DS": "discharge", "RR": "radiology"}[kind]
+	ref := p.b.Add(table, map[string]string{"note_id": id, "subject_id": p.subject, "hadm_id": hadm,
+		"note_type": kind, "note_seq": itoa(p.notes), "charttime": ts(at), "storetime": ts(at.Add(3 * time.Hour)),
+		"text": text})
+	return id, ref
+}
+
+// radiology writes a radiology report for an exam with its radiology_detail rows.
+func (p *patient) radiology(hadm string, at time.Time, exam, cpt, impression string) ehr.Ref {
+	text := fmt.Sprintf("EXAMINATION:  %s\n\nINDICATION:  ___ with concern for acute process.\n\nTECHNIQUE:  %s performed per protocol.\n\nFINDINGS:\n%s\n\nIMPRESSION:\n%s\n",
+		exam, exam, impression, impression)
+	id, ref := p.note("RR", hadm, at, text)
+	p.b.Add("radiology_detail", map[string]string{"note_id": id, "subject_id": p.subject, "field_name": "exam_name",
+		"field_value": exam, "field_ordinal": "1"})
+	p.b.Add("radiology_detail", map[string]string{"note_id": id, "subject_id": p.subject, "field_name": "cpt_code",
+		"field_value": cpt, "field_ordinal": "1"})
+	return ref
+}
+
+// ed writes an ED stay linked to an admission and returns its stay_id.
+func (p *patient) ed(hadm string, in, out time.Time) string {
+	stay := p.b.NextID("stay_id")
+	p.b.Add("edstays", map[string]string{"subject_id": p.subject, "hadm_id": hadm, "stay_id": stay, "intime": ts(in),
+		"outtime": ts(out), "gender": p.gender, "race": "WHITE", "arrival_transport": "AMBULANCE", "disposition": "ADMITTED"})
+	return stay
+}
+
+// vital writes an ED vitalsign row.
+func (p *patient) vital(stay string, at time.Time, v map[string]string) ehr.Ref {
+	row := map[string]string{"subject_id": p.subject, "stay_id": stay, "charttime": ts(at), "temperature": "98.6",
+		"heartrate": "92", "resprate": "18", "o2sat": "96", "sbp": "128", "dbp": "74", "pain": "2"}
+	for k, val := range v {
+		row[k] = val
+	}
+	return p.b.Add("vitalsign", row)
+}
+
+// ageAt is the patient's age at time t (anchor_age shifted by the years since anchor_year).
+func (p *patient) ageAt(t time.Time) int { return p.age + t.Year() - p.anchor }
+
+// between draws a time uniformly in [from, from+span).
+func between(rng *rand.Rand, from time.Time, span time.Duration) time.Time {
+	return from.Add(time.Duration(rng.Int64N(int64(span)/int64(time.Minute))) * time.Minute)
+}
+
+// dayStart returns a random admission instant in the shifted years 2120–2185.
+func dayStart(rng *rand.Rand) time.Time {
+	return time.Date(2120+rng.IntN(65), time.Month(1+rng.IntN(12)), 1+rng.IntN(28), 6+rng.IntN(14), rng.IntN(60), 0, 0, time.UTC)
+}

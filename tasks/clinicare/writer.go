@@ -162,3 +162,19 @@ func between(rng *rand.Rand, from time.Time, span time.Duration) time.Time {
 func dayStart(rng *rand.Rand) time.Time {
 	return time.Date(2120+rng.IntN(65), time.Month(1+rng.IntN(12)), 1+rng.IntN(28), 6+rng.IntN(14), rng.IntN(60), 0, 0, time.UTC)
 }
+
+// discontinue writes a D/C order that discontinues poeID.
+func (p *patient) discontinue(hadm string, at time.Time, poeID string) ehr.Ref {
+	p.poes++
+	return p.b.Add("poe", map[string]string{"poe_id": p.subject + "-" + itoa(p.poes), "poe_seq": itoa(p.poes),
+		"subject_id": p.subject, "hadm_id": hadm, "ordertime": ts(at), "order_type": "Radiology",
+		"transaction_type": "D/C", "discontinue_of_poe_id": poeID, "order_status": "Inactive"})
+}
+
+// routineOrders writes the background order stream of a window: medication and lab orders.
+func (p *patient) routineOrders(hadm string, from, to time.Time) {
+	span := to.Sub(from)
+	for i, typ := range []string{"Medications", "Lab", "Nutrition", "Medications"} {
+		p.order(hadm, from.Add(span*time.Duration(i+1)/5).Truncate(time.Minute), typ, "", "Inactive")
+	}
+}

@@ -92,7 +92,8 @@ func outcome(verdict, reason, why string, decisive ...Record) Outcome {
 
 // judges maps each scenario id to its rules.
 var judges = map[string]func(Source, Case) (Outcome, error){
-	"post-ct-aki": judgePostCT,
+	"post-ct-aki":    judgePostCT,
+	"ct-mri-receipt": judgeImaging,
 }
 
 // Scenarios lists the scenario ids the engine knows, sorted.

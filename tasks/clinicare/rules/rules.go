@@ -92,8 +92,9 @@ func outcome(verdict, reason, why string, decisive ...Record) Outcome {
 
 // judges maps each scenario id to its rules.
 var judges = map[string]func(Source, Case) (Outcome, error){
-	"post-ct-aki":    judgePostCT,
-	"ct-mri-receipt": judgeImaging,
+	"post-ct-aki":        judgePostCT,
+	"ct-mri-receipt":     judgeImaging,
+	"med-reconciliation": judgeMedrec,
 }
 
 // Scenarios lists the scenario ids the engine knows, sorted.

@@ -13,7 +13,7 @@ import (
 const CasesPerScenario = 30
 
 // scope is the encounter a case is anchored to.
-type scope struct{ hadm, stay string }
+type scope struct{ subject, hadm, stay string }
 
 // planCount asks for n cases of one plan.
 type planCount struct {
@@ -30,7 +30,7 @@ type scenarioGen struct {
 
 // generators lists every scenario the generator writes, in a fixed order.
 func generators() []scenarioGen {
-	return []scenarioGen{postCT, imaging, medrec}
+	return []scenarioGen{postCT, imaging, medrec, renal}
 }
 
 // Corpus is a generated case set: the records, the cases and their planted truth.
@@ -59,7 +59,10 @@ func Generate(seed uint64, specs []Spec) (*Corpus, error) {
 		for i, plan := range shuffledPlans(rng, g.plans) {
 			p := newPatient(b, rng, 45+rng.IntN(40), []string{"F", "M"}[rng.IntN(2)], 2120+rng.IntN(60))
 			sc := g.write(p, plan)
-			c := Case{ID: fmt.Sprintf("%s-%02d", g.id, i+1), Scenario: g.id, SubjectID: p.subject, HadmID: sc.hadm, StayID: sc.stay}
+			if sc.subject == "" {
+				sc.subject = p.subject
+			}
+			c := Case{ID: fmt.Sprintf("%s-%02d", g.id, i+1), Scenario: g.id, SubjectID: sc.subject, HadmID: sc.hadm, StayID: sc.stay}
 			c.Query = fillQuery(spec.Query, c)
 			all = append(all, planned{c, plan})
 		}

@@ -25,7 +25,7 @@ var imaging = scenarioGen{
 }
 
 func writeImaging(p *patient, plan Plan) scope {
-	admit := dayStart(p.rng)
+	admit := p.indexDay()
 	disch := admit.Add(time.Duration(150+p.rng.IntN(100)) * time.Hour)
 	p.oldAdmission(admit, 2+p.rng.IntN(4))
 	hadm := p.admission(admit, disch, "EW EMER.", "HOME")

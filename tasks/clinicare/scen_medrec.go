@@ -47,7 +47,7 @@ var medrec = scenarioGen{
 }
 
 func writeMedrec(p *patient, plan Plan) scope {
-	admit := dayStart(p.rng)
+	admit := p.indexDay()
 	disch := admit.Add(time.Duration(72+p.rng.IntN(120)) * time.Hour)
 	p.oldAdmission(admit, 2+p.rng.IntN(5))
 	hadm := p.admission(admit, disch, "EW EMER.", "HOME")

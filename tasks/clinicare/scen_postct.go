@@ -32,7 +32,7 @@ var postCT = scenarioGen{
 }
 
 func writePostCT(p *patient, plan Plan) scope {
-	admit := dayStart(p.rng)
+	admit := p.indexDay()
 	disch := admit.Add(time.Duration(120+p.rng.IntN(96)) * time.Hour)
 	p.oldAdmission(admit, 3+p.rng.IntN(3))
 	hadm := p.admission(admit, disch, "EW EMER.", "HOME")

@@ -158,9 +158,9 @@ func between(rng *rand.Rand, from time.Time, span time.Duration) time.Time {
 	return from.Add(time.Duration(rng.Int64N(int64(span)/int64(time.Minute))) * time.Minute)
 }
 
-// dayStart returns a random admission instant in the shifted years 2120–2185.
-func dayStart(rng *rand.Rand) time.Time {
-	return time.Date(2120+rng.IntN(65), time.Month(1+rng.IntN(12)), 1+rng.IntN(28), 6+rng.IntN(14), rng.IntN(60), 0, 0, time.UTC)
+// indexDay returns a random instant in the patient's anchor year or the two after it (MIMIC's shifted years).
+func (p *patient) indexDay() time.Time {
+	return time.Date(p.anchor+p.rng.IntN(3), time.Month(1+p.rng.IntN(12)), 1+p.rng.IntN(28), 6+p.rng.IntN(14), p.rng.IntN(60), 0, 0, time.UTC)
 }
 
 // discontinue writes a D/C order that discontinues poeID.

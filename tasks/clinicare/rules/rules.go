@@ -95,6 +95,7 @@ var judges = map[string]func(Source, Case) (Outcome, error){
 	"post-ct-aki":        judgePostCT,
 	"ct-mri-receipt":     judgeImaging,
 	"med-reconciliation": judgeMedrec,
+	"renal-trajectory":   judgeRenal,
 }
 
 // Scenarios lists the scenario ids the engine knows, sorted.

@@ -96,6 +96,7 @@ var judges = map[string]func(Source, Case) (Outcome, error){
 	"ct-mri-receipt":     judgeImaging,
 	"med-reconciliation": judgeMedrec,
 	"renal-trajectory":   judgeRenal,
+	"dka-resolution":     judgeDKA,
 }
 
 // Scenarios lists the scenario ids the engine knows, sorted.

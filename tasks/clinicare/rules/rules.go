@@ -97,6 +97,7 @@ var judges = map[string]func(Source, Case) (Outcome, error){
 	"med-reconciliation": judgeMedrec,
 	"renal-trajectory":   judgeRenal,
 	"dka-resolution":     judgeDKA,
+	"pneumonia-curb65":   judgeCURB,
 }
 
 // Scenarios lists the scenario ids the engine knows, sorted.

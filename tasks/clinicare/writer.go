@@ -40,12 +40,19 @@ func ftoa(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 func ts(t time.Time) string { return ehr.FormatTime(t) }
 
 // admission writes an admissions row and a transfers row; it returns the hadm_id.
-func (p *patient) admission(admit, disch time.Time, typ, dischLoc string) string {
+// Extra columns (deathtime, hospital_expire_flag, …) override the defaults.
+func (p *patient) admission(admit, disch time.Time, typ, dischLoc string, extra ...map[string]string) string {
 	hadm := p.b.NextID("hadm_id")
-	p.b.Add("admissions", map[string]string{"subject_id": p.subject, "hadm_id": hadm, "admittime": ts(admit),
+	row := map[string]string{"subject_id": p.subject, "hadm_id": hadm, "admittime": ts(admit),
 		"dischtime": ts(disch), "admission_type": typ, "admission_location": "EMERGENCY ROOM",
 		"discharge_location": dischLoc, "insurance": "Medicare", "language": "English", "marital_status": "MARRIED",
-		"race": "WHITE", "hospital_expire_flag": "0", "admit_provider_id": "P" + itoa(100+p.rng.IntN(800))})
+		"race": "WHITE", "hospital_expire_flag": "0", "admit_provider_id": "P" + itoa(100+p.rng.IntN(800))}
+	for _, e := range extra {
+		for k, v := range e {
+			row[k] = v
+		}
+	}
+	p.b.Add("admissions", row)
 	p.b.Add("transfers", map[string]string{"subject_id": p.subject, "hadm_id": hadm, "transfer_id": p.b.NextID("transfer_id"),
 		"eventtype": "admit", "careunit": "Medicine", "intime": ts(admit), "outtime": ts(disch)})
 	return hadm

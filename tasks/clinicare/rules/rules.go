@@ -98,6 +98,7 @@ var judges = map[string]func(Source, Case) (Outcome, error){
 	"renal-trajectory":   judgeRenal,
 	"dka-resolution":     judgeDKA,
 	"pneumonia-curb65":   judgeCURB,
+	"readmission-30d":    judgeReadmit,
 }
 
 // Scenarios lists the scenario ids the engine knows, sorted.

@@ -30,7 +30,7 @@ type scenarioGen struct {
 
 // generators lists every scenario the generator writes, in a fixed order.
 func generators() []scenarioGen {
-	return []scenarioGen{postCT, imaging, medrec, renal, dka, curb65, readmit}
+	return []scenarioGen{postCT, imaging, medrec, renal, dka, curb65, readmit, hepatic}
 }
 
 // Corpus is a generated case set: the records, the cases and their planted truth.

@@ -99,6 +99,7 @@ var judges = map[string]func(Source, Case) (Outcome, error){
 	"dka-resolution":     judgeDKA,
 	"pneumonia-curb65":   judgeCURB,
 	"readmission-30d":    judgeReadmit,
+	"he-precipitant":     judgeHepatic,
 }
 
 // Scenarios lists the scenario ids the engine knows, sorted.

@@ -90,10 +90,29 @@ func TestEveryScenarioCoversItsVerdictsAndReasons(t *testing.T) {
 		if n != clinicare.CasesPerScenario {
 			t.Errorf("scenario %s has %d cases, want %d", s.ID, n, clinicare.CasesPerScenario)
 		}
+		known := map[string]bool{}
 		for _, r := range s.Reasons {
+			known[r.Code] = true
 			if perScenario[s.ID][r.Code] == 0 {
 				t.Errorf("scenario %s: reason code %s never occurs", s.ID, r.Code)
 			}
+		}
+		for code := range perScenario[s.ID] {
+			if !known[code] {
+				t.Errorf("scenario %s: generated reason %s is not in the spec's reason_codes", s.ID, code)
+			}
+		}
+	}
+	controls := map[string]map[string]bool{}
+	for _, s := range specs {
+		controls[s.ID] = map[string]bool{}
+		for _, ctl := range s.Controls {
+			controls[s.ID][ctl.ID] = true
+		}
+	}
+	for i, cs := range c.Cases {
+		if trap := c.Truths[i].Trap; trap != "" && !controls[cs.Scenario][trap] {
+			t.Errorf("case %s carries trap %q, which the spec's adversarial_controls do not list", cs.ID, trap)
 		}
 	}
 }

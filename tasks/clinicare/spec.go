@@ -175,3 +175,5 @@ func specByID(specs []Spec, id string) (Spec, bool) {
 	}
 	return Spec{}, false
 }
+
+func specFS() fs.ReadFileFS { return cfg.Files }

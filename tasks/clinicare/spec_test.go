@@ -14,11 +14,16 @@ func TestSpecValidationNamesTheProblem(t *testing.T) {
 	if len(good) < 8 {
 		t.Fatalf("%d specs, want ≥ 8", len(good))
 	}
-	for name, tc := range map[string]struct{ edit func(string) string; want string }{
+	for name, tc := range map[string]struct {
+		edit func(string) string
+		want string
+	}{
 		"unknown field":  {func(s string) string { return s + "\nextra: 1\n" }, "extra"},
 		"bad provenance": {func(s string) string { return strings.Replace(s, "provenance: guideline", "provenance: vibes", 1) }, "vibes"},
 		"bad weight":     {func(s string) string { return strings.Replace(s, "weight: -2", "weight: -3", 1) }, "weighs -3"},
-		"unknown table":  {func(s string) string { return strings.Replace(s, "required_sources: [", "required_sources: [lab_results, ", 1) }, "lab_results"},
+		"unknown table": {func(s string) string {
+			return strings.Replace(s, "required_sources: [", "required_sources: [lab_results, ", 1)
+		}, "lab_results"},
 	} {
 		raw := mustRead(t, "scenarios/post-ct-aki.yaml")
 		fsys := fstest.MapFS{"scenarios/post-ct-aki.yaml": {Data: []byte(tc.edit(raw))}}

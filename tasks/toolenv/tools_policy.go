@@ -76,5 +76,5 @@ func policyRead(e *Env, _ string, a PolicyReadArgs, _ *CallRecord) (output, erro
 }
 
 func allTools() []tool {
-	return append(append(clinicalTools(), noteTools()...), policyTools()...)
+	return append(append(append(clinicalTools(), noteTools()...), policyTools()...), sqlTool())
 }

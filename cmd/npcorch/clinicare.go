@@ -49,8 +49,8 @@ func synthClinicare(out string, seed int64, force bool, w io.Writer) error {
 }
 
 type toolsFlags struct {
-	records, caseID, session, logFile, listen, tokenFile string
-	attempt                                              int
+	records, caseID, session, logFile, listen, tokenFile, sandboxDir string
+	attempt                                                          int
 }
 
 func newToolsCmd() *cobra.Command {
@@ -76,6 +76,7 @@ standard error).`,
 	fl.StringVar(&f.session, "session", "", "session name recorded in the log (stdio; default CASE#ATTEMPT)")
 	fl.StringVar(&f.logFile, "log", "", "append the call log to FILE (default standard error)")
 	fl.StringVar(&f.listen, "listen", "", "serve Streamable HTTP at ADDR (HOST:PORT)")
+	fl.StringVar(&f.sandboxDir, "sandbox-dir", "", "scratch folders of the compute tool (default: a temporary folder removed at exit)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "file holding the HTTP token (or set "+toolsTokenEnv+"); required off loopback")
 	_ = cmd.MarkFlagRequired("records")
 	return cmd
@@ -89,6 +90,11 @@ func runTools(ctx context.Context, f toolsFlags, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cleanup, err := enableCompute(env, f.sandboxDir, stderr)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
 	logW := stderr
 	if f.logFile != "" {
 		lf, err := os.OpenFile(f.logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -111,6 +117,26 @@ func runTools(ctx context.Context, f toolsFlags, stderr io.Writer) error {
 		return s.ServeStdio(ctx)
 	}
 	return serveToolsHTTP(ctx, env, sink, f, stderr)
+}
+
+// enableCompute offers the sandboxed compute tool when bubblewrap can start, and says loudly when it cannot:
+// the tool is then absent, never run unsandboxed.
+func enableCompute(env *toolenv.Env, dir string, stderr io.Writer) (func(), error) {
+	cleanup := func() {}
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "npcorch-sandbox-")
+		if err != nil {
+			return cleanup, err
+		}
+		dir, cleanup = tmp, func() { os.RemoveAll(tmp) }
+	}
+	sb, err := toolenv.NewSandbox(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "tools: WARNING: the compute tool is ABSENT: %v\n", err)
+		return cleanup, nil
+	}
+	env.EnableSandbox(sb)
+	return cleanup, nil
 }
 
 func loadToolEnv(dir string) (*toolenv.Env, error) {

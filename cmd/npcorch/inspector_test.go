@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,6 +65,11 @@ func TestInspectorSeesTheTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cleanup, err := enableCompute(env, "", io.Discard) // as the child does: compute is listed where bwrap starts
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
 	exe, _ := os.Executable()
 	server := []string{"--cli", "-e", asNpcorch + "=1", exe, "tools", "--records", dir, "--case", c.ID, "--log", filepath.Join(t.TempDir(), "calls.jsonl")}
 	var listed struct {

@@ -20,6 +20,7 @@ const (
 	ChannelClinical = "clinical"
 	ChannelPolicy   = "policy"
 	ChannelSQL      = "sql"
+	ChannelCompute  = "compute" // the sandboxed computation tool
 )
 
 // CallRecord is one line of the call log.

@@ -147,11 +147,11 @@ func sortedSet(xs []string) []string {
 	return out
 }
 
-// scopeError refuses a call for a patient outside the session's scope.
-type scopeError struct{ subject string }
+// scopeError refuses a call for a patient outside the session's scope; what names the id asked for.
+type scopeError struct{ what string }
 
 func (e scopeError) Error() string {
-	return fmt.Sprintf("subject_id %s is outside this session's patient scope; the call is refused and logged as a governance violation", e.subject)
+	return fmt.Sprintf("%s is outside this session's patient scope; the call is refused and logged as a governance violation", e.what)
 }
 
 // invalidError is an argument the tool cannot accept.

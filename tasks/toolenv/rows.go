@@ -142,17 +142,13 @@ func (e *Env) checkScope(subject, asked, hadm, stay string, rec *CallRecord) err
 		return invalidError{"subject_id is required"}
 	}
 	if asked != subject {
-		return scopeError{asked}
+		return scopeError{"subject_id " + asked}
 	}
-	for _, t := range []string{"admissions"} {
-		if hadm != "" {
-			if rows := e.db.ByHadm(t, hadm); len(rows) > 0 && rows[0].Get("subject_id") != subject {
-				return scopeError{rows[0].Get("subject_id")}
-			}
-		}
+	if rows := e.db.ByHadm("admissions", hadm); hadm != "" && len(rows) > 0 && rows[0].Get("subject_id") != subject {
+		return scopeError{"hadm_id " + hadm}
 	}
 	if stay != "" && !e.stayOf(subject, stay) && e.stayExists(stay) {
-		return scopeError{"of stay " + stay}
+		return scopeError{"stay_id " + stay}
 	}
 	rec.Scope = ScopeOK
 	return nil

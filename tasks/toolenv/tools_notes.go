@@ -198,7 +198,7 @@ func (e *Env) findNote(subject, noteID string, rec *CallRecord) (ehr.Row, string
 	for _, t := range []string{"discharge", "radiology"} {
 		if rows := e.db.Where(t, "note_id", noteID); len(rows) > 0 {
 			rec.Scope = ScopeViolation
-			return ehr.Row{}, "", scopeError{rows[0].Get("subject_id")}
+			return ehr.Row{}, "", scopeError{"note_id " + noteID}
 		}
 	}
 	return ehr.Row{}, "", invalidError{fmt.Sprintf("no note %q for subject %s", noteID, subject)}

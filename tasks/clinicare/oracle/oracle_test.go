@@ -1,7 +1,9 @@
 package oracle_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -102,4 +104,48 @@ func checkRetrieval(t *testing.T, c clinicare.Case, spec clinicare.Spec, log []t
 			t.Errorf("case %s: required source %s never queried (R_retrieval < 1)", c.ID, src)
 		}
 	}
+}
+
+// TestOracleReplayIsByteIdentical: the same run through MCP twice gives the same canonical call log, byte for byte
+// (issue 27: "the same calls on the same records give byte-identical results and logs across runs").
+func TestOracleReplayIsByteIdentical(t *testing.T) {
+	specs, err := clinicare.LoadSpecs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus, err := clinicare.Generate(2, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, _ := policy.Load()
+	var scopes []toolenv.Scope
+	for _, c := range corpus.Cases {
+		scopes = append(scopes, toolenv.Scope{Case: c.ID, Subject: c.SubjectID})
+	}
+	env, _ := toolenv.New(corpus.DB, pol, scopes)
+	for i := 0; i < len(corpus.Cases); i += clinicare.CasesPerScenario {
+		c := corpus.Cases[i]
+		var logs [2][]byte
+		for k := range logs {
+			sink := &toolenv.MemorySink{}
+			runCase(t, env, sink, c, specFor(specs, c.Scenario))
+			var canon []toolenv.CallRecord
+			for _, r := range sink.Records() {
+				canon = append(canon, r.Canonical())
+			}
+			logs[k], _ = json.Marshal(canon)
+		}
+		if !bytes.Equal(logs[0], logs[1]) {
+			t.Errorf("case %s: two oracle runs logged different calls", c.ID)
+		}
+	}
+}
+
+func specFor(specs []clinicare.Spec, id string) clinicare.Spec {
+	for _, s := range specs {
+		if s.ID == id {
+			return s
+		}
+	}
+	return clinicare.Spec{}
 }

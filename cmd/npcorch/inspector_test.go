@@ -26,25 +26,7 @@ func mcpInspector(t *testing.T) string {
 	if p := os.Getenv("NPCORCH_MCP_INSPECTOR"); p != "" {
 		return p
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "npcorch", "mcp-inspector-0.15.0")
-	bin := filepath.Join(dir, "node_modules", ".bin", "mcp-inspector")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skipf("npm is absent: cannot install %s (the MCP inspector CLI); install Node.js and npm to run this test", inspectorPackage)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--prefix", dir, inspectorPackage).CombinedOutput()
-	if err != nil {
-		t.Skipf("npm install %s into %s failed (no registry?): %v\n%s", inspectorPackage, dir, err, out)
-	}
-	return bin
+	return filepath.Join(npmCached(t, "mcp-inspector-0.15.0", inspectorPackage), "node_modules", ".bin", "mcp-inspector")
 }
 
 // TestInspectorSeesTheTools: the official MCP inspector, in CLI mode, lists every tool with the schema the server

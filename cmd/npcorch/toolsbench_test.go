@@ -124,7 +124,7 @@ func procCPU(b *testing.B, pid int) time.Duration {
 	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
-func freeLoopback(b *testing.B) string {
+func freeLoopback(b testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -133,7 +133,8 @@ func freeLoopback(b *testing.B) string {
 	return ln.Addr().String()
 }
 
-func waitListening(b *testing.B, addr string) {
+// waitListening waits, at most 30 s, for the tool server to answer on addr.
+func waitListening(b testing.TB, addr string) {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if resp, err := http.Get("http://" + addr + "/mcp"); err == nil {

@@ -68,7 +68,14 @@ func (e *Env) HTTPHandler(sink Sink) http.Handler {
 		servers[key] = s.MCPServer()
 		return servers[key]
 	}
-	return mcp.NewStreamableHTTPHandler(get, nil)
+	h := mcp.NewStreamableHTTPHandler(get, nil)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c := r.URL.Query().Get("case"); e.scopes[c] == "" {
+			http.Error(w, fmt.Sprintf("unknown case %q: name one of the corpus's cases in the URL, /mcp?case=CASE&attempt=N&session=NAME (clinicare/cases.jsonl lists them)", c), http.StatusBadRequest)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Listener is a bound address for the HTTP server with its access rule: loopback needs no token (and answers

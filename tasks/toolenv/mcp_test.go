@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -77,6 +78,21 @@ func TestStreamableHTTPRoundTrip(t *testing.T) {
 	recs := sink.Records()
 	if len(recs) != 2 || recs[0].Session != "http-test" || recs[0].Attempt != 2 || recs[1].Seq != 2 || recs[1].Scope != toolenv.ScopeViolation {
 		t.Fatalf("log: %+v", recs)
+	}
+}
+
+// TestHTTPNamesAnUnknownCase: a URL without a known case is refused with a message saying what to send.
+func TestHTTPNamesAnUnknownCase(t *testing.T) {
+	e, _ := env(t)
+	base := serveHTTP(t, e, &toolenv.MemorySink{}, "127.0.0.1:0", "")
+	resp, err := http.Post(base+"/mcp?case=no-such-case", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `unknown case "no-such-case"`) {
+		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
 }
 

@@ -122,11 +122,37 @@ func (e *Env) invoke(subject, name string, raw []byte, rec *CallRecord) Result {
 		return errorResult(err)
 	}
 	rec.Tables, rec.Rows, rec.Empty, rec.Truncated = sortedSet(out.tables), out.rows, out.empty, out.truncated
+	rec.Identifiers = e.identifiers(out.rows)
 	data, err := json.Marshal(out.value)
 	if err != nil {
 		return errorResult(fmt.Errorf("encode the result: %w", err))
 	}
 	return Result{JSON: data}
+}
+
+// identifierColumns are the record-level identifiers §5.3 names (patient, admission, stay, note) and the other ids
+// a report may cite.
+var identifierColumns = []string{"subject_id", "hadm_id", "stay_id", "note_id", "labevent_id", "poe_id", "emar_id", "microevent_id", "pharmacy_id", "transfer_id"}
+
+// identifiers lists the distinct identifiers of the rows a call returned, sorted.
+func (e *Env) identifiers(refs []string) []string {
+	var ids []string
+	for _, s := range refs {
+		ref, err := ehr.ParseRef(s)
+		if err != nil {
+			continue
+		}
+		row, ok := e.db.Lookup(ref)
+		if !ok {
+			continue
+		}
+		for _, c := range identifierColumns {
+			if v := row.Get(c); v != "" {
+				ids = append(ids, c+":"+v)
+			}
+		}
+	}
+	return sortedSet(ids)
 }
 
 func errorResult(err error) Result {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -168,5 +169,9 @@ func TestEveryRowToolIsBoundedAndLogsRows(t *testing.T) {
 	}
 	if rec.Tables[0] != "d_labitems" || rec.Tables[1] != "labevents" {
 		t.Fatalf("tables touched %v", rec.Tables)
+	}
+	want := "labevent_id:" + p.Rows[0].Values["labevent_id"]
+	if !slices.Contains(rec.Identifiers, want) || !slices.Contains(rec.Identifiers, "subject_id:"+cs.SubjectID) {
+		t.Fatalf("identifiers %v lack %s", rec.Identifiers, want)
 	}
 }

@@ -40,6 +40,7 @@ type CallRecord struct {
 	Subject       string          `json:"subject_id,omitempty"`
 	Tables        []string        `json:"tables,omitempty"`
 	Rows          []string        `json:"rows,omitempty"`
+	Identifiers   []string        `json:"identifiers,omitempty"` // record ids in the returned rows, "hadm_id:20000001" (for P_record, §5.3)
 	Empty         bool            `json:"empty"`
 	Truncated     bool            `json:"truncated"`
 	IsError       bool            `json:"is_error"`

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,6 +50,9 @@ func TestOracleScoresEveryCase(t *testing.T) {
 		sink := &toolenv.MemorySink{}
 		rep := runCase(t, env, sink, c, bySpec[c.Scenario])
 		truth := corpus.Truths[i]
+		if !slices.Equal(rep.Decisive, truth.Decisive) {
+			t.Errorf("case %s: the oracle's decisive rows %v differ from the truth's %v (a tool lost or renamed a row)", c.ID, rep.Decisive, truth.Decisive)
+		}
 		if rep.Verdict == string(truth.Verdict) && rep.Reason == truth.Reason {
 			right++
 		} else {

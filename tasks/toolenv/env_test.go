@@ -91,7 +91,7 @@ func TestMalformedArgumentsAreLoggedAndRefused(t *testing.T) {
 	e, c := env(t)
 	sink := &toolenv.MemorySink{}
 	s, _ := e.Open("run-1", c.Cases[0].ID, 1, sink)
-	for _, raw := range []string{`{"subject_id": 5}`, `{"subject":"x"}`, `{"subject_id":"1"`, `[]`, `{"subject_id":"` + c.Cases[0].SubjectID + `","limit":100000}`, `{"subject_id":"` + c.Cases[0].SubjectID + `","since":"yesterday"}`} {
+	for _, raw := range []string{`{"subject_id": true}`, `{"subject":"x"}`, `{"subject_id":"1"`, `[]`, `{"subject_id":"` + c.Cases[0].SubjectID + `","limit":100000}`, `{"subject_id":"` + c.Cases[0].SubjectID + `","since":"yesterday"}`} {
 		if res := s.Call("get_labs", []byte(raw)); !res.IsError {
 			t.Errorf("%s accepted: %s", raw, res.JSON)
 		}
@@ -100,7 +100,7 @@ func TestMalformedArgumentsAreLoggedAndRefused(t *testing.T) {
 		t.Error("an unknown tool answered")
 	}
 	recs := sink.Records()
-	if recs[0].RawArguments != `{"subject_id": 5}` || recs[0].Valid || recs[0].Validation == "" {
+	if recs[0].RawArguments != `{"subject_id": true}` || recs[0].Valid || recs[0].Validation == "" {
 		t.Fatalf("record 0 = %+v", recs[0])
 	}
 	for i, r := range recs {

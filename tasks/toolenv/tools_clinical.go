@@ -8,14 +8,14 @@ import (
 
 // EncountersArgs are the arguments of list_encounters.
 type EncountersArgs struct {
-	SubjectID string `json:"subject_id" jsonschema:"the patient's subject_id"`
+	SubjectID ID `json:"subject_id" jsonschema:"the patient's subject_id"`
 }
 
 // RecordArgs are the arguments shared by the record tools.
 type RecordArgs struct {
-	SubjectID string `json:"subject_id" jsonschema:"the patient's subject_id"`
-	HadmID    string `json:"hadm_id,omitempty" jsonschema:"only rows of this admission"`
-	StayID    string `json:"stay_id,omitempty" jsonschema:"only rows of this ICU or ED stay"`
+	SubjectID ID     `json:"subject_id" jsonschema:"the patient's subject_id"`
+	HadmID    ID     `json:"hadm_id,omitempty" jsonschema:"only rows of this admission"`
+	StayID    ID     `json:"stay_id,omitempty" jsonschema:"only rows of this ICU or ED stay"`
 	Since     string `json:"since,omitempty" jsonschema:"only rows at or after this time (YYYY-MM-DD[ HH:MM:SS])"`
 	Until     string `json:"until,omitempty" jsonschema:"only rows at or before this time"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"rows per page, 1..500 (default 100)"`
@@ -25,7 +25,7 @@ type RecordArgs struct {
 // LabArgs are the arguments of get_labs.
 type LabArgs struct {
 	RecordArgs
-	ItemID string `json:"itemid,omitempty" jsonschema:"only this lab item (d_labitems itemid)"`
+	ItemID ID     `json:"itemid,omitempty" jsonschema:"only this lab item (d_labitems itemid)"`
 	Label  string `json:"label,omitempty" jsonschema:"only items whose label contains this text (case-insensitive)"`
 }
 
@@ -70,12 +70,12 @@ func clinicalTools() []tool {
 
 func (a RecordArgs) filter(keep func(string, ehr.Row) bool) (filter, error) {
 	s, u, err := window(a.Since, a.Until)
-	return filter{hadm: a.HadmID, stay: a.StayID, since: s, until: u, keep: keep}, err
+	return filter{hadm: string(a.HadmID), stay: string(a.StayID), since: s, until: u, keep: keep}, err
 }
 
 // records runs a record query after the scope check.
 func (e *Env) records(subject string, a RecordArgs, rec *CallRecord, tables []string, keep func(string, ehr.Row) bool) (output, error) {
-	if err := e.checkScope(subject, a.SubjectID, a.HadmID, a.StayID, rec); err != nil {
+	if err := e.checkScope(subject, string(a.SubjectID), string(a.HadmID), string(a.StayID), rec); err != nil {
 		return output{}, err
 	}
 	f, err := a.filter(keep)
@@ -99,7 +99,7 @@ func listEncounters(e *Env, subject string, a EncountersArgs, rec *CallRecord) (
 func getLabs(e *Env, subject string, a LabArgs, rec *CallRecord) (output, error) {
 	label := strings.ToLower(a.Label)
 	return e.records(subject, a.RecordArgs, rec, []string{"labevents"}, func(_ string, r ehr.Row) bool {
-		return (a.ItemID == "" || r.Get("itemid") == a.ItemID) &&
+		return (string(a.ItemID) == "" || r.Get("itemid") == string(a.ItemID)) &&
 			(label == "" || strings.Contains(strings.ToLower(e.labels.lab[r.Get("itemid")]), label))
 	})
 }
@@ -129,11 +129,11 @@ func getOrders(e *Env, subject string, a OrderArgs, rec *CallRecord) (output, er
 func getImaging(e *Env, subject string, a RecordArgs, rec *CallRecord) (output, error) {
 	notes := map[string]bool{}
 	for _, r := range e.db.BySubject("radiology", subject) {
-		notes[r.Get("note_id")] = r.Get("hadm_id") == a.HadmID || a.HadmID == ""
+		notes[r.Get("note_id")] = r.Get("hadm_id") == string(a.HadmID) || string(a.HadmID) == ""
 	}
 	out, err := e.records(subject, RecordArgs{SubjectID: a.SubjectID, Since: a.Since, Until: a.Until, Limit: a.Limit, Offset: a.Offset}, rec,
 		[]string{"radiology", "radiology_detail"}, func(t string, r ehr.Row) bool {
-			return t == "radiology_detail" && notes[r.Get("note_id")] || t == "radiology" && (a.HadmID == "" || r.Get("hadm_id") == a.HadmID)
+			return t == "radiology_detail" && notes[r.Get("note_id")] || t == "radiology" && (string(a.HadmID) == "" || r.Get("hadm_id") == string(a.HadmID))
 		})
 	if p, ok := out.value.(Page); ok {
 		for i := range p.Rows {

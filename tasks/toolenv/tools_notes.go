@@ -12,9 +12,9 @@ const MaxNoteLines = 400
 
 // NotesArgs are the arguments of list_notes and search_notes.
 type NotesArgs struct {
-	SubjectID string `json:"subject_id" jsonschema:"the patient's subject_id"`
+	SubjectID ID     `json:"subject_id" jsonschema:"the patient's subject_id"`
 	Kind      string `json:"kind,omitempty" jsonschema:"discharge or radiology; both when empty"`
-	HadmID    string `json:"hadm_id,omitempty" jsonschema:"only notes of this admission"`
+	HadmID    ID     `json:"hadm_id,omitempty" jsonschema:"only notes of this admission"`
 	Query     string `json:"query,omitempty" jsonschema:"search_notes: lines containing every word (case-insensitive)"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"results per page, 1..500 (default 100)"`
 	Offset    int    `json:"offset,omitempty" jsonschema:"results to skip"`
@@ -22,7 +22,7 @@ type NotesArgs struct {
 
 // ReadNoteArgs are the arguments of read_note.
 type ReadNoteArgs struct {
-	SubjectID string `json:"subject_id" jsonschema:"the patient's subject_id"`
+	SubjectID ID     `json:"subject_id" jsonschema:"the patient's subject_id"`
 	NoteID    string `json:"note_id" jsonschema:"the note's note_id (from list_notes or get_imaging)"`
 	FromLine  int    `json:"from_line,omitempty" jsonschema:"first line, 1-based (default 1)"`
 	ToLine    int    `json:"to_line,omitempty" jsonschema:"last line (default: 400 lines on)"`
@@ -77,10 +77,10 @@ func listNotes(e *Env, subject string, a NotesArgs, rec *CallRecord) (output, er
 	if err != nil {
 		return output{}, err
 	}
-	if err := e.checkScope(subject, a.SubjectID, a.HadmID, "", rec); err != nil {
+	if err := e.checkScope(subject, string(a.SubjectID), string(a.HadmID), "", rec); err != nil {
 		return output{}, err
 	}
-	out, err := e.page(subject, tables, filter{hadm: a.HadmID, omit: map[string]bool{"text": true}}, a.Limit, a.Offset)
+	out, err := e.page(subject, tables, filter{hadm: string(a.HadmID), omit: map[string]bool{"text": true}}, a.Limit, a.Offset)
 	if p, ok := out.value.(Page); ok {
 		for i, r := range p.Rows {
 			row, _ := e.db.Lookup(mustRef(r.Ref))
@@ -104,7 +104,7 @@ func searchNotes(e *Env, subject string, a NotesArgs, rec *CallRecord) (output, 
 	if len(words) == 0 {
 		return output{}, invalidError{"query must have at least one word"}
 	}
-	if err := e.checkScope(subject, a.SubjectID, a.HadmID, "", rec); err != nil {
+	if err := e.checkScope(subject, string(a.SubjectID), string(a.HadmID), "", rec); err != nil {
 		return output{}, err
 	}
 	limit := a.Limit
@@ -117,7 +117,7 @@ func searchNotes(e *Env, subject string, a NotesArgs, rec *CallRecord) (output, 
 	var all []NoteLine
 	for _, t := range tables {
 		for _, r := range e.db.BySubject(t, subject) {
-			if a.HadmID == "" || r.Get("hadm_id") == a.HadmID {
+			if string(a.HadmID) == "" || r.Get("hadm_id") == string(a.HadmID) {
 				all = append(all, matchingLines(r, words)...)
 			}
 		}
@@ -160,7 +160,7 @@ func searchPage(all []NoteLine, tables []string, limit, offset int) output {
 }
 
 func readNote(e *Env, subject string, a ReadNoteArgs, rec *CallRecord) (output, error) {
-	if err := e.checkScope(subject, a.SubjectID, "", "", rec); err != nil {
+	if err := e.checkScope(subject, string(a.SubjectID), "", "", rec); err != nil {
 		return output{}, err
 	}
 	row, table, err := e.findNote(subject, a.NoteID, rec)

@@ -66,6 +66,9 @@ func TestToolsOverStdio(t *testing.T) {
 	if err := sess.Close(); err != nil {
 		t.Logf("close: %v", err)
 	}
+	if cmd.ProcessState == nil {
+		t.Fatal("the tool server is still running after its client closed stdin (an orphan)")
+	}
 	recs := readLog(t, logFile)
 	if len(recs) != 2 || recs[0].Scope != toolenv.ScopeOK || recs[1].Scope != toolenv.ScopeViolation || recs[0].Case != c.ID {
 		t.Fatalf("call log: %+v", recs)

@@ -116,3 +116,20 @@ func TestEveryScenarioCoversItsVerdictsAndReasons(t *testing.T) {
 		}
 	}
 }
+
+// TestThePapersTrapsArePlanted: issue 27 asks for "the traps the paper describes (first value ≠ peak, a value at
+// 49 h, an order without a scan, a code without the lab change, a second ICU stay)"; each must occur in some case,
+// and so must negated and historical mentions, duplicate panels and unit variants.
+func TestThePapersTrapsArePlanted(t *testing.T) {
+	c := generate(t, 1)
+	seen := map[string]int{}
+	for _, tr := range c.Truths {
+		seen[tr.Trap]++
+	}
+	for _, trap := range []string{"first_value_not_peak", "value_at_49h", "order_without_scan", "code_without_lab_change",
+		"second_icu_stay", "negated_mention", "historical_mention", "duplicate_panel", "unit_variant"} {
+		if seen[trap] == 0 {
+			t.Errorf("no case carries trap %s", trap)
+		}
+	}
+}

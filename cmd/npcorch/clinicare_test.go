@@ -93,3 +93,26 @@ func readLog(t *testing.T, path string) []toolenv.CallRecord {
 	}
 	return out
 }
+
+// TestToolsFlagErrorsSayWhatToDo: a wrong tools command line fails with a message naming the fix.
+func TestToolsFlagErrorsSayWhatToDo(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "corpus")
+	if code, out := npcorch(t, ".", "synth", "--clinicare", "--out", dir); code != 0 {
+		t.Fatalf("synth: %s", out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tools", "--records", dir}, "exactly one of --case (stdio) or --listen (HTTP)"},
+		{[]string{"tools", "--records", dir, "--case", "x", "--listen", "127.0.0.1:0"}, "exactly one of"},
+		{[]string{"tools", "--records", dir, "--case", "no-such-case"}, `no case "no-such-case"`},
+		{[]string{"tools", "--records", t.TempDir(), "--case", "x"}, "npcorch synth --clinicare"},
+		{[]string{"tools", "--records", dir, "--listen", "0.0.0.0:0"}, "reachable from other machines"},
+	} {
+		code, out := npcorch(t, ".", tc.args...)
+		if code == 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, output %q; want it to say %q", tc.args, code, out, tc.want)
+		}
+	}
+}

@@ -42,6 +42,7 @@ func (p *patient) oldAdmission(index time.Time, yearsBefore int) string {
 		p.diagnosis(hadm, c)
 	}
 	p.noisePanels(hadm, admit, disch, 2)
+	p.outpatientVisit(disch.AddDate(0, 0, 14+p.rng.IntN(30)))
 	p.note("DS", hadm, disch, p.dischargeText(dischargeSections{
 		complaint: "Chest pain",
 		history:   "Presented with atypical chest pain. Troponins negative x2. No history of kidney disease. Denies confusion.",

@@ -2,6 +2,7 @@ package clinicare
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -69,7 +70,40 @@ func (p *patient) icu(hadm string, in, out time.Time) string {
 		row["los"] = strconv.FormatFloat(out.Sub(in).Hours()/24, 'f', 4, 64)
 	}
 	p.b.Add("icustays", row)
+	if !out.IsZero() {
+		p.icuCharting(hadm, stay, in, out)
+	}
 	return stay
+}
+
+// icuCharting writes the bedside charting of an ICU stay every four hours: heart rate, respiratory rate, blood
+// pressure (chartevents) and urine output (outputevents).
+func (p *patient) icuCharting(hadm, stay string, in, out time.Time) {
+	chart := func(at time.Time, item string, v int, uom string) {
+		p.b.Add("chartevents", map[string]string{"subject_id": p.subject, "hadm_id": hadm, "stay_id": stay,
+			"caregiver_id": itoa(1000 + p.rng.IntN(9000)), "charttime": ts(at), "storetime": ts(at.Add(9 * time.Minute)),
+			"itemid": item, "value": itoa(v), "valuenum": itoa(v), "valueuom": uom, "warning": "0"})
+	}
+	for at := in.Add(30 * time.Minute); at.Before(out); at = at.Add(4 * time.Hour) {
+		chart(at, "220045", 70+p.rng.IntN(40), "bpm")
+		chart(at, "220210", 12+p.rng.IntN(14), "insp/min")
+		chart(at, "220179", 95+p.rng.IntN(50), "mmHg")
+		chart(at, "220180", 50+p.rng.IntN(30), "mmHg")
+		p.b.Add("outputevents", map[string]string{"subject_id": p.subject, "hadm_id": hadm, "stay_id": stay,
+			"caregiver_id": itoa(1000 + p.rng.IntN(9000)), "charttime": ts(at), "storetime": ts(at.Add(12 * time.Minute)),
+			"itemid": "226559", "value": itoa(60 + 10*p.rng.IntN(20)), "valueuom": "mL"})
+	}
+}
+
+// outpatientVisit writes an OMR visit: weight, BMI and blood pressure on a date.
+func (p *patient) outpatientVisit(day time.Time) {
+	kg := 55 + p.rng.IntN(50)
+	for i, kv := range [][2]string{{"Weight (Lbs)", ftoa(math.Round(float64(kg)*2.2046*10) / 10)},
+		{"BMI (kg/m2)", ftoa(math.Round(float64(kg)/(1.7*1.7)*10) / 10)},
+		{"Blood Pressure", fmt.Sprintf("%d/%d", 110+p.rng.IntN(40), 60+p.rng.IntN(30))}} {
+		p.b.Add("omr", map[string]string{"subject_id": p.subject, "chartdate": day.Format(ehr.DateLayout),
+			"seq_num": itoa(i + 1), "result_name": kv[0], "result_value": kv[1]})
+	}
 }
 
 // lab writes one labevents row; an empty hadm is an outpatient draw. It returns the row's reference.

@@ -133,6 +133,9 @@ func (a *agent) fetch(tool string, args map[string]any) error {
 		if !page.Truncated {
 			return nil
 		}
+		if page.NextOffset <= offset {
+			return fmt.Errorf("%s: a truncated page with next_offset %d after offset %d: paging would not progress", tool, page.NextOffset, offset)
+		}
 		offset = page.NextOffset
 	}
 }
@@ -159,6 +162,9 @@ func (a *agent) notes(listTool, table string) error {
 		return err
 	}
 	for i, r := range a.rows[table] {
+		if r.Get("text") != "" {
+			continue // read already, for another required source
+		}
 		text, err := a.readNote(r.Get("note_id"))
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package clinicare_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/npcorch/npcorch/tasks/clinicare"
@@ -130,6 +131,17 @@ func TestThePapersTrapsArePlanted(t *testing.T) {
 		"second_icu_stay", "negated_mention", "historical_mention", "duplicate_panel", "unit_variant"} {
 		if seen[trap] == 0 {
 			t.Errorf("no case carries trap %s", trap)
+		}
+	}
+}
+
+// TestQueriesAreFilled: every case's query names its own ids and leaves no placeholder.
+func TestQueriesAreFilled(t *testing.T) {
+	c := generate(t, 1)
+	for _, cs := range c.Cases {
+		if strings.ContainsAny(cs.Query, "{}") || !strings.Contains(cs.Query, cs.SubjectID) ||
+			cs.HadmID != "" && strings.Contains(cs.Query, "admission") && !strings.Contains(cs.Query, cs.HadmID) {
+			t.Errorf("case %s: query %q", cs.ID, cs.Query)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -112,6 +113,11 @@ type ModelResults struct {
 	Answered int `json:"answered"`
 	NotRun   int `json:"not_run"`
 	Missing  int `json:"missing"`
+	// NotRunReasons count the NotRun pairs by why they were not run: the
+	// last failure of each in the journal, as NotRunReason words it (a
+	// model that was abandoned: "model M is not served: …"), most frequent
+	// first. Absent when none was not run.
+	NotRunReasons []score.ReasonCount `json:"not_run_reasons,omitempty"`
 	// Tasks holds the closed-answer scores of each task scored alone that
 	// ran.
 	Tasks []TaskResult `json:"tasks"`
@@ -156,10 +162,22 @@ type RubricResult struct {
 	Score score.O1Score `json:"score"`
 }
 
-// TaskReliability is one task's repeated-run reliability.
+// TaskReliability is one task's repeated-run reliability; Field names
+// the graded label of a task whose answer is several (a structure card's
+// "structure", "structure and invasion"), empty for a closed answer.
 type TaskReliability struct {
 	Task        string            `json:"task"`
+	Field       string            `json:"field,omitempty"`
 	Reliability score.Reliability `json:"reliability"`
+}
+
+// Name is the row's name in the repeats table: the task, and the graded
+// field of a task whose answer is several labels ("card (structure)").
+func (t TaskReliability) Name() string {
+	if t.Field == "" {
+		return t.Task
+	}
+	return t.Task + " (" + t.Field + ")"
 }
 
 // RunModel is a model of a run and the tasks it was asked (a text-only
@@ -247,16 +265,20 @@ func CheckJournal(reg *Registry, j *JournalState, items []Item, models []string,
 type answerIndex struct {
 	answered map[itemRepeat]Record
 	notRun   map[itemRepeat]bool
+	// why is each not-run pair's reason (NotRunReason of its latest
+	// record in journal order).
+	why map[itemRepeat]string
 }
 
 // indexAnswers picks, for each (model, item, repeat), the answered record
 // that counts: the latest-started one when a prompt change re-asked it.
 func indexAnswers(j *JournalState) answerIndex {
-	idx := answerIndex{answered: map[itemRepeat]Record{}, notRun: map[itemRepeat]bool{}}
+	idx := answerIndex{answered: map[itemRepeat]Record{}, notRun: map[itemRepeat]bool{}, why: map[itemRepeat]string{}}
 	for _, rec := range j.Sorted() {
 		k := itemRepeat{rec.Model, rec.Item, rec.Repeat}
 		if rec.Status != StatusAnswered {
 			idx.notRun[k] = true
+			idx.why[k] = NotRunReason(rec)
 			continue
 		}
 		old, ok := idx.answered[k]
@@ -324,6 +346,7 @@ func scoreModel(a *Answers, model string, items []Item, idx answerIndex, repeats
 // countOutcomes counts the model's (item, repeat) pairs: answered, not
 // run, never attempted.
 func countOutcomes(mr *ModelResults, items []Item, idx answerIndex, repeats int) {
+	why := map[string]int{}
 	for _, it := range items {
 		for rep := 0; rep < repeats; rep++ {
 			k := itemRepeat{mr.Model, it.ID, rep}
@@ -332,11 +355,18 @@ func countOutcomes(mr *ModelResults, items []Item, idx answerIndex, repeats int)
 				mr.Answered++
 			case idx.notRun[k]:
 				mr.NotRun++
+				why[idx.why[k]]++
 			default:
 				mr.Missing++
 			}
 		}
 	}
+	for r, n := range why {
+		mr.NotRunReasons = append(mr.NotRunReasons, score.ReasonCount{Reason: r, Count: n})
+	}
+	slices.SortFunc(mr.NotRunReasons, func(a, b score.ReasonCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Reason, b.Reason))
+	})
 }
 
 // scoreAlone scores each task scored on its own that ran, in registry
@@ -359,33 +389,44 @@ func scoreAlone(a *Answers, mr *ModelResults) error {
 	return nil
 }
 
-// reliability measures every task with a closed answer over the repeats.
+// reliability measures, over the repeats, every task with a closed answer
+// and each graded field of a task whose answer is several labels.
 func reliability(a *Answers, repeats int) ([]TaskReliability, error) {
 	var out []TaskReliability
 	for _, t := range a.reg.b.Tasks {
 		its := a.byTask[t.Key]
-		if len(its) == 0 || t.Answer == nil {
+		if len(its) == 0 {
 			continue
 		}
-		var ri []score.RepeatedItem
-		for _, it := range its {
-			if it.Excluded {
-				continue
+		for _, g := range t.graded() {
+			tr := TaskReliability{Task: t.Key, Field: g.Name}
+			rel, err := score.Repeated(repeatedItems(a, its, g, repeats), a.opt)
+			if err != nil {
+				return nil, fmt.Errorf("task %s reliability: %w", tr.Name(), err)
 			}
-			r := score.RepeatedItem{Patient: it.Patient, Item: it.ID, Gold: it.Gold.Label}
-			for rep := 0; rep < repeats; rep++ {
-				o := a.get(it, rep)
-				r.Attempts = append(r.Attempts, score.Attempt{Pred: t.Answer(it, o.content()), NotRun: o.notRun})
-			}
-			ri = append(ri, r)
+			tr.Reliability = rel
+			out = append(out, tr)
 		}
-		rel, err := score.Repeated(ri, a.opt)
-		if err != nil {
-			return nil, fmt.Errorf("task %s reliability: %w", t.Key, err)
-		}
-		out = append(out, TaskReliability{Task: t.Key, Reliability: rel})
 	}
 	return out, nil
+}
+
+// repeatedItems are the items not excluded, each with the label g reads
+// from every repeat's answer.
+func repeatedItems(a *Answers, its []Item, g GradedField, repeats int) []score.RepeatedItem {
+	var ri []score.RepeatedItem
+	for _, it := range its {
+		if it.Excluded {
+			continue
+		}
+		r := score.RepeatedItem{Patient: it.Patient, Item: it.ID, Gold: g.Gold(it)}
+		for rep := 0; rep < repeats; rep++ {
+			o := a.get(it, rep)
+			r.Attempts = append(r.Attempts, score.Attempt{Pred: g.Answer(it, o.content()), NotRun: o.notRun})
+		}
+		ri = append(ri, r)
+	}
+	return ri
 }
 
 // unjudged lists each judged task whose answers the journal holds but no

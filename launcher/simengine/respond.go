@@ -279,8 +279,8 @@ func (e *engine) stream(ctx context.Context, w http.ResponseWriter, seat *seat, 
 		if send(mk(delta{}, ptr("tool_calls"), jsonNull)) != nil {
 			return false, false
 		}
-	case out.finish == "stop":
-		if send(mk(delta{Content: ptr("")}, ptr("stop"), jsonNull)) != nil {
+	case out.finish == "stop" || len(out.pieces) == 0: // a budget spent before any delta still ends with a reason
+		if send(mk(delta{Content: ptr("")}, ptr(out.finish), jsonNull)) != nil {
 			return false, false
 		}
 	}

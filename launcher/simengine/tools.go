@@ -264,10 +264,10 @@ func (e *engine) scriptedOutput(s *simscript.Script, n, maxTokens int) output {
 // (an arguments fragment) at the limit, marks the output "length" and
 // reports false.
 func (out *output) add(pc piece, maxTokens int) bool {
-	out.calls = max(out.calls, pc.call.Index+1)
 	if out.tokens+pc.tokens <= maxTokens {
 		out.pieces = append(out.pieces, pc)
 		out.tokens += pc.tokens
+		out.calls = max(out.calls, pc.call.Index+1)
 		return true
 	}
 	out.finish = "length"
@@ -278,6 +278,7 @@ func (out *output) add(pc piece, maxTokens int) bool {
 		pc.tokens = left
 		out.pieces = append(out.pieces, pc)
 		out.tokens += left
+		out.calls = max(out.calls, pc.call.Index+1)
 	}
 	return false
 }

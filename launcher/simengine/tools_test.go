@@ -1,6 +1,7 @@
 package simengine_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -239,5 +240,75 @@ func TestScriptedRequestErrors(t *testing.T) {
 	code, b := plain.do(http.MethodPost, "/v1/chat/completions", "", map[string]any{"model": "sim-model", "messages": []any{sys, user}, "tools": []any{lookup}})
 	if code != http.StatusBadRequest || !strings.Contains(string(b), "--enable-auto-tool-choice and --tool-call-parser") {
 		t.Errorf("auto without the flags: %d %s", code, b)
+	}
+}
+
+// TestScriptedCutByMaxTokens: a max_tokens that falls inside a call cuts
+// its arguments like any generation; streamed the finish reason still
+// says tool_calls (vLLM #53269), not streamed it says length.
+func TestScriptedCutByMaxTokens(t *testing.T) {
+	t.Parallel()
+	p := startAgentEngine(t)
+	cfg := openai.DefaultConfig("")
+	cfg.BaseURL = p.base + "/v1"
+	client := openai.NewClientWithConfig(cfg)
+	msgs := []openai.ChatCompletionMessage{{Role: "system", Content: agentSystem}, {Role: "user", Content: agentUser}}
+	stream, err := client.CreateChatCompletionStream(context.Background(), openai.ChatCompletionRequest{
+		Model: "sim-model", Messages: msgs, Tools: agentTools, MaxTokens: 4, Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args string
+	var finish openai.FinishReason
+	for {
+		resp, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range resp.Choices {
+			for _, d := range c.Delta.ToolCalls {
+				args += d.Function.Arguments
+			}
+			if c.FinishReason != "" {
+				finish = c.FinishReason
+			}
+		}
+	}
+	stream.Close()
+	// "lookup" is 2 tokens of 4 runes; 2 tokens of arguments are left.
+	if args != `{"record` || finish != openai.FinishReasonToolCalls {
+		t.Fatalf("streamed cut: arguments %q finish %q, want {\"record and tool_calls", args, finish)
+	}
+	resp, err := client.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{
+		Model: "sim-model", Messages: msgs, Tools: agentTools, MaxTokens: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := resp.Choices[0]; c.FinishReason != openai.FinishReasonLength || len(c.Message.ToolCalls) != 1 ||
+		c.Message.ToolCalls[0].Function.Arguments != `{"record` || resp.Usage.CompletionTokens != 4 {
+		t.Fatalf("non-streamed cut: %+v usage %+v", c, resp.Usage)
+	}
+}
+
+// TestScriptedBudgetBeforeTheName: max_tokens 1 ends before the first
+// call's name is out: no tool delta, and the stream still ends with
+// finish_reason length.
+func TestScriptedBudgetBeforeTheName(t *testing.T) {
+	t.Parallel()
+	p := startAgentEngine(t)
+	b, _ := json.Marshal(map[string]any{"model": "sim-model", "max_tokens": 1, "stream": true, "tools": agentTools,
+		"messages": []any{map[string]any{"role": "system", "content": agentSystem}, map[string]any{"role": "user", "content": agentUser}}})
+	resp, err := http.Post(p.base+"/v1/chat/completions", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := sseEvents(t, resp.Body)
+	all := strings.Join(events, "\n")
+	if strings.Contains(all, "tool_calls") || !strings.Contains(events[len(events)-2], `"finish_reason":"length"`) {
+		t.Fatalf("events:\n%s", all)
 	}
 }

@@ -31,3 +31,14 @@ func TestToolCallsCountInThePrompt(t *testing.T) {
 		t.Fatalf("prompt tokens %d, want 8 (the call's name and arguments count)", a.tokens)
 	}
 }
+
+// TestCutBeforeAnyCallIsNotAToolCall: a budget that ends before the first
+// call's name leaves no tool delta, so the stream must not say
+// tool_calls (vLLM rewrites only once a tool delta was streamed).
+func TestCutBeforeAnyCallIsNotAToolCall(t *testing.T) {
+	var out output
+	pc := piece{call: &deltaCall{ID: "chatcmpl-tool-x", Type: "function", Function: &deltaFunction{Name: "lookup"}}, tokens: 2}
+	if out.add(pc, 1) || out.calls != 0 || out.finish != "length" || len(out.pieces) != 0 {
+		t.Fatalf("cut before the name: %+v", out)
+	}
+}

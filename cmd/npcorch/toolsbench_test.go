@@ -99,6 +99,7 @@ func benchToolServer(b *testing.B, sessions int, pace pacer) {
 	wg.Wait()
 	b.StopTimer()
 	reportLatency(b, lat, procCPU(b, srv.Process.Pid)-cpu0)
+	b.ReportMetric(procPeakRSS(b, srv.Process.Pid), "server_peak_rss_MB")
 }
 
 func benchCalls(b *testing.B, cs *mcp.ClientSession, c clinicare.Case, n int, wait func(k int) time.Duration) []time.Duration {
@@ -171,4 +172,20 @@ func waitListening(b testing.TB, addr string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	b.Fatalf("the tool server did not listen on %s within 30 s", addr)
+}
+
+// procPeakRSS reads a process's peak resident set (VmHWM) in MB.
+func procPeakRSS(b *testing.B, pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return float64(kb) / 1024
+		}
+	}
+	b.Fatalf("no VmHWM in /proc/%d/status", pid)
+	return 0
 }

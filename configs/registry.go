@@ -210,6 +210,9 @@ func (m Model) validate(loc locator, path string) error {
 	if err := m.Engine.validateExtraArgs(loc, path, m.Name); err != nil {
 		return err
 	}
+	if err := m.Engine.validateParsers(loc, path, m.Name); err != nil {
+		return err
+	}
 	if v := m.Engine.Version; v != "" {
 		if _, err := ParseRelease(v); err != nil {
 			return loc.errorf(path+".engine.version", "model %q: %v", m.Name, err)

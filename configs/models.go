@@ -16,6 +16,11 @@ type Model struct {
 	Name string `yaml:"name" json:"name"`
 	// HFID is the Hugging Face repository id (the weights the engine loads).
 	HFID string `yaml:"hf_id,omitempty" json:"hf_id,omitempty"`
+	// Benchmark is the paper whose roster the model belongs to: empty for
+	// NPCBench (the registry's first 30), BenchmarkCliniCARE for the
+	// open-weight agents of CliniCARE-Bench (§6.1), which NPCBench's
+	// paper-scale plan leaves out.
+	Benchmark string `yaml:"benchmark,omitempty" json:"benchmark,omitempty"`
 	// Family groups related models in reports (Qwen3-VL, Lingshu, ...).
 	Family string `yaml:"family,omitempty" json:"family,omitempty"`
 	// ParamsB is the parameter count in billions; WeightBytes the size of

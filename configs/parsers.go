@@ -15,21 +15,29 @@ import (
 // before loading weights; npcorch would then stop the model for good).
 var (
 	// VLLMToolCallParsers are vLLM's --tool-call-parser names
-	// (vllm/tool_parsers/__init__.py, _TOOL_PARSERS_TO_REGISTER).
+	// (vllm/tool_parsers/__init__.py, _TOOL_PARSERS_TO_REGISTER), every
+	// name any copy read registers: the list moves between releases, so
+	// a name accepted here may still be refused by an older engine (the
+	// table says which copy has it, and the engine's refusal is a
+	// permanent configuration failure).
 	VLLMToolCallParsers = []string{
-		"deepseek_v3", "deepseek_v31", "deepseek_v32", "ernie45", "functiongemma", "gigachat3",
-		"glm45", "glm47", "granite", "granite-20b-fc", "hermes", "hunyuan_a13b", "internlm",
-		"jamba", "kimi_k2", "llama3_json", "llama4_json", "llama4_pythonic", "longcat",
-		"minimax", "minimax_m2", "mistral", "olmo3", "openai", "phi4_mini_json", "pythonic",
-		"qwen3_coder", "qwen3_xml", "seed_oss", "step3", "step3p5", "xlam",
+		"apertus", "cohere_command3", "cohere_command4", "deepseek_v3", "deepseek_v31", "deepseek_v32",
+		"deepseek_v4", "ernie45", "functiongemma", "gemma4", "gigachat3", "glm45", "glm47", "granite",
+		"granite-20b-fc", "granite4", "hermes", "hunyuan_a13b", "hy_v3", "internlm", "jamba", "kimi_k2",
+		"lfm2", "llama3_json", "llama4_json", "llama4_pythonic", "longcat", "mimo", "minicpm5", "minimax",
+		"minimax_m2", "minimax_m3", "mistral", "olmo3", "openai", "phi4_mini_json", "poolside_v1",
+		"pythonic", "qwen3_coder", "qwen3_xml", "seed_oss", "step3", "step3p5", "xlam", "zaya_xml",
 	}
 	// SGLangToolCallParsers are SGLang's --tool-call-parser names
 	// (python/sglang/srt/function_call/function_call_parser.py,
-	// FunctionCallParser.ToolCallParserEnum).
+	// FunctionCallParser.ToolCallParserEnum), every name any copy read
+	// registers.
 	SGLangToolCallParsers = []string{
-		"deepseekv3", "deepseekv31", "deepseekv32", "glm", "glm45", "glm47", "gpt-oss",
-		"interns1", "kimi_k2", "llama3", "mimo", "minimax-m2", "mistral", "pythonic", "qwen",
-		"qwen25", "qwen3_coder", "step3", "trinity",
+		"apertus2509", "cohere_command4", "deepseekv3", "deepseekv31", "deepseekv32", "deepseekv4",
+		"dots", "gemma4", "gigachat3", "glm", "glm45", "glm47", "gpt-oss", "hermes", "hunyuan", "inkling",
+		"interns1", "kimi_k2", "kimi_k3", "lfm2", "llama3", "mimo", "minicpm5", "minimax-m2", "minimax-m3",
+		"mistral", "muse", "poolside_v1", "pythonic", "qwen", "qwen25", "qwen3_coder", "spark25", "step3",
+		"step3p5", "trinity",
 	}
 	// VLLMReasoningParsers are vLLM's --reasoning-parser names
 	// (vllm/reasoning/__init__.py).
@@ -39,6 +47,10 @@ var (
 		"seed_oss", "step3",
 	}
 )
+
+// BenchmarkCliniCARE marks a registry model of CliniCARE-Bench's roster
+// (Model.Benchmark).
+const BenchmarkCliniCARE = "clinicare"
 
 // ToolCallParsers names a model's tool-call parser per engine, where
 // vLLM's and SGLang's names differ (vLLM's deepseek_v32 is SGLang's

@@ -268,6 +268,10 @@ func sglangReasoningParser(name string) string {
 		return "deepseek-r1"
 	case "deepseek_v3":
 		return "deepseek-v3"
+	case "minimax_m2":
+		return "minimax"
+	case "minimax_m2_append_think":
+		return "minimax-append-think"
 	}
 	return name
 }

@@ -90,7 +90,7 @@ func (im inlineImage) dataURLLen() int64 {
 type RequestBuilder struct {
 	Model configs.Model
 	// Media is configs.MediaFile or configs.MediaBase64.
-	Media string
+	Media configs.MediaMode
 	// Root is the prepared dataset folder image paths are relative to.
 	Root string
 	// MaxBytes caps the images of one request (0 = no cap).

@@ -99,7 +99,7 @@ fake:a800-sxm-8, fake:a800-pcie-8, fake:h100-sxm-4, fake:h200-1.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&campaignFile, "campaign", "c", "", "campaign file (default: every model of the registry, every task)")
-	f.StringVar(&node, "node", "", "node to plan for: nvml, auto or fake:NAME ("+strings.Join(placement.ShapeNames(), ", ")+"); default: the campaign's node, else fake:a800-sxm-8")
+	f.StringVar(&node, "node", "", "node to plan for: nvml, auto or fake:NAME ("+strings.Join(gpu.FakeNodeNames(), ", ")+"); default: the campaign's node, else fake:a800-sxm-8")
 	f.BoolVar(&simulate, "simulate", false, "also print every event of the simulated campaign")
 	f.BoolVar(&asJSON, "json", false, "print the plan as JSON")
 	f.BoolVar(&paperScale, "paper-scale", true, "count requests at the NPCBench paper's scale (L1–L6)")
@@ -143,11 +143,17 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 	var models []configs.Model
 	var tasks []string
 	var c *configs.Campaign
+	var campaignNode gpu.NodeSpec
 	if campaignPath != "" {
 		var err error
 		c, err = configs.LoadCampaign(campaignPath, nil)
 		if err != nil {
 			return schedule.Config{}, err
+		}
+		// The campaign's node: is checked even where --node overrides it:
+		// the file is wrong either way.
+		if campaignNode, err = gpu.ParseNodeSpec(c.Node); err != nil {
+			return schedule.Config{}, c.Errorf("node", "%v", err)
 		}
 		if tasks, err = campaign.CheckTasks(campaign.Benchmark(), c); err != nil {
 			return schedule.Config{}, err
@@ -155,9 +161,6 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 		models = c.Resolved
 		if note := campaign.UnjudgedNote(c, campaign.Benchmark(), tasks); note != "" {
 			fmt.Fprintln(notes, "plan:", note)
-		}
-		if nodeName == "" {
-			nodeName = c.Node
 		}
 	} else {
 		if !paperScale {
@@ -176,16 +179,16 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 			}
 		}
 	}
-	if nodeName == "" {
-		nodeName = "fake:" + placement.ShapeA800SXM8
-		fmt.Fprintf(notes, "plan: no node given; planning for %s\n", nodeName)
-	}
-	src, err := nvml.Open(nodeName)
+	spec, err := planNode(nodeName, c, campaignNode, notes)
 	if err != nil {
-		return schedule.Config{}, fmt.Errorf("plan: node %s: %w%s", nodeName, err, fakeNodeHint(err))
+		return schedule.Config{}, err
+	}
+	src, err := nvml.Open(spec)
+	if err != nil {
+		return schedule.Config{}, fmt.Errorf("plan: node %s: %w%s", spec, err, fakeNodeHint(err))
 	}
 	defer src.Close()
-	n, nodeNotes, err := campaign.PlanNode(ctx, nodeName, src)
+	n, nodeNotes, err := placement.ReadNode(ctx, spec, src)
 	if err != nil {
 		return schedule.Config{}, fmt.Errorf("plan: %w%s", err, fakeNodeHint(err))
 	}
@@ -214,6 +217,25 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 	return schedule.Config{Node: n, Models: models, Workloads: wls, After: after}, nil
 }
 
+// planNode is the node a plan is for: --node (flag), else the node of
+// campaign c (parsed when it was loaded), else fake:a800-sxm-8, which it
+// says in notes.
+func planNode(flag string, c *configs.Campaign, campaignNode gpu.NodeSpec, notes io.Writer) (gpu.NodeSpec, error) {
+	switch {
+	case flag != "":
+		spec, err := gpu.ParseNodeSpec(flag)
+		if err != nil {
+			return spec, fmt.Errorf("plan: --node: %w", err)
+		}
+		return spec, nil
+	case c != nil:
+		return campaignNode, nil
+	}
+	spec := gpu.FakeNode(gpu.FakeA800SXM8)
+	fmt.Fprintf(notes, "plan: no node given; planning for %s\n", spec)
+	return spec, nil
+}
+
 // unplaceable is the error of a plan with models the node cannot hold
 // (after the plan is printed): a campaign that would abandon them is no
 // plan to run.
@@ -230,8 +252,8 @@ func unplaceable(p *schedule.Plan) error {
 // fakeNodeHint tells a plan on a machine without GPUs how to plan for a
 // fake node instead ("" for other errors).
 func fakeNodeHint(err error) string {
-	if errors.Is(err, campaign.ErrNoGPU) || errors.Is(err, gpu.ErrNoDriver) || errors.Is(err, gpu.ErrNVMLNotCompiled) {
-		return "; or plan for a fake node with --node fake:NAME (" + nvml.FakeNodeSpecs() + ")"
+	if errors.Is(err, placement.ErrNoGPU) || errors.Is(err, gpu.ErrNoDriver) || errors.Is(err, gpu.ErrNVMLNotCompiled) {
+		return "; or plan for a fake node with --node fake:NAME (" + gpu.FakeNodeSpecs() + ")"
 	}
 	return ""
 }

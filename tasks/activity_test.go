@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 func TestActivitySaysWhatAStalledRunWaitsOn(t *testing.T) {
@@ -43,13 +45,13 @@ func TestLineProgressShowsTheWaitInsteadOfTheETA(t *testing.T) {
 	p.now = func() time.Time { return now }
 	p.Start("M", 10)
 	now = now.Add(time.Second)
-	p.Record(Record{Model: "M", Status: StatusAnswered})
+	p.Record(journal.Record{Model: "M", Status: journal.StatusAnswered})
 	p.Waiting("M", "1 request(s) waiting to retry, next in 25s, after: connect: refused")
 	p.Waiting("M", "1 request(s) waiting to retry, next in 24s, after: connect: refused") // too soon to repeat
 	now = now.Add(30 * time.Second)
 	// The retry answered: the wait is over, and the line says so at once,
 	// before the run's watcher clears it.
-	p.Record(Record{Model: "M", Status: StatusAnswered})
+	p.Record(journal.Record{Model: "M", Status: journal.StatusAnswered})
 	want := "M: 10 requests\n" +
 		"M: 1/10 done, waiting: 1 request(s) waiting to retry, next in 25s, after: connect: refused\n" +
 		"M: 2/10 done, 0.1/s, ETA 2m4s, 0 not run\n"

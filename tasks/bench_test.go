@@ -13,6 +13,7 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
@@ -66,7 +67,7 @@ func BenchmarkFileRequest(b *testing.B) {
 		b.Fatal(err)
 	}
 	item := tasks.Item{ID: "t_groups/B", Task: npcbench.TGroups, Patient: "B", Images: images, Gold: tasks.Gold{Label: "T3"}}
-	c := tasks.NewClient(engineSettings())
+	c := inference.NewClient(engineSettings())
 	defer c.Close()
 	ep := launcher.Endpoint{Model: "b", BaseURL: srv.URL + "/v1"}
 	b.ReportAllocs()
@@ -75,7 +76,7 @@ func BenchmarkFileRequest(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ans, err := c.Send(context.Background(), ep, req)
+		ans, err := c.Send(context.Background(), ep, req.Body, req.Inline)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -20,6 +20,8 @@ import (
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
@@ -88,7 +90,7 @@ func TestRequestsOwnSamplingIsSentOnce(t *testing.T) {
 		})
 		b := body()
 		b.Temperature, b.TopP = tc.temperature, tc.topP
-		if _, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, b); err != nil {
+		if _, err := inference.NewClient(testSettings()).Stream(context.Background(), ep, b); err != nil {
 			t.Fatal(err)
 		}
 		if n := bytes.Count(raw, []byte(`"temperature"`)); n > 1 {
@@ -127,7 +129,7 @@ func TestStreamCollectsAnswerUsageAndSendsTemperatureZero(t *testing.T) {
 		sse(w, `{"id":"c","object":"chat.completion.chunk","model":"M","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":5,"total_tokens":105,"prompt_tokens_details":{"cached_tokens":40}}}`)
 		sse(w, "[DONE]")
 	})
-	ans, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, body())
+	ans, err := inference.NewClient(testSettings()).Stream(context.Background(), ep, body())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,37 +163,37 @@ func TestStreamFailures(t *testing.T) {
 	}{
 		{"first token timeout", func(w http.ResponseWriter, r *http.Request) {
 			hang(r)
-		}, tasks.FailFirstToken},
+		}, inference.FailFirstToken},
 		{"stall between chunks", func(w http.ResponseWriter, r *http.Request) {
 			sse(w, chunk("a", ""))
 			hang(r)
-		}, tasks.FailChunk},
+		}, inference.FailChunk},
 		{"error inside a 200 stream", func(w http.ResponseWriter, r *http.Request) {
 			sse(w, chunk("a", ""))
 			sse(w, `{"error":{"object":"error","message":"engine died","type":"InternalServerError","code":500}}`)
-		}, tasks.FailStream},
+		}, inference.FailStream},
 		{"stream ends without finish reason", func(w http.ResponseWriter, r *http.Request) {
 			sse(w, chunk("a", ""))
-		}, tasks.FailTruncated},
+		}, inference.FailTruncated},
 		{"503", func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(503)
 			io.WriteString(w, `{"object":"error","message":"busy","type":"ServiceUnavailable","code":503}`)
-		}, tasks.FailServer},
+		}, inference.FailServer},
 		{"400 too many images", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(400)
 			io.WriteString(w, `{"object":"error","message":"At most 4 image(s) may be provided in one prompt. Set --limit-mm-per-prompt to increase this limit.","type":"BadRequestError","code":400}`)
-		}, tasks.FailRejected},
+		}, inference.FailRejected},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ep := serve(t, c.h)
-			_, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, body())
-			var f *tasks.AttemptFailure
+			_, err := inference.NewClient(testSettings()).Stream(context.Background(), ep, body())
+			var f *inference.AttemptFailure
 			if !errors.As(err, &f) || f.Kind != c.kind {
 				t.Fatalf("err = %v, want a %s failure", err, c.kind)
 			}
-			if f.Retryable() == (c.kind == tasks.FailRejected) {
+			if f.Retryable() == (c.kind == inference.FailRejected) {
 				t.Errorf("%s retryable = %v", c.kind, f.Retryable())
 			}
 		})
@@ -202,9 +204,9 @@ func TestStreamConnectionRefused(t *testing.T) {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()
 	l.Close()
-	_, err := tasks.NewClient(testSettings()).Stream(context.Background(), launcher.Endpoint{BaseURL: "http://" + addr + "/v1"}, body())
-	var f *tasks.AttemptFailure
-	if !errors.As(err, &f) || f.Kind != tasks.FailConnect {
+	_, err := inference.NewClient(testSettings()).Stream(context.Background(), launcher.Endpoint{BaseURL: "http://" + addr + "/v1"}, body())
+	var f *inference.AttemptFailure
+	if !errors.As(err, &f) || f.Kind != inference.FailConnect {
 		t.Fatalf("err = %v, want connect failure", err)
 	}
 }
@@ -218,9 +220,9 @@ func TestStreamTotalTimeout(t *testing.T) {
 	})
 	s := testSettings()
 	s.TotalTimeout = 400 * time.Millisecond
-	_, err := tasks.NewClient(s).Stream(context.Background(), ep, body())
-	var f *tasks.AttemptFailure
-	if !errors.As(err, &f) || f.Kind != tasks.FailTotal {
+	_, err := inference.NewClient(s).Stream(context.Background(), ep, body())
+	var f *inference.AttemptFailure
+	if !errors.As(err, &f) || f.Kind != inference.FailTotal {
 		t.Fatalf("err = %v, want total timeout", err)
 	}
 	if !strings.Contains(f.Error(), "total timeout") {
@@ -239,17 +241,17 @@ func TestErrorBodiesBothForms(t *testing.T) {
 		status     int
 		kind, want string
 	}{
-		{"nested 400", `{"error":{"message":"` + msg + `","type":"BadRequestError","param":null,"code":400}}`, 400, tasks.FailRejected,
+		{"nested 400", `{"error":{"message":"` + msg + `","type":"BadRequestError","param":null,"code":400}}`, 400, inference.FailRejected,
 			"rejected (HTTP 400): " + msg + " [BadRequestError]"},
-		{"flat 400", `{"object":"error","message":"` + msg + `","type":"BadRequestError","param":null,"code":400}`, 400, tasks.FailRejected,
+		{"flat 400", `{"object":"error","message":"` + msg + `","type":"BadRequestError","param":null,"code":400}`, 400, inference.FailRejected,
 			"rejected (HTTP 400): " + msg + " [BadRequestError]"},
-		{"nested 503", `{"error":{"message":"busy","type":"ServiceUnavailableError","param":null,"code":503}}`, 503, tasks.FailServer,
+		{"nested 503", `{"error":{"message":"busy","type":"ServiceUnavailableError","param":null,"code":503}}`, 503, inference.FailServer,
 			"server_error (HTTP 503): busy [ServiceUnavailableError]"},
-		{"flat 500", `{"object":"error","message":"EngineCore died","type":"InternalServerError","code":500}`, 500, tasks.FailServer,
+		{"flat 500", `{"object":"error","message":"EngineCore died","type":"InternalServerError","code":500}`, 500, inference.FailServer,
 			"server_error (HTTP 500): EngineCore died [InternalServerError]"},
-		{"unauthorized", `{"error":"Unauthorized"}`, 401, tasks.FailRejected, "rejected (HTTP 401): Unauthorized"},
-		{"FastAPI detail", `{"detail":"Not Found"}`, 404, tasks.FailRejected, "rejected (HTTP 404): Not Found"},
-		{"html", `<html>bad gateway</html>`, 502, tasks.FailServer, `server_error (HTTP 502): "<html>bad gateway</html>"`},
+		{"unauthorized", `{"error":"Unauthorized"}`, 401, inference.FailRejected, "rejected (HTTP 401): Unauthorized"},
+		{"FastAPI detail", `{"detail":"Not Found"}`, 404, inference.FailRejected, "rejected (HTTP 404): Not Found"},
+		{"html", `<html>bad gateway</html>`, 502, inference.FailServer, `server_error (HTTP 502): "<html>bad gateway</html>"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -258,8 +260,8 @@ func TestErrorBodiesBothForms(t *testing.T) {
 				w.WriteHeader(c.status)
 				io.WriteString(w, c.body)
 			})
-			_, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, body())
-			var f *tasks.AttemptFailure
+			_, err := inference.NewClient(testSettings()).Stream(context.Background(), ep, body())
+			var f *inference.AttemptFailure
 			if !errors.As(err, &f) || f.Kind != c.kind || f.Status != c.status || f.Error() != c.want {
 				t.Errorf("err = %v\nwant %s", err, c.want)
 			}
@@ -279,10 +281,10 @@ func TestStreamErrorKeepsEngineMessageAndCode(t *testing.T) {
 		sse(w, `{"error": {"message": "Internal server error", "type": "InternalServerError", "param": null, "code": 500}}`)
 		sse(w, "[DONE]")
 	})
-	_, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, body())
-	var f *tasks.AttemptFailure
+	_, err := inference.NewClient(testSettings()).Stream(context.Background(), ep, body())
+	var f *inference.AttemptFailure
 	want := "stream_error (code 500 inside the 200 stream): Internal server error [InternalServerError]"
-	if !errors.As(err, &f) || f.Kind != tasks.FailStream || f.Status != 500 || f.Error() != want || !f.Retryable() {
+	if !errors.As(err, &f) || f.Kind != inference.FailStream || f.Status != 500 || f.Error() != want || !f.Retryable() {
 		t.Fatalf("err = %v\nwant %s (retryable)", err, want)
 	}
 
@@ -293,10 +295,10 @@ func TestStreamErrorKeepsEngineMessageAndCode(t *testing.T) {
 	model, _ := reg.Get("Lingshu-7B")
 	items := []tasks.Item{{ID: "card/P01/x", Task: npcbench.Card, Patient: "P01", Gold: tasks.Gold{Label: "1"}}}
 	if _, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
-		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items)}); err != nil {
+		Pool: inference.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items)}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := tasks.ReadJournal(run)
+	st, err := journal.Read(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +306,7 @@ func TestStreamErrorKeepsEngineMessageAndCode(t *testing.T) {
 		t.Fatalf("journal has %d records", len(st.Records))
 	}
 	for _, rec := range st.Records {
-		if rec.Status != tasks.StatusNotRun || len(rec.Failures) == 0 || rec.Failures[0] != want {
+		if rec.Status != journal.StatusNotRun || len(rec.Failures) == 0 || rec.Failures[0] != want {
 			t.Errorf("record %+v: want not_run with failures %q", rec, want)
 		}
 	}
@@ -326,7 +328,7 @@ func TestReasoningReadOnce(t *testing.T) {
 				sse(w, chunk("1", "stop"))
 				sse(w, "[DONE]")
 			})
-			ans, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, body())
+			ans, err := inference.NewClient(testSettings()).Stream(context.Background(), ep, body())
 			if err != nil || ans.Reasoning != "think" || ans.Content != "1" {
 				t.Errorf("answer %+v, %v; want reasoning \"think\" once", ans, err)
 			}
@@ -349,7 +351,7 @@ func TestScrapeLoadReadsEitherKVCacheName(t *testing.T) {
 				io.WriteString(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\"} 3\n"+body)
 			}))
 			defer srv.Close()
-			l, err := tasks.ScrapeLoad(context.Background(), srv.Client(), srv.URL+"/metrics")
+			l, err := inference.ScrapeLoad(context.Background(), srv.Client(), srv.URL+"/metrics")
 			if err != nil || l.KVCache != 0.42 || l.Running != 3 {
 				t.Errorf("load %+v, %v; want KV cache 0.42 and 3 running", l, err)
 			}
@@ -393,7 +395,7 @@ func TestAnswersShareOneConnection(t *testing.T) {
 	srv.Start()
 	t.Cleanup(func() { close(hold); srv.Close() })
 	ep := launcher.Endpoint{Model: "M", BaseURL: srv.URL + "/v1", APIKey: "secret", MaxNumSeqs: 4}
-	c := tasks.NewClient(testSettings())
+	c := inference.NewClient(testSettings())
 	for i := range 5 {
 		if ans, err := c.Stream(context.Background(), ep, body()); err != nil || ans.Content != "A" {
 			t.Fatalf("request %d: %+v, %v", i+1, ans, err)
@@ -433,10 +435,10 @@ func TestTransportFailuresAreNotTruncated(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ep := plain
 			ep.BaseURL = base
-			_, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, body())
-			var f *tasks.AttemptFailure
-			if !errors.As(err, &f) || f.Kind != tasks.FailTransport || !f.Retryable() {
-				t.Fatalf("err = %v, want a retryable %s failure", err, tasks.FailTransport)
+			_, err := inference.NewClient(testSettings()).Stream(context.Background(), ep, body())
+			var f *inference.AttemptFailure
+			if !errors.As(err, &f) || f.Kind != inference.FailTransport || !f.Retryable() {
+				t.Fatalf("err = %v, want a retryable %s failure", err, inference.FailTransport)
 			}
 		})
 	}

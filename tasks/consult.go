@@ -7,6 +7,7 @@ import (
 
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/extract"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // O1 ConsultRubrics: free-text consultations (prompt A14), judged
@@ -104,7 +105,7 @@ func judgeItem(judgeTask string, gen Item, j Judged) Item {
 // response, and each generator's answered response (repeat 0) in the
 // journal, one item per criterion. Generation items without an answer
 // yet have none.
-func JudgeItems(judge *Task, items []Item, st *JournalState, generators []string) []Item {
+func JudgeItems(judge *Task, items []Item, st *journal.State, generators []string) []Item {
 	idx := indexAnswers(st)
 	var out []Item
 	for _, it := range items {
@@ -135,7 +136,7 @@ func JudgeItems(judge *Task, items []Item, st *JournalState, generators []string
 // journalled by the judge model, could not be read: the same item one
 // rung up JudgeAttempts. An item not answered (yet), or already at the
 // last rung, has none; a verdict still unreadable there is kept as such.
-func JudgeRetries(judgeItems []Item, st *JournalState, judge string) []Item {
+func JudgeRetries(judgeItems []Item, st *journal.State, judge string) []Item {
 	idx := indexAnswers(st)
 	last := len(JudgeAttempts()) - 1
 	var out []Item

@@ -11,6 +11,8 @@ import (
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // judgeItem is the judge's first-attempt item of one answer and one
@@ -19,8 +21,8 @@ func judgeItem(t *testing.T, reg *tasks.Registry, answer string) tasks.Item {
 	t.Helper()
 	gen := tasks.Item{ID: "o1/C1/Q1", Task: "o1", Patient: "C1", Consult: &tasks.Consult{CaseID: "C1", Case: "Case text.", Question: "What next?",
 		Criteria: []dataset.Criterion{{ID: "m1", Kind: dataset.KindMajor, Text: "Recommends surgery first."}}}}
-	st := &tasks.JournalState{Records: map[string]tasks.Record{"k": {Key: "k", Item: gen.ID, Task: "o1", Model: "G", Status: tasks.StatusAnswered,
-		Answer: &tasks.Answer{Content: answer}}}}
+	st := &journal.State{Records: map[string]journal.Record{"k": {Key: "k", Item: gen.ID, Task: "o1", Model: "G", Status: journal.StatusAnswered,
+		Answer: &inference.Answer{Content: answer}}}}
 	judge, err := reg.Task("o1judge")
 	if err != nil {
 		t.Fatal(err)
@@ -44,20 +46,20 @@ func TestJudgeRequestsFollowThePaper(t *testing.T) {
 	}
 	first := judgeItem(t, reg, "Operate at once.")
 	// The judge's answer cannot be read: the retry is one rung up.
-	st := &tasks.JournalState{Records: map[string]tasks.Record{"j": {Key: "j", Item: first.ID, Task: "o1judge", Model: "J",
-		Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: `{"criteria_met": "yes"}`}}}}
+	st := &journal.State{Records: map[string]journal.Record{"j": {Key: "j", Item: first.ID, Task: "o1judge", Model: "J",
+		Status: journal.StatusAnswered, Answer: &inference.Answer{Content: `{"criteria_met": "yes"}`}}}}
 	second := tasks.JudgeRetries([]tasks.Item{first}, st, "J")
 	if len(second) != 1 || second[0].ID != first.ID+"#retry1" {
 		t.Fatalf("retries %+v, want %s#retry1", second, first.ID)
 	}
-	st.Records["j2"] = tasks.Record{Key: "j2", Item: second[0].ID, Task: "o1judge", Model: "J", Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: "no JSON"}}
+	st.Records["j2"] = journal.Record{Key: "j2", Item: second[0].ID, Task: "o1judge", Model: "J", Status: journal.StatusAnswered, Answer: &inference.Answer{Content: "no JSON"}}
 	third := tasks.JudgeRetries(second, st, "J")
-	st.Records["j3"] = tasks.Record{Key: "j3", Item: third[0].ID, Task: "o1judge", Model: "J", Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: "{}"}}
+	st.Records["j3"] = journal.Record{Key: "j3", Item: third[0].ID, Task: "o1judge", Model: "J", Status: journal.StatusAnswered, Answer: &inference.Answer{Content: "{}"}}
 	if more := tasks.JudgeRetries(third, st, "J"); len(more) != 0 {
 		t.Errorf("a verdict unreadable at the last rung is retried again: %+v", more)
 	}
-	if ok := tasks.JudgeRetries([]tasks.Item{first}, &tasks.JournalState{Records: map[string]tasks.Record{"j": {Key: "j", Item: first.ID,
-		Task: "o1judge", Model: "J", Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: `{"explanation": "x", "criteria_met": false}`}}}}, "J"); len(ok) != 0 {
+	if ok := tasks.JudgeRetries([]tasks.Item{first}, &journal.State{Records: map[string]journal.Record{"j": {Key: "j", Item: first.ID,
+		Task: "o1judge", Model: "J", Status: journal.StatusAnswered, Answer: &inference.Answer{Content: `{"explanation": "x", "criteria_met": false}`}}}}, "J"); len(ok) != 0 {
 		t.Errorf("a valid verdict is retried: %+v", ok)
 	}
 
@@ -98,7 +100,7 @@ func TestJudgeRequestsFollowThePaper(t *testing.T) {
 			sse(w, chunk(`{"criteria_met": true, "explanation": "x"}`, "stop"))
 			sse(w, "[DONE]")
 		})
-		if _, err := tasks.NewClient(testSettings()).Stream(context.Background(), ep, req.Body); err != nil {
+		if _, err := inference.NewClient(testSettings()).Stream(context.Background(), ep, req.Body); err != nil {
 			t.Fatal(err)
 		}
 		var sent map[string]any

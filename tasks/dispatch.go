@@ -13,6 +13,8 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/schedule"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // How a model's requests reach its engines (issue 17): one dispatcher
@@ -519,7 +521,7 @@ func (d *dispatcher) start(req *Request, w *workerState) error {
 
 // send makes the request's attempts, journals its outcome and releases
 // the items waiting for it.
-func (d *dispatcher) send(req *Request, lease Lease, acquired error) error {
+func (d *dispatcher) send(req *Request, lease inference.Lease, acquired error) error {
 	r, mr := d.r, d.mr
 	w := d.act.worker()
 	defer d.act.forget(w)
@@ -535,7 +537,7 @@ func (d *dispatcher) send(req *Request, lease Lease, acquired error) error {
 	r.rememberLocked(rec)
 	r.mu.Unlock()
 	d.smu.Lock()
-	if rec.Status == StatusAnswered {
+	if rec.Status == journal.StatusAnswered {
 		d.s.Answered++
 	} else {
 		d.s.NotRun++
@@ -554,7 +556,7 @@ func (d *dispatcher) send(req *Request, lease Lease, acquired error) error {
 	d.signal(func() {
 		d.inflight--
 		key := itemRepeat{mr.Model.Name, rec.Item, rec.Repeat}
-		if rec.Status == StatusAnswered {
+		if rec.Status == journal.StatusAnswered {
 			d.answeredLocked(key)
 		} else if r.upstream(rec.Task) {
 			d.failLocked(key, NotRunReason(rec))

@@ -16,6 +16,8 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
@@ -81,7 +83,7 @@ func TestRunnerSendsTheLongestRequestsFirst(t *testing.T) {
 	model := simModelConfig(t)
 	r := testRunner(t, t.TempDir())
 	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
-		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items), Workers: 1})
+		Pool: inference.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items), Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +136,7 @@ func TestCareQuestionWaitsOnlyForItsOwnPatient(t *testing.T) {
 	model := simModelConfig(t)
 	r := testRunner(t, t.TempDir())
 	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
-		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 2), Items: tasks.ItemList(items)})
+		Pool: inference.NewPool([]launcher.Endpoint{ep}, 2), Items: tasks.ItemList(items)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +174,7 @@ func conversation(t *testing.T, others ...string) (*tasks.Registry, *tasks.Promp
 			task.After = []string{prev}
 			task.Needs = func(it tasks.Item) []string { return []string{prev + "/" + it.Patient} }
 		}
-		task.Prior = func(it tasks.Item, answers map[string]*tasks.Record) []string {
+		task.Prior = func(it tasks.Item, answers map[string]*journal.Record) []string {
 			out := []string{"patient " + it.Patient}
 			if rec := answers[prev+"/"+it.Patient]; rec != nil && rec.Answer != nil {
 				out = append(out, "earlier: "+rec.Answer.Content)
@@ -198,14 +200,14 @@ func conversation(t *testing.T, others ...string) (*tasks.Registry, *tasks.Promp
 // journal of its own, and returns the run's summary.
 func runTwoSlots(t *testing.T, reg *tasks.Registry, prompts *tasks.Prompts, model configs.Model, ep launcher.Endpoint, items []tasks.Item) tasks.Summary {
 	t.Helper()
-	j, err := tasks.OpenJournal(t.TempDir())
+	j, err := journal.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	r := &tasks.Runner{Client: tasks.NewClient(testSettings()), Journal: j, Prompts: prompts, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
+	r := &tasks.Runner{Client: inference.NewClient(testSettings()), Journal: j, Prompts: prompts, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
 	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
-		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 2), Items: tasks.ItemList(items)})
+		Pool: inference.NewPool([]launcher.Endpoint{ep}, 2), Items: tasks.ItemList(items)})
 	if err != nil {
 		t.Fatal(err)
 	}

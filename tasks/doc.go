@@ -1,16 +1,16 @@
 // Package tasks turns a benchmark's items into requests and answers into a
-// journal and scores. It knows the benchmark's tasks only through the
+// journal (package tasks/journal) and scores. It knows the benchmark's tasks only through the
 // Registry it is handed (one Task descriptor per task, the Composite
 // endpoints computed across tasks, the score table's columns; package
 // tasks/npcbench holds NPCBench's): with it, it builds the items from a raw
 // dataset and its prepared images, renders each task's prompt, writes the
-// simulated engine's answer key, sends each request through a streaming
-// OpenAI-compatible client with bounded, adaptive concurrency, appends
+// simulated engine's answer key, sends each request through the streaming
+// OpenAI-compatible client of package tasks/inference, appends
 // every outcome to an append-only journal that a crashed run resumes from,
 // and scores a run from its journal alone. Reading the journal works
 // around no line in silence: a torn, corrupt, misfiled or repeated line,
 // or a record of a model, task, item or repeat the run does not have, is a
-// JournalProblem naming its file and line and what was done, and the score
+// journal.Problem naming its file and line and what was done, and the score
 // files count them.
 //
 // Nothing here names a task: a task is added in its own descriptor file

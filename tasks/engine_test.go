@@ -24,6 +24,8 @@ import (
 	"github.com/npcorch/npcorch/launcher/simkey"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
@@ -47,12 +49,12 @@ func textBody(text string) openai.ChatCompletionRequest {
 
 // failureKind sends body to ep and returns the kind of the failure, failing
 // the test when the request succeeds.
-func failureKind(t *testing.T, s configs.ClientSettings, ep launcher.Endpoint, body openai.ChatCompletionRequest) *tasks.AttemptFailure {
+func failureKind(t *testing.T, s configs.ClientSettings, ep launcher.Endpoint, body openai.ChatCompletionRequest) *inference.AttemptFailure {
 	t.Helper()
-	c := tasks.NewClient(s)
+	c := inference.NewClient(s)
 	defer c.Close()
 	ans, err := c.Stream(context.Background(), ep, body)
-	var f *tasks.AttemptFailure
+	var f *inference.AttemptFailure
 	if !errors.As(err, &f) {
 		t.Fatalf("request succeeded (%+v) or failed without a *AttemptFailure (%v)", ans, err)
 	}
@@ -64,8 +66,8 @@ func TestEngineConnectFailures(t *testing.T) {
 	t.Run("nobody listens", func(t *testing.T) {
 		ep := launcher.Endpoint{Model: "gone", BaseURL: fmt.Sprintf("http://127.0.0.1:%d/v1", proctest.FreePort(t))}
 		f := failureKind(t, engineSettings(), ep, textBody("hello"))
-		if f.Kind != tasks.FailConnect || !f.Retryable() {
-			t.Fatalf("failure %v: want a retryable %s", f, tasks.FailConnect)
+		if f.Kind != inference.FailConnect || !f.Retryable() {
+			t.Fatalf("failure %v: want a retryable %s", f, inference.FailConnect)
 		}
 	})
 	t.Run("engine still loading", func(t *testing.T) {
@@ -74,8 +76,8 @@ func TestEngineConnectFailures(t *testing.T) {
 		// the model has loaded, as vLLM's does.
 		eventually(t, "the engine starts loading", func() bool { return strings.Contains(e.out.String(), "Starting to load model") })
 		f := failureKind(t, engineSettings(), e.endpoint("loading", 4), textBody("hello"))
-		if f.Kind != tasks.FailConnect || !f.Retryable() {
-			t.Fatalf("failure %v: want a retryable %s", f, tasks.FailConnect)
+		if f.Kind != inference.FailConnect || !f.Retryable() {
+			t.Fatalf("failure %v: want a retryable %s", f, inference.FailConnect)
 		}
 	})
 }
@@ -88,8 +90,8 @@ func TestEngineFirstTokenTimeout(t *testing.T) {
 		// 100 prompt tokens at 1 token/s: nothing comes back for 100 s.
 		e := startEngine(t, "--sim-prefill-tps", "1")
 		f := failureKind(t, s, e.endpoint("slow", 4), textBody(strings.Repeat("word ", 80)))
-		if f.Kind != tasks.FailFirstToken || !f.Retryable() {
-			t.Fatalf("failure %v: want a retryable %s", f, tasks.FailFirstToken)
+		if f.Kind != inference.FailFirstToken || !f.Retryable() {
+			t.Fatalf("failure %v: want a retryable %s", f, inference.FailFirstToken)
 		}
 	})
 	t.Run("hang before the first token", func(t *testing.T) {
@@ -98,8 +100,8 @@ func TestEngineFirstTokenTimeout(t *testing.T) {
 		// (not the shorter between-chunk one) decides.
 		e := startEngine(t, append(textKey(t, "marker", "\\boxed{A}"), "--sim-fault", "hang-after=0", "--sim-chunk-tokens", "1000")...)
 		f := failureKind(t, s, e.endpoint("hang", 4), textBody("marker"))
-		if f.Kind != tasks.FailFirstToken {
-			t.Fatalf("failure %v: want %s", f, tasks.FailFirstToken)
+		if f.Kind != inference.FailFirstToken {
+			t.Fatalf("failure %v: want %s", f, inference.FailFirstToken)
 		}
 	})
 }
@@ -111,8 +113,8 @@ func TestEngineChunkTimeout(t *testing.T) {
 	s := engineSettings()
 	s.ChunkTimeout = 300 * time.Millisecond
 	f := failureKind(t, s, e.endpoint("hang", 4), textBody("marker"))
-	if f.Kind != tasks.FailChunk || !f.Retryable() {
-		t.Fatalf("failure %v: want a retryable %s", f, tasks.FailChunk)
+	if f.Kind != inference.FailChunk || !f.Retryable() {
+		t.Fatalf("failure %v: want a retryable %s", f, inference.FailChunk)
 	}
 }
 
@@ -125,8 +127,8 @@ func TestEngineTotalTimeout(t *testing.T) {
 	s := engineSettings()
 	s.TotalTimeout = 600 * time.Millisecond
 	f := failureKind(t, s, e.endpoint("slow", 4), textBody("marker"))
-	if f.Kind != tasks.FailTotal || !f.Retryable() {
-		t.Fatalf("failure %v: want a retryable %s", f, tasks.FailTotal)
+	if f.Kind != inference.FailTotal || !f.Retryable() {
+		t.Fatalf("failure %v: want a retryable %s", f, inference.FailTotal)
 	}
 }
 
@@ -136,7 +138,7 @@ func runItems(t *testing.T, r *tasks.Runner, ep launcher.Endpoint, root string, 
 	t.Helper()
 	m := simModelConfig(t)
 	s, err := r.Run(context.Background(), tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
-		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items), Workers: 1})
+		Pool: inference.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items), Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,8 +148,8 @@ func runItems(t *testing.T, r *tasks.Runner, ep launcher.Endpoint, root string, 
 func TestEngineStreamErrorsAnd503AreRetriedThenNotRun(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ fault, kind string }{
-		{"stream-error-after=1", tasks.FailStream},
-		{"503-after=1", tasks.FailServer},
+		{"stream-error-after=1", inference.FailStream},
+		{"503-after=1", inference.FailServer},
 	} {
 		t.Run(c.kind, func(t *testing.T) {
 			t.Parallel()
@@ -168,18 +170,18 @@ func TestEngineStreamErrorsAnd503AreRetriedThenNotRun(t *testing.T) {
 			if n := len(rec.requests()); n != 1+2*3 {
 				t.Errorf("engine received %d requests, want 7 (1 + 2 items × 3 attempts)", n)
 			}
-			st, err := tasks.ReadJournal(run)
+			st, err := journal.Read(run)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, recd := range st.Sorted() {
 				if recd.Item == items[0].ID {
-					if recd.Status != tasks.StatusAnswered || recd.Answer.Content != items[0].Gold.Label {
+					if recd.Status != journal.StatusAnswered || recd.Answer.Content != items[0].Gold.Label {
 						t.Errorf("first item: %+v", recd)
 					}
 					continue
 				}
-				if recd.Status != tasks.StatusNotRun || recd.Answer != nil || recd.Attempts != 3 || len(recd.Failures) != 3 {
+				if recd.Status != journal.StatusNotRun || recd.Answer != nil || recd.Attempts != 3 || len(recd.Failures) != 3 {
 					t.Errorf("record %+v: want not_run, no answer, 3 failed attempts", recd)
 				}
 				for _, msg := range recd.Failures {
@@ -203,13 +205,13 @@ func TestEngineTooManyImagesIsRejectedWithoutRetry(t *testing.T) {
 	rec := newRecorder(t, e.base)
 	run := t.TempDir()
 	s := runItems(t, newEngineRunner(t, run, engineSettings()), rec.endpoint("small", 1), root, []tasks.Item{two, three})
-	if s.Answered != 1 || s.NotRun != 1 || s.Failures[tasks.FailRejected] != 1 || len(s.Failures) != 1 {
+	if s.Answered != 1 || s.NotRun != 1 || s.Failures[inference.FailRejected] != 1 || len(s.Failures) != 1 {
 		t.Fatalf("summary %+v: want the 2-image item answered and the 3-image one rejected once", s)
 	}
 	if n := len(rec.requests()); n != 2 {
 		t.Errorf("engine received %d requests, want 2: a rejected request is never retried", n)
 	}
-	st, err := tasks.ReadJournal(run)
+	st, err := journal.Read(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +219,7 @@ func TestEngineTooManyImagesIsRejectedWithoutRetry(t *testing.T) {
 		if recd.Item != three.ID {
 			continue
 		}
-		if recd.Status != tasks.StatusNotRun || recd.Answer != nil || recd.Attempts != 1 {
+		if recd.Status != journal.StatusNotRun || recd.Answer != nil || recd.Attempts != 1 {
 			t.Fatalf("record %+v: want not_run after 1 attempt, with no answer", recd)
 		}
 		if msg := recd.Failures[0]; !strings.Contains(msg, "HTTP 400") || !strings.Contains(msg, "At most 2 image(s)") {
@@ -240,7 +242,7 @@ func TestEngineReasoningIsStripped(t *testing.T) {
 			t.Parallel()
 			e := startEngine(t, append(textKey(t, "marker", answer), c.flags...)...)
 			rec := newRecorder(t, e.base)
-			client := tasks.NewClient(engineSettings())
+			client := inference.NewClient(engineSettings())
 			defer client.Close()
 			ans, err := client.Stream(context.Background(), rec.endpoint("think", 4), textBody("marker"))
 			if err != nil {
@@ -287,16 +289,16 @@ func TestEngineUsageAndCachedTokens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			client := tasks.NewClient(engineSettings())
+			client := inference.NewClient(engineSettings())
 			defer client.Close()
 			ep := e.endpoint("usage", 4)
 			ep.CachedTokens = c.flag
 			// The engine counts ceil(text runes / 4) + 100 per image; the
 			// answer "0" is one token.
 			prompt := (len([]rune(req.Prompt))+3)/4 + 100
-			var got []tasks.Usage
+			var got []inference.Usage
 			for range 2 {
-				ans, err := client.Send(context.Background(), ep, req)
+				ans, err := client.Send(context.Background(), ep, req.Body, req.Inline)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -359,7 +361,7 @@ func TestEngineTornJournalLineIsResent(t *testing.T) {
 	}
 	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
 	last := lines[len(lines)-1]
-	var lost tasks.Record
+	var lost journal.Record
 	if err := json.Unmarshal([]byte(last), &lost); err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +380,7 @@ func TestEngineTornJournalLineIsResent(t *testing.T) {
 		t.Fatalf("resume sent %+v, want only %s", resent, lost.Item)
 	}
 	r2.Journal.Close()
-	st, err := tasks.ReadJournal(run)
+	st, err := journal.Read(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,14 +419,14 @@ func TestEngineResumeAfterSIGKILLOfTheRunner(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- child.Wait() }()
-	journal := filepath.Join(run, "journal", simModel, npcbench.Pathology+".jsonl")
+	jfile := filepath.Join(run, "journal", simModel, npcbench.Pathology+".jsonl")
 	eventually(t, "the runner child has journaled 8 answers", func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("runner child ended before it was killed (%v):\n%s", err, out)
 		default:
 		}
-		data, _ := os.ReadFile(journal)
+		data, _ := os.ReadFile(jfile)
 		return strings.Count(string(data), "\n") >= 8
 	})
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
@@ -434,13 +436,13 @@ func TestEngineResumeAfterSIGKILLOfTheRunner(t *testing.T) {
 		t.Fatalf("runner child: %v, want killed", err)
 	}
 	firstRun := len(rec.requests())
-	st, err := tasks.ReadJournal(run)
+	st, err := journal.Read(run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	journaled := map[string]bool{}
 	for _, r := range st.Records {
-		if r.Status == tasks.StatusAnswered {
+		if r.Status == journal.StatusAnswered {
 			journaled[r.Item] = true
 		}
 	}
@@ -450,7 +452,7 @@ func TestEngineResumeAfterSIGKILLOfTheRunner(t *testing.T) {
 
 	r := newEngineRunner(t, run, engineSettings())
 	s, err := r.Run(context.Background(), tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
-		Pool: tasks.NewPool([]launcher.Endpoint{rec.endpoint("e", 2)}, 2), Items: tasks.ItemList(items), Workers: 2})
+		Pool: inference.NewPool([]launcher.Endpoint{rec.endpoint("e", 2)}, 2), Items: tasks.ItemList(items), Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,13 +475,13 @@ func TestEngineResumeAfterSIGKILLOfTheRunner(t *testing.T) {
 		}
 	}
 	r.Journal.Close()
-	st, err = tasks.ReadJournal(run)
+	st, err = journal.Read(run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	answered := 0
 	for _, r := range st.Records {
-		if r.Status == tasks.StatusAnswered {
+		if r.Status == journal.StatusAnswered {
 			answered++
 		}
 	}
@@ -575,7 +577,7 @@ func TestEngineL6CareQuestionsCarryTheModelsOwnFindings(t *testing.T) {
 		cfg := simModelConfig(t)
 		cfg.Name = mod.name
 		s, err := r.Run(context.Background(), tasks.ModelRun{Model: cfg, Builder: tasks.RequestBuilder{Model: cfg, Media: configs.MediaFile, Root: root},
-			Pool: tasks.NewPool([]launcher.Endpoint{rec.endpoint(mod.name+"#0", 2)}, 2), Items: tasks.ItemList(items), Workers: 2})
+			Pool: inference.NewPool([]launcher.Endpoint{rec.endpoint(mod.name+"#0", 2)}, 2), Items: tasks.ItemList(items), Workers: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -613,7 +615,7 @@ func TestEngineL6CareQuestionsCarryTheModelsOwnFindings(t *testing.T) {
 		}
 	}
 	r.Journal.Close()
-	j, err := tasks.ReadJournal(run)
+	j, err := journal.Read(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -622,7 +624,7 @@ func TestEngineL6CareQuestionsCarryTheModelsOwnFindings(t *testing.T) {
 			item, answer string
 			prior        []string
 		}{{"cp_care/C01/q1", "B", mod.q1Prior}, {"cp_care/C01/q2", "A", mod.q2Prior}} {
-			var got *tasks.Record
+			var got *journal.Record
 			for _, recd := range j.Records {
 				if recd.Model == mod.name && recd.Item == c.item {
 					got = &recd
@@ -645,12 +647,12 @@ func TestEngineL6CareQuestionsCarryTheModelsOwnFindings(t *testing.T) {
 type replicaWatch struct {
 	mu     sync.Mutex
 	counts map[string]int
-	hook   func(tasks.Record, map[string]int)
+	hook   func(journal.Record, map[string]int)
 }
 
 func (w *replicaWatch) Start(string, int)            {}
 func (w *replicaWatch) Finish(string, tasks.Summary) {}
-func (w *replicaWatch) Record(rec tasks.Record) {
+func (w *replicaWatch) Record(rec journal.Record) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.counts[rec.Replica]++
@@ -661,7 +663,7 @@ func (w *replicaWatch) Record(rec tasks.Record) {
 
 // running reads vllm:num_requests_running from an engine.
 func running(e *simEngine) float64 {
-	l, err := tasks.ScrapeLoad(context.Background(), &http.Client{Timeout: 5 * time.Second}, e.base+"/metrics")
+	l, err := inference.ScrapeLoad(context.Background(), &http.Client{Timeout: 5 * time.Second}, e.base+"/metrics")
 	if err != nil {
 		return 0
 	}
@@ -678,11 +680,11 @@ func TestEngineTwoReplicasShareWorkAndSurviveAKill(t *testing.T) {
 	// Replica A takes about 1 s per request, B about 0.1 s.
 	a := startEngine(t, append(key, "--allowed-local-media-path", root, "--sim-prefill-tps", "900")...)
 	b := startEngine(t, append(key, "--allowed-local-media-path", root, "--sim-prefill-tps", "9000")...)
-	pool := tasks.NewPool([]launcher.Endpoint{a.endpoint("A", 2), b.endpoint("B", 2)}, 2)
+	pool := inference.NewPool([]launcher.Endpoint{a.endpoint("A", 2), b.endpoint("B", 2)}, 2)
 	pool.Down = time.Hour // a dead replica stays out for the rest of the run
 	killed := make(chan struct{})
 	var once sync.Once
-	watch := &replicaWatch{counts: map[string]int{}, hook: func(rec tasks.Record, counts map[string]int) {
+	watch := &replicaWatch{counts: map[string]int{}, hook: func(rec journal.Record, counts map[string]int) {
 		if counts["A#0"] >= 1 {
 			once.Do(func() {
 				// Kill A while it holds a request.
@@ -715,13 +717,13 @@ func TestEngineTwoReplicasShareWorkAndSurviveAKill(t *testing.T) {
 		t.Errorf("records per replica %v: want both replicas used", watch.counts)
 	}
 	r.Journal.Close()
-	st, err := tasks.ReadJournal(run)
+	st, err := journal.Read(run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	moved := 0
 	for _, recd := range st.Records {
-		if recd.Status != tasks.StatusAnswered {
+		if recd.Status != journal.StatusAnswered {
 			t.Errorf("record %+v not answered", recd)
 		}
 		if recd.Replica == "B#0" && len(recd.Failures) > 0 {
@@ -747,7 +749,7 @@ func TestEngineAdaptiveConcurrencyFollowsTheQueue(t *testing.T) {
 	// told 8, so requests queue in the engine until the pool backs off to
 	// what runs and the Headroom.
 	e := startEngine(t, append(key, "--allowed-local-media-path", root, "--sim-prefill-tps", "4500", "--max-num-seqs", "1")...)
-	pool := tasks.NewPool([]launcher.Endpoint{e.endpoint("e", 8)}, 0)
+	pool := inference.NewPool([]launcher.Endpoint{e.endpoint("e", 8)}, 0)
 	rep := pool.Members()[0]
 	start := pool.Limit(rep)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -755,7 +757,7 @@ func TestEngineAdaptiveConcurrencyFollowsTheQueue(t *testing.T) {
 	go pool.WatchMetrics(ctx, &http.Client{Timeout: 5 * time.Second}, 20*time.Millisecond)
 	var mu sync.Mutex
 	lowest := start
-	watch := &replicaWatch{counts: map[string]int{}, hook: func(tasks.Record, map[string]int) {
+	watch := &replicaWatch{counts: map[string]int{}, hook: func(journal.Record, map[string]int) {
 		mu.Lock()
 		lowest = min(lowest, pool.Limit(rep))
 		mu.Unlock()
@@ -770,8 +772,8 @@ func TestEngineAdaptiveConcurrencyFollowsTheQueue(t *testing.T) {
 	if s.Answered != n {
 		t.Fatalf("summary %+v", s)
 	}
-	if ceiling := float64(8 + tasks.Headroom(8)); start != ceiling || lowest > 1+float64(tasks.Headroom(8)) {
+	if ceiling := float64(8 + inference.Headroom(8)); start != ceiling || lowest > 1+float64(inference.Headroom(8)) {
 		t.Errorf("limit started at %v and fell to %v: want a start at the ceiling (%v) and a fall to what runs and the Headroom (%d) while requests waited",
-			start, lowest, ceiling, 1+tasks.Headroom(8))
+			start, lowest, ceiling, 1+inference.Headroom(8))
 	}
 }

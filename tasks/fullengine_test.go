@@ -14,6 +14,7 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
@@ -90,10 +91,10 @@ func TestEngineIsKeptFull(t *testing.T) {
 	key := writeSimKey(t, t.TempDir(), b, items)
 	e := startEngine(t, append(key, "--allowed-local-media-path", root, "--max-num-seqs", fmt.Sprint(slots),
 		"--sim-prefill-tps", "5000", "--sim-decode-tps", "200")...)
-	pool := tasks.NewPool([]launcher.Endpoint{e.endpoint(simModel+"#0", slots)}, 0)
+	pool := inference.NewPool([]launcher.Endpoint{e.endpoint(simModel+"#0", slots)}, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go pool.WatchMetrics(ctx, &http.Client{Timeout: 5 * time.Second}, tasks.ScrapeEvery)
+	go pool.WatchMetrics(ctx, &http.Client{Timeout: 5 * time.Second}, inference.ScrapeEvery)
 	r := newEngineRunner(t, t.TempDir(), engineSettings())
 	s, err := r.Run(context.Background(), tasks.ModelRun{Model: mc, Builder: b, Pool: pool, Items: tasks.ItemList(items)})
 	if err != nil {

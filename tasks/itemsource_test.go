@@ -14,6 +14,7 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
@@ -77,7 +78,7 @@ func TestRunnerPullsItemsFromItsSourceAsItSends(t *testing.T) {
 			mu.Lock()
 			sent, ahead = 0, nil
 			mu.Unlock()
-			pool := tasks.NewPool([]launcher.Endpoint{ep}, workers)
+			pool := inference.NewPool([]launcher.Endpoint{ep}, workers)
 			r := testRunner(t, t.TempDir())
 			s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaFile, Root: t.TempDir()},
 				Pool: pool, Items: src, Workers: workers})
@@ -138,7 +139,7 @@ func TestRunnerReadsItsSourceOncePerTask(t *testing.T) {
 	model.Name = "M"
 	r := testRunner(t, t.TempDir())
 	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaFile, Root: root},
-		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 2), Items: src, Repeats: 2, Workers: 2})
+		Pool: inference.NewPool([]launcher.Endpoint{ep}, 2), Items: src, Repeats: 2, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,81 +1,19 @@
 package tasks
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/extract"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
-// Judging is one judge model's phase over generators' answers: the judge
-// task, the run's items (those of the task it judges among them), the
-// generators whose answers it judges, and the journal as written so far.
-type Judging struct {
-	Task       *Task
-	Items      []Item
-	Generators []string
-	// Read returns the journal as written so far (ReadJournal of the
-	// run's folder).
-	Read func() (*JournalState, error)
-}
-
-// Judge runs a judge model over the answers the journal holds: the
-// first attempt of every (answer, criterion) not judged yet, then, rung by
-// rung of JudgeAttempts, the retries of the verdicts that could not be
-// read. Each attempt is journalled as the judge model's record of its
-// own item; a verdict unreadable at the last rung is kept as it is. It
-// returns the summed summary of the rungs. Judging again later picks up
-// answers written since (answered judgments are skipped by their keys).
-func (r *Runner) Judge(ctx context.Context, mr ModelRun, jd Judging) (Summary, error) {
-	st, err := jd.Read()
-	if err != nil {
-		return Summary{Model: mr.Model.Name}, fmt.Errorf("judge %s: read the journal: %w", mr.Model.Name, err)
-	}
-	items := JudgeItems(jd.Task, jd.Items, st, jd.Generators)
-	total := Summary{Model: mr.Model.Name}
-	for rung := 0; len(items) > 0 && rung < len(JudgeAttempts()); rung++ {
-		mr.Items = ItemList(items)
-		s, err := r.Run(ctx, mr)
-		total = total.Add(s)
-		if err != nil {
-			return total, err
-		}
-		if st, err = jd.Read(); err != nil {
-			return total, fmt.Errorf("judge %s: read the journal: %w", mr.Model.Name, err)
-		}
-		items = JudgeRetries(items, st, mr.Model.Name)
-	}
-	return total, nil
-}
-
-// Add returns t with s's counts added (the model is t's).
-func (t Summary) Add(s Summary) Summary {
-	t.Requests += s.Requests
-	t.Skipped += s.Skipped
-	t.Answered += s.Answered
-	t.NotRun += s.NotRun
-	t.Problems = append(t.Problems, s.Problems...)
-	for _, m := range []struct {
-		to   *map[string]int
-		from map[string]int
-	}{{&t.Failures, s.Failures}, {&t.Reasons, s.Reasons}} {
-		for k, n := range m.from {
-			if *m.to == nil {
-				*m.to = map[string]int{}
-			}
-			(*m.to)[k] += n
-		}
-	}
-	return t
-}
-
 // judgesOf lists, per judge task of reg, the models that journalled its
 // records, sorted.
-func judgesOf(reg *Registry, j *JournalState) map[string][]string {
+func judgesOf(reg *Registry, j *journal.State) map[string][]string {
 	seen := map[string]map[string]bool{}
 	for _, rec := range j.Records {
 		if t := reg.lookup(rec.Task); t != nil && t.Judges != "" {
@@ -195,7 +133,7 @@ func findCriterion(c *Consult, id string) (dataset.Criterion, bool) {
 // judgeCheckItems are every judge item the journal may hold for items: each
 // (response, criterion) at each rung, so that the journal's check knows
 // the judges' records.
-func judgeCheckItems(reg *Registry, items []Item, j *JournalState, generators []string) []Item {
+func judgeCheckItems(reg *Registry, items []Item, j *journal.State, generators []string) []Item {
 	var out []Item
 	for _, t := range reg.b.Tasks {
 		if t.Judges == "" {

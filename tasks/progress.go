@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
@@ -72,11 +73,11 @@ func (b *barProgress) Start(model string, total int) {
 	b.bars[model] = mb
 }
 
-func (b *barProgress) Record(rec Record) {
+func (b *barProgress) Record(rec journal.Record) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if mb, ok := b.bars[rec.Model]; ok {
-		if rec.Status == StatusNotRun {
+		if rec.Status == journal.StatusNotRun {
 			mb.errors.Add(1)
 		}
 		mb.waiting.Store(nil) // an outcome ends the wait: the ETA is back
@@ -142,7 +143,7 @@ func (l *lineProgress) Start(model string, total int) {
 	fmt.Fprintf(l.w, "%s: %d requests\n", model, total)
 }
 
-func (l *lineProgress) Record(rec Record) {
+func (l *lineProgress) Record(rec journal.Record) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s, ok := l.state[rec.Model]
@@ -150,7 +151,7 @@ func (l *lineProgress) Record(rec Record) {
 		return
 	}
 	s.done++
-	if rec.Status == StatusNotRun {
+	if rec.Status == journal.StatusNotRun {
 		s.notRun++
 	}
 	// An outcome ends the wait (the run watcher clears it on its next

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 func TestLineProgressReportsRateETAAndNotRun(t *testing.T) {
@@ -22,12 +24,12 @@ func TestLineProgressReportsRateETAAndNotRun(t *testing.T) {
 	// (20 done) and none before; the next would be at 20 s.
 	for i := 1; i <= 30; i++ {
 		now = now.Add(500 * time.Millisecond)
-		rec := Record{Model: "Qwen3-VL-8B-Instruct", Status: StatusAnswered}
+		rec := journal.Record{Model: "Qwen3-VL-8B-Instruct", Status: journal.StatusAnswered}
 		if i%10 == 0 {
-			rec.Status = StatusNotRun
+			rec.Status = journal.StatusNotRun
 		}
 		p.Record(rec)
-		p.Record(Record{Model: "a model that never started", Status: StatusNotRun})
+		p.Record(journal.Record{Model: "a model that never started", Status: journal.StatusNotRun})
 	}
 	p.Finish("Qwen3-VL-8B-Instruct", Summary{Requests: 35, Answered: 27, Skipped: 5, NotRun: 3, Problems: []ItemProblem{{Item: "x"}}})
 	// A model whose run was cut (Ctrl-C) does not say it finished.
@@ -49,7 +51,7 @@ func TestLineProgressETARoundsToSeconds(t *testing.T) {
 	p.Start("M", 13)
 	for i := 0; i < 5; i++ {
 		now = now.Add(2200 * time.Millisecond)
-		p.Record(Record{Model: "M", Status: StatusAnswered})
+		p.Record(journal.Record{Model: "M", Status: journal.StatusAnswered})
 	}
 	// 5 done in 11 s, 8 left: 17.6 s, shown as 18 s.
 	if !strings.Contains(out.String(), "M: 5/13 done, 0.5/s, ETA 18s, 0 not run\n") {
@@ -66,9 +68,9 @@ func progressBarsChild() {
 	}
 	p.Start("Lingshu-7B", 5)
 	for i := 0; i < 5; i++ {
-		st := StatusAnswered
+		st := journal.StatusAnswered
 		if i == 2 {
-			st = StatusNotRun
+			st = journal.StatusNotRun
 			// A stalled run shows what it waits on in place of its ETA
 			// for a few frames.
 			if wr, ok := p.(WaitReporter); ok {
@@ -77,7 +79,7 @@ func progressBarsChild() {
 				wr.Waiting("Lingshu-7B", "")
 			}
 		}
-		p.Record(Record{Model: "Lingshu-7B", Status: st})
+		p.Record(journal.Record{Model: "Lingshu-7B", Status: st})
 	}
 	p.Finish("Lingshu-7B", Summary{Answered: 4, NotRun: 1})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // plainTask is a task that NewRegistry accepts.
@@ -39,7 +40,7 @@ func TestNewRegistryRefusesWhatCannotRun(t *testing.T) {
 		"after unknown": {func(b *tasks.Benchmark) {
 			b.Tasks[0].After = []string{"zz"}
 			b.Tasks[0].Needs = func(tasks.Item) []string { return nil }
-			b.Tasks[0].Prior = func(tasks.Item, map[string]*tasks.Record) []string { return nil }
+			b.Tasks[0].Prior = func(tasks.Item, map[string]*journal.Record) []string { return nil }
 		}, `task a after: unknown task "zz"; known tasks: a, b`},
 		"family":      {func(b *tasks.Benchmark) { b.Families = []tasks.Family{{Name: "f", Tasks: []string{"a", "c"}}} }, `family f: unknown task "c"`},
 		"family=task": {func(b *tasks.Benchmark) { b.Families = []tasks.Family{{Name: "a", Tasks: []string{"b"}}} }, `family "a" is named twice`},
@@ -66,7 +67,7 @@ func TestTextOnlyModelAnswersOnlyTasksWithoutImages(t *testing.T) {
 	for x, after := range map[*tasks.Task]string{read: "img", deeper: "read"} {
 		x.After = []string{after}
 		x.Needs = func(tasks.Item) []string { return nil }
-		x.Prior = func(tasks.Item, map[string]*tasks.Record) []string { return nil }
+		x.Prior = func(tasks.Item, map[string]*journal.Record) []string { return nil }
 	}
 	reg, err := tasks.NewRegistry(tasks.Benchmark{Structures: configs.DefaultStructures(), Tasks: []*tasks.Task{img, read, deeper, text}})
 	if err != nil {

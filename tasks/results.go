@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -70,7 +71,7 @@ type JournalReport struct {
 	// Counts holds how many problems there are of each kind, by kind.
 	Counts []ProblemCount `json:"counts"`
 	// Problems lists each, in file and line order.
-	Problems []JournalProblem `json:"problems"`
+	Problems []journal.Problem `json:"problems"`
 }
 
 // ProblemCount counts the journal problems of one kind.
@@ -80,7 +81,7 @@ type ProblemCount struct {
 }
 
 // newJournalReport counts problems; nil when there are none.
-func newJournalReport(problems []JournalProblem) *JournalReport {
+func newJournalReport(problems []journal.Problem) *JournalReport {
 	if len(problems) == 0 {
 		return nil
 	}
@@ -186,7 +187,7 @@ func (m RunModel) asks(task string) bool { return m.Tasks == nil || slices.Conta
 // ScoreRun scores every model of a run. items are the campaign's items (from
 // BuildItems with the same registry), models the models in campaign order
 // with the tasks each was asked.
-func ScoreRun(reg *Registry, campaign string, raw *dataset.Raw, items []Item, j *JournalState,
+func ScoreRun(reg *Registry, campaign string, raw *dataset.Raw, items []Item, j *journal.State,
 	models []RunModel, repeats int, opt score.Options) (*Results, error) {
 	if repeats < 1 {
 		repeats = 1
@@ -233,29 +234,33 @@ func ScoreRun(reg *Registry, campaign string, raw *dataset.Raw, items []Item, j 
 	return res, nil
 }
 
-// CheckJournal is the journal's check (JournalState.Check) against the
+// CheckJournal is the journal's check (journal.State.Check) against the
 // run's items and models, and against what the judges of its judge tasks
 // may have judged: their answers at every rung of JudgeAttempts.
-func CheckJournal(reg *Registry, j *JournalState, items []Item, models []string, repeats int) []JournalProblem {
+func CheckJournal(reg *Registry, j *journal.State, items []Item, models []string, repeats int) []journal.Problem {
 	checked, known := append(slices.Clone(items), judgeCheckItems(reg, items, j, models)...), slices.Clone(models)
 	for _, js := range judgesOf(reg, j) {
 		known = append(known, js...)
 	}
-	return j.Check(checked, known, repeats)
+	taskOf := make(map[string]string, len(checked))
+	for _, it := range checked {
+		taskOf[it.ID] = it.Task
+	}
+	return j.Check(taskOf, known, repeats)
 }
 
 type answerIndex struct {
-	answered map[itemRepeat]Record
+	answered map[itemRepeat]journal.Record
 	notRun   map[itemRepeat]bool
 }
 
 // indexAnswers picks, for each (model, item, repeat), the answered record
 // that counts: the latest-started one when a prompt change re-asked it.
-func indexAnswers(j *JournalState) answerIndex {
-	idx := answerIndex{answered: map[itemRepeat]Record{}, notRun: map[itemRepeat]bool{}}
+func indexAnswers(j *journal.State) answerIndex {
+	idx := answerIndex{answered: map[itemRepeat]journal.Record{}, notRun: map[itemRepeat]bool{}}
 	for _, rec := range j.Sorted() {
 		k := itemRepeat{rec.Model, rec.Item, rec.Repeat}
-		if rec.Status != StatusAnswered {
+		if rec.Status != journal.StatusAnswered {
 			idx.notRun[k] = true
 			continue
 		}
@@ -267,7 +272,7 @@ func indexAnswers(j *JournalState) answerIndex {
 	return idx
 }
 
-func later(a, b Record) bool {
+func later(a, b journal.Record) bool {
 	if a.Answer.Timing.Started != b.Answer.Timing.Started {
 		return a.Answer.Timing.Started > b.Answer.Timing.Started
 	}
@@ -276,7 +281,7 @@ func later(a, b Record) bool {
 
 // outcome is one (item, repeat) as the scorer sees it.
 type outcome struct {
-	rec    *Record
+	rec    *journal.Record
 	notRun bool
 }
 

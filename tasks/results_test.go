@@ -2,6 +2,7 @@ package tasks_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"io/fs"
 	"os"
@@ -12,13 +13,15 @@ import (
 
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
-func answered(model, item, task, patient string, repeat int, content string) tasks.Record {
-	return tasks.Record{Key: model + item + string(rune('0'+repeat)), Model: model, Item: item, Task: task, Patient: patient,
-		Repeat: repeat, Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: content}}
+func answered(model, item, task, patient string, repeat int, content string) journal.Record {
+	return journal.Record{Key: model + item + string(rune('0'+repeat)), Model: model, Item: item, Task: task, Patient: patient,
+		Repeat: repeat, Status: journal.StatusAnswered, Answer: &inference.Answer{Content: content}}
 }
 
 func TestScoreRunCountsFailuresWrongAndKeepsNotRunApart(t *testing.T) {
@@ -28,11 +31,11 @@ func TestScoreRunCountsFailuresWrongAndKeepsNotRunApart(t *testing.T) {
 		id := raw.Patients[i].ID
 		items = append(items, tasks.Item{ID: "pathology/" + id, Task: npcbench.Pathology, Patient: id, Gold: tasks.Gold{Label: gold}})
 	}
-	j := &tasks.JournalState{Records: map[string]tasks.Record{}}
-	for _, r := range []tasks.Record{
+	j := &journal.State{Records: map[string]journal.Record{}}
+	for _, r := range []journal.Record{
 		answered("M", "pathology/P1", "pathology", "P1", 0, "1"),                     // right
 		answered("M", "pathology/P2", "pathology", "P2", 0, "The slide is unclear."), // unparseable: wrong, kept
-		{Key: "x", Model: "M", Item: "pathology/P3", Task: "pathology", Patient: "P3", Status: tasks.StatusNotRun},
+		{Key: "x", Model: "M", Item: "pathology/P3", Task: "pathology", Patient: "P3", Status: journal.StatusNotRun},
 		// P4 never attempted.
 	} {
 		j.Records[r.Key] = r
@@ -64,10 +67,10 @@ func TestScoreRunRepeatedReliability(t *testing.T) {
 		{ID: "pathology/P1", Task: npcbench.Pathology, Patient: "P1", Gold: tasks.Gold{Label: "1"}},
 		{ID: "pathology/P2", Task: npcbench.Pathology, Patient: "P2", Gold: tasks.Gold{Label: "0"}},
 	}
-	j := &tasks.JournalState{Records: map[string]tasks.Record{}}
+	j := &journal.State{Records: map[string]journal.Record{}}
 	// P1 right in all 3 attempts; P2 right once (attempt 1).
 	for rep, p2 := range []string{"1", "0", "1"} {
-		for _, r := range []tasks.Record{answered("M", "pathology/P1", "pathology", "P1", rep, "1"),
+		for _, r := range []journal.Record{answered("M", "pathology/P1", "pathology", "P1", rep, "1"),
 			answered("M", "pathology/P2", "pathology", "P2", rep, p2)} {
 			j.Records[r.Key] = r
 		}
@@ -102,13 +105,13 @@ func TestScoreFilesCountJournalProblems(t *testing.T) {
 		recordLine(t, answered("M", "pathology/P1", "pathology", "P1", 0, "1")),
 		recordLine(t, answered("M", "pathology/P2", "pathology", "P2", 0, "0")),
 	}
-	files := func(lines []string, torn string, extra ...tasks.Record) (*tasks.Results, map[string]string) {
+	files := func(lines []string, torn string, extra ...journal.Record) (*tasks.Results, map[string]string) {
 		run := t.TempDir()
 		writeJournalFile(t, run, "M", "pathology", lines, torn)
 		for _, r := range extra {
-			writeJournalFile(t, run, tasks.SafeName(r.Model), r.Task, []string{recordLine(t, r)}, "")
+			writeJournalFile(t, run, journal.SafeName(r.Model), r.Task, []string{recordLine(t, r)}, "")
 		}
-		j, err := tasks.ReadJournal(run)
+		j, err := journal.Read(run)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +168,7 @@ func TestScoreFilesFollowTheUmask(t *testing.T) {
 	items := []tasks.Item{{ID: "pathology/P1", Task: npcbench.Pathology, Patient: "P1", Gold: tasks.Gold{Label: "1"}}}
 	run := t.TempDir()
 	writeJournalFile(t, run, "M", "pathology", []string{recordLine(t, answered("M", "pathology/P1", "pathology", "P1", 0, "1"))}, "")
-	j, err := tasks.ReadJournal(run)
+	j, err := journal.Read(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,4 +194,31 @@ func TestScoreFilesFollowTheUmask(t *testing.T) {
 			}
 		}
 	}
+}
+
+// writeJournalFile writes a journal file of lines, then torn (a last line
+// without its newline), as a crashed run leaves it.
+func writeJournalFile(t *testing.T, run, model, task string, lines []string, torn string) {
+	t.Helper()
+	dir := filepath.Join(run, "journal", model)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+	b.WriteString(torn)
+	if err := os.WriteFile(filepath.Join(dir, task+".jsonl"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func recordLine(t *testing.T, r journal.Record) string {
+	t.Helper()
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

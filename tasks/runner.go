@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // Progress hears about a model's run as it goes.
@@ -18,15 +20,15 @@ type Progress interface {
 	// Start announces how many requests a model's run will send.
 	Start(model string, total int)
 	// Record reports one journaled outcome.
-	Record(rec Record)
+	Record(rec journal.Record)
 	// Finish closes a model's run.
 	Finish(model string, s Summary)
 }
 
 // Runner sends a model's items through its pool and journals every outcome.
 type Runner struct {
-	Client  *Client
-	Journal *Journal
+	Client  *inference.Client
+	Journal *journal.Journal
 	Prompts *Prompts
 	// Tasks says which items' prompts include the answers to which others
 	// (Task.Needs and Prior); nil: no item needs another's answer.
@@ -45,13 +47,13 @@ type Runner struct {
 	Now func() time.Time
 
 	mu    sync.Mutex
-	state *JournalState
+	state *journal.State
 	// done holds the keys answered by this runner, as 32 bytes each, so
 	// that a long run's memory does not grow with its answers.
 	done map[[32]byte]struct{}
 	// byItem keeps the answered records of the tasks other tasks' prompts
 	// include (Registry.Upstream), and only those.
-	byItem map[itemRepeat]Record
+	byItem map[itemRepeat]journal.Record
 }
 
 // keyID is the 32-byte form of a request key (its sha256 hex digits).
@@ -77,7 +79,7 @@ type itemRepeat struct {
 type ModelRun struct {
 	Model   configs.Model
 	Builder RequestBuilder
-	Pool    *Pool
+	Pool    *inference.Pool
 	// Items are the model's items, read once to rank its tasks and once
 	// per task (Runner.Run).
 	Items   ItemSource
@@ -89,7 +91,7 @@ type ModelRun struct {
 	// OnRecord, when set, hears each request journaled by this run, as
 	// Progress does; it must not block (the campaign measures its
 	// replicas' speeds from it).
-	OnRecord func(Record)
+	OnRecord func(journal.Record)
 }
 
 // Summary counts a model's run.
@@ -126,7 +128,7 @@ var filePath = regexp.MustCompile("(^|[\\s'\"`])/[^\\s'\"`]+")
 // like failures: its last failure, with engine addresses blanked (a
 // restarted replica has another port) and file paths too (an engine that
 // refuses every image names each; the journal keeps them).
-func NotRunReason(rec Record) string {
+func NotRunReason(rec journal.Record) string {
 	if len(rec.Failures) == 0 {
 		return "no attempt was made"
 	}
@@ -136,14 +138,14 @@ func NotRunReason(rec Record) string {
 
 // SetState gives the runner the journal as read before the run, so that
 // answered requests are skipped and care questions find their findings.
-func (r *Runner) SetState(st *JournalState) {
+func (r *Runner) SetState(st *journal.State) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.state = st
 	r.done = map[[32]byte]struct{}{}
-	r.byItem = map[itemRepeat]Record{}
+	r.byItem = map[itemRepeat]journal.Record{}
 	for _, rec := range st.Records {
-		if rec.Status == StatusAnswered && r.upstream(rec.Task) {
+		if rec.Status == journal.StatusAnswered && r.upstream(rec.Task) {
 			r.byItem[itemRepeat{rec.Model, rec.Item, rec.Repeat}] = rec
 		}
 	}
@@ -151,8 +153,8 @@ func (r *Runner) SetState(st *JournalState) {
 
 // rememberLocked notes a record journaled by this runner. The journal
 // state given to SetState is left as it was read.
-func (r *Runner) rememberLocked(rec Record) {
-	if rec.Status != StatusAnswered {
+func (r *Runner) rememberLocked(rec journal.Record) {
+	if rec.Status != journal.StatusAnswered {
 		return
 	}
 	r.done[keyID(rec.Key)] = struct{}{}
@@ -171,7 +173,7 @@ func (r *Runner) answered(key string) bool {
 	return ok
 }
 
-func (r *Runner) lookup(model, item string, repeat int) (Record, bool) {
+func (r *Runner) lookup(model, item string, repeat int) (journal.Record, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec, ok := r.byItem[itemRepeat{model, item, repeat}]
@@ -187,7 +189,7 @@ func (r *Runner) lookup(model, item string, repeat int) (Record, bool) {
 // journal error or ctx's end.
 func (r *Runner) Run(ctx context.Context, mr ModelRun) (Summary, error) {
 	if r.state == nil {
-		r.SetState(&JournalState{Records: map[string]Record{}})
+		r.SetState(&journal.State{Records: map[string]journal.Record{}})
 	}
 	if mr.Repeats < 1 {
 		mr.Repeats = 1
@@ -253,7 +255,7 @@ func (r *Runner) watchWaits(model string, act *activity, wr WaitReporter) (stop 
 // and the earlier turns of its conversation, each with the model's own
 // answer; a problem says why it cannot be sent.
 func (r *Runner) prepare(mr ModelRun, it Item, rep int) (*Request, *ItemProblem) {
-	answers := map[string]*Record{}
+	answers := map[string]*journal.Record{}
 	for _, id := range r.Tasks.needs(it) {
 		rec, ok := r.lookup(mr.Model.Name, id, rep)
 		if !ok {
@@ -281,7 +283,7 @@ func (r *Runner) prepare(mr ModelRun, it Item, rep int) (*Request, *ItemProblem)
 }
 
 // prior is the prior lines an item's task writes, nil for a task without.
-func (r *Runner) prior(it Item, answers map[string]*Record) []string {
+func (r *Runner) prior(it Item, answers map[string]*journal.Record) []string {
 	if task := r.Tasks.lookup(it.Task); task != nil && task.Prior != nil {
 		return task.Prior(it, answers)
 	}
@@ -292,8 +294,8 @@ func (r *Runner) prior(it Item, answers map[string]*Record) []string {
 // acquired, Acquire's error), and returns its record and the kinds of the
 // failed attempts. An error means the run is ending (ctx), and nothing is
 // journaled for the request.
-func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request, act *activity, w *workerState, lease Lease, acquired error) (Record, []string, error) {
-	rec := Record{Key: req.Key, Item: req.Item.ID, Task: req.Item.Task, Patient: req.Item.Patient,
+func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request, act *activity, w *workerState, lease inference.Lease, acquired error) (journal.Record, []string, error) {
+	rec := journal.Record{Key: req.Key, Item: req.Item.ID, Task: req.Item.Task, Patient: req.Item.Patient,
 		Model: mr.Model.Name, Repeat: req.Repeat, Images: len(req.Images)}
 	rec.Prior = req.Prior
 	var kinds []string
@@ -303,25 +305,25 @@ func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request, act *activ
 			act.set(w, phaseAcquire, time.Time{}, "")
 			lease, err = mr.Pool.Acquire(ctx)
 		}
-		if errors.Is(err, ErrPoolClosed) {
+		if errors.Is(err, inference.ErrPoolClosed) {
 			// No replica will come: the request ends not run, with why.
 			kinds = append(kinds, FailNoReplica)
 			rec.Failures = append(rec.Failures, err.Error())
-			rec.Status = StatusNotRun
+			rec.Status = journal.StatusNotRun
 			return rec, kinds, nil
 		}
 		if err != nil {
 			return rec, kinds, err
 		}
 		act.set(w, phaseSend, time.Time{}, "")
-		var ans *Answer
-		ans, err = r.Client.Send(ctx, lease.Endpoint, req)
-		var f *AttemptFailure
+		var ans *inference.Answer
+		ans, err = r.Client.Send(ctx, lease.Endpoint, req.Body, req.Inline)
+		var f *inference.AttemptFailure
 		errors.As(err, &f)
-		mr.Pool.Release(lease, f != nil && (f.Kind == FailConnect || f.Kind == FailTransport || f.Kind == FailServer))
+		mr.Pool.Release(lease, f != nil && (f.Kind == inference.FailConnect || f.Kind == inference.FailTransport || f.Kind == inference.FailServer))
 		rec.Attempts, rec.Replica = attempt, lease.Member
 		if err == nil {
-			rec.Status, rec.Answer = StatusAnswered, ans
+			rec.Status, rec.Answer = journal.StatusAnswered, ans
 			return rec, kinds, nil
 		}
 		if ctx.Err() != nil {
@@ -330,7 +332,7 @@ func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request, act *activ
 		kinds = append(kinds, f.Kind)
 		rec.Failures = append(rec.Failures, f.Error())
 		if !f.Retryable() || attempt > r.Retries {
-			rec.Status = StatusNotRun
+			rec.Status = journal.StatusNotRun
 			return rec, kinds, nil
 		}
 		wait := r.backoff(attempt)
@@ -361,4 +363,25 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Add returns t with s's counts added (the model is t's).
+func (t Summary) Add(s Summary) Summary {
+	t.Requests += s.Requests
+	t.Skipped += s.Skipped
+	t.Answered += s.Answered
+	t.NotRun += s.NotRun
+	t.Problems = append(t.Problems, s.Problems...)
+	for _, m := range []struct {
+		to   *map[string]int
+		from map[string]int
+	}{{&t.Failures, s.Failures}, {&t.Reasons, s.Reasons}} {
+		for k, n := range m.from {
+			if *m.to == nil {
+				*m.to = map[string]int{}
+			}
+			(*m.to)[k] += n
+		}
+	}
+	return t
 }

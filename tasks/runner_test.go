@@ -21,6 +21,8 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
@@ -77,14 +79,14 @@ func testRunner(t *testing.T, run string) *tasks.Runner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := tasks.OpenJournal(run)
+	j, err := journal.Open(run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { j.Close() })
-	r := &tasks.Runner{Client: tasks.NewClient(testSettings()), Journal: j, Prompts: prompts, Retries: 3, Backoff: time.Millisecond,
+	r := &tasks.Runner{Client: inference.NewClient(testSettings()), Journal: j, Prompts: prompts, Retries: 3, Backoff: time.Millisecond,
 		Tasks: benchmark()}
-	st2, err := tasks.ReadJournal(run)
+	st2, err := journal.Read(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,12 +115,12 @@ func TestRunnerL6InjectionRetriesAndResume(t *testing.T) {
 	run := t.TempDir()
 	r := testRunner(t, run)
 	mr := tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
-		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 2), Items: tasks.ItemList(items), Repeats: 1}
+		Pool: inference.NewPool([]launcher.Endpoint{ep}, 2), Items: tasks.ItemList(items), Repeats: 1}
 	s, err := r.Run(context.Background(), mr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Answered != 3 || s.NotRun != 0 || s.Failures[tasks.FailServer] != 2 {
+	if s.Answered != 3 || s.NotRun != 0 || s.Failures[inference.FailServer] != 2 {
 		t.Fatalf("summary = %+v, want 3 answered after 2 retried 503s", s)
 	}
 	// The care question was asked last, with the model's own findings.
@@ -143,7 +145,7 @@ func TestRunnerL6InjectionRetriesAndResume(t *testing.T) {
 	if s2.Skipped != 3 || len(eng.prompts) != before {
 		t.Fatalf("resume sent %d requests, summary %+v; want nothing sent", len(eng.prompts)-before, s2)
 	}
-	st, _ := tasks.ReadJournal(run)
+	st, _ := journal.Read(run)
 	if len(st.Records) != 3 || st.Duplicates != 0 {
 		t.Fatalf("journal has %d records, %d duplicates", len(st.Records), st.Duplicates)
 	}
@@ -165,14 +167,14 @@ func TestRunnerWritesSuppliedFindingsWithoutInjection(t *testing.T) {
 	run := t.TempDir()
 	r := testRunner(t, run)
 	mr := tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
-		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items), Repeats: 1}
+		Pool: inference.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items), Repeats: 1}
 	if s, err := r.Run(context.Background(), mr); err != nil || s.Answered != 1 {
 		t.Fatalf("summary %+v, %v; want the question answered", s, err)
 	}
 	if len(eng.prompts) != 1 || !strings.Contains(eng.prompts[0], "Prior diagnostic findings\n- Recurrent stage: rT4N0M0") {
 		t.Errorf("the prompt lacks the supplied finding:\n%s", eng.prompts)
 	}
-	st, _ := tasks.ReadJournal(run)
+	st, _ := journal.Read(run)
 	for _, rec := range st.Records {
 		if !slices.Equal(rec.Prior, []string{"Recurrent stage: rT4N0M0"}) {
 			t.Errorf("journaled prior %q, want the supplied finding", rec.Prior)
@@ -191,16 +193,16 @@ func TestRunnerMarksNotRunAfterRetriesAndNeverStoresAPrediction(t *testing.T) {
 	r := testRunner(t, run)
 	items := []tasks.Item{{ID: "pathology/P01", Task: npcbench.Pathology, Patient: "P01", Images: []dataset.Image{img}, Gold: tasks.Gold{Label: "1"}}}
 	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
-		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items)})
+		Pool: inference.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.NotRun != 1 || s.Answered != 0 {
 		t.Fatalf("summary %+v", s)
 	}
-	st, _ := tasks.ReadJournal(run)
+	st, _ := journal.Read(run)
 	for _, rec := range st.Records {
-		if rec.Status != tasks.StatusNotRun || rec.Answer != nil || rec.Attempts != 4 || len(rec.Failures) != 4 {
+		if rec.Status != journal.StatusNotRun || rec.Answer != nil || rec.Attempts != 4 || len(rec.Failures) != 4 {
 			t.Fatalf("record %+v: want not_run with no answer after 4 attempts", rec)
 		}
 	}
@@ -222,7 +224,7 @@ func TestRunnerEndsRequestsNotRunWhenThePoolCloses(t *testing.T) {
 	for _, p := range []string{"P01", "P02", "P03"} {
 		items = append(items, tasks.Item{ID: "pathology/" + p, Task: npcbench.Pathology, Patient: p, Images: []dataset.Image{img}, Gold: tasks.Gold{Label: "1"}})
 	}
-	pool := tasks.NewPool(nil, 1) // no replica yet: every request waits
+	pool := inference.NewPool(nil, 1) // no replica yet: every request waits
 	time.AfterFunc(50*time.Millisecond, func() { pool.Close("its engine gave up after 5 restarts") })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -235,24 +237,24 @@ func TestRunnerEndsRequestsNotRunWhenThePoolCloses(t *testing.T) {
 	if s.NotRun != 3 || s.Answered != 0 || s.Reasons[why] != 3 || s.Failures[tasks.FailNoReplica] != 3 {
 		t.Fatalf("summary %+v; want 3 not run for %q", s, why)
 	}
-	st, _ := tasks.ReadJournal(run)
+	st, _ := journal.Read(run)
 	if len(st.Records) != 3 {
 		t.Fatalf("%d records journaled, want 3", len(st.Records))
 	}
 	for _, rec := range st.Records {
-		if rec.Status != tasks.StatusNotRun || rec.Answer != nil || len(rec.Failures) != 1 || rec.Failures[0] != why {
+		if rec.Status != journal.StatusNotRun || rec.Answer != nil || len(rec.Failures) != 1 || rec.Failures[0] != why {
 			t.Errorf("record %+v; want not run with the reason", rec)
 		}
 	}
 }
 
 func TestNotRunReasonGroupsAcrossReplicaPorts(t *testing.T) {
-	a := tasks.NotRunReason(tasks.Record{Failures: []string{"x", `connect: Post "http://127.0.0.1:20001/v1/chat/completions": dial tcp 127.0.0.1:20001: connect: connection refused`}})
-	b := tasks.NotRunReason(tasks.Record{Failures: []string{`connect: Post "http://127.0.0.1:20007/v1/chat/completions": dial tcp 127.0.0.1:20007: connect: connection refused`}})
+	a := tasks.NotRunReason(journal.Record{Failures: []string{"x", `connect: Post "http://127.0.0.1:20001/v1/chat/completions": dial tcp 127.0.0.1:20001: connect: connection refused`}})
+	b := tasks.NotRunReason(journal.Record{Failures: []string{`connect: Post "http://127.0.0.1:20007/v1/chat/completions": dial tcp 127.0.0.1:20007: connect: connection refused`}})
 	if a != b || !strings.Contains(a, "HOST:PORT") {
 		t.Errorf("reasons %q and %q should group as one", a, b)
 	}
-	if tasks.NotRunReason(tasks.Record{}) != "no attempt was made" {
+	if tasks.NotRunReason(journal.Record{}) != "no attempt was made" {
 		t.Error("a record without failures needs a reason too")
 	}
 }
@@ -279,9 +281,9 @@ func TestRequestRefusesImagesChangedAfterPrepAndPathEscapes(t *testing.T) {
 		}
 		w.WriteHeader(400)
 	})
-	_, err = tasks.NewClient(testSettings()).Send(context.Background(), ep, req)
-	var f *tasks.AttemptFailure
-	if !errors.As(err, &f) || f.Kind != tasks.FailRejected || !strings.Contains(err.Error(), "does not match the sha256") || whole {
+	_, err = inference.NewClient(testSettings()).Send(context.Background(), ep, req.Body, req.Inline)
+	var f *inference.AttemptFailure
+	if !errors.As(err, &f) || f.Kind != inference.FailRejected || !strings.Contains(err.Error(), "does not match the sha256") || whole {
 		t.Errorf("changed image: err = %v, engine received a whole body: %v", err, whole)
 	}
 	b.Media = configs.MediaFile
@@ -326,14 +328,14 @@ func careEpisodeAnswer(text string) string {
 // trial saw eight lines for eight slides), and a URL's path stays.
 func TestNotRunReasonGroupsAcrossImagePaths(t *testing.T) {
 	reason := func(p string) string {
-		return tasks.NotRunReason(tasks.Record{Failures: []string{"rejected (HTTP 400): The file path /data/prep/" + p +
+		return tasks.NotRunReason(journal.Record{Failures: []string{"rejected (HTTP 400): The file path /data/prep/" + p +
 			"/overview.png must be a subpath of `--allowed-local-media-path` /srv/media."}})
 	}
 	a, b := reason("P01"), reason("P02")
 	if a != b || a != "rejected (HTTP 400): The file path PATH must be a subpath of `--allowed-local-media-path` PATH" {
 		t.Errorf("reasons %q and %q, want one with the paths blanked", a, b)
 	}
-	url := tasks.NotRunReason(tasks.Record{Failures: []string{`connect: Post "http://127.0.0.1:20001/v1/chat/completions": EOF`}})
+	url := tasks.NotRunReason(journal.Record{Failures: []string{`connect: Post "http://127.0.0.1:20001/v1/chat/completions": EOF`}})
 	if url != `connect: Post "http://HOST:PORT/v1/chat/completions": EOF` {
 		t.Errorf("reason %q: the URL's path must stay", url)
 	}

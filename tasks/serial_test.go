@@ -13,6 +13,7 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
@@ -90,7 +91,7 @@ func TestRunnerSendsSerialTurnsAfterTheAnswersTheyReplay(t *testing.T) {
 	run := t.TempDir()
 	mr := func(its []tasks.Item) tasks.ModelRun {
 		return tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
-			Pool: tasks.NewPool([]launcher.Endpoint{ep}, 4), Items: tasks.ItemList(its), Repeats: 1}
+			Pool: inference.NewPool([]launcher.Endpoint{ep}, 4), Items: tasks.ItemList(its), Repeats: 1}
 	}
 	// First only turn 1, then (resumed, by a new runner) all three turns.
 	r := testRunner(t, run)

@@ -31,6 +31,8 @@ import (
 	"github.com/npcorch/npcorch/launcher/simkey"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
@@ -307,16 +309,16 @@ func engineSettings() configs.ClientSettings {
 // extractor.
 func newEngineRunner(t testing.TB, run string, s configs.ClientSettings) *tasks.Runner {
 	t.Helper()
-	j, err := tasks.OpenJournal(run)
+	j, err := journal.Open(run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { j.Close() })
-	st, err := tasks.ReadJournal(run)
+	st, err := journal.Read(run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := tasks.NewClient(s)
+	c := inference.NewClient(s)
 	t.Cleanup(c.Close)
 	r := &tasks.Runner{Client: c, Journal: j, Prompts: defaultPrompts(t), Tasks: benchmark(),
 		Retries: 2, Backoff: time.Millisecond}
@@ -360,7 +362,7 @@ func runRunnerChild(ctx context.Context, specPath string) (err error) {
 	items := pathologyItems(t, spec.Root, spec.Items, false)
 	ep := launcher.Endpoint{Model: simModel, BaseURL: spec.BaseURL, MaxNumSeqs: spec.Workers}
 	_, err = r.Run(ctx, tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: spec.Root},
-		Pool: tasks.NewPool([]launcher.Endpoint{ep}, spec.Workers), Items: tasks.ItemList(items), Workers: spec.Workers})
+		Pool: inference.NewPool([]launcher.Endpoint{ep}, spec.Workers), Items: tasks.ItemList(items), Workers: spec.Workers})
 	return err
 }
 

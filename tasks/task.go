@@ -4,6 +4,7 @@ import (
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/launcher/simkey"
 	"github.com/npcorch/npcorch/tasks/extract"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // Task describes one benchmark task: everything npcorch needs to build its
@@ -73,7 +74,7 @@ type Task struct {
 	// what it says of those answers, and what the item supplies), given
 	// each needed item's record by item id; it is called for items that
 	// need no answer too. Nil writes none.
-	Prior func(it Item, answers map[string]*Record) []string
+	Prior func(it Item, answers map[string]*journal.Record) []string
 	// Judges, on a judge task (O1's rubric judge), is the key of the task
 	// whose answers it judges. A judge task has no Build: its items come
 	// from the journal (JudgeItems, JudgeRetries), and its requests are

@@ -13,6 +13,8 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
@@ -23,7 +25,7 @@ type waits struct {
 }
 
 func (w *waits) Start(string, int)            {}
-func (w *waits) Record(tasks.Record)          {}
+func (w *waits) Record(journal.Record)        {}
 func (w *waits) Finish(string, tasks.Summary) {}
 func (w *waits) Waiting(_, what string) {
 	w.mu.Lock()
@@ -64,7 +66,7 @@ func TestRunnerReportsWaitsInsteadOfAnETA(t *testing.T) {
 	r.Progress = rep
 	items := []tasks.Item{{ID: "pathology/P01", Task: npcbench.Pathology, Patient: "P01", Images: []dataset.Image{img}, Gold: tasks.Gold{Label: "1"}}}
 	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
-		Pool: tasks.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items)})
+		Pool: inference.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items)})
 	if err != nil || s.Answered != 1 {
 		t.Fatalf("run: %+v, %v", s, err)
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
 )
 
@@ -79,18 +81,18 @@ func runSoak(ctx context.Context, o soakOptions, w io.Writer) error {
 		items[i] = tasks.Item{ID: npcbench.Pathology + "/" + id, Task: npcbench.Pathology, Patient: id, Gold: tasks.Gold{Label: "1"}}
 	}
 	runDir := filepath.Join(o.Dir, "run")
-	j, err := tasks.OpenJournal(runDir)
+	j, err := journal.Open(runDir)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
 	cs := configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 30 * time.Second, ChunkTimeout: 10 * time.Second,
 		TotalTimeout: time.Minute, Retries: new(3), Backoff: 100 * time.Millisecond}
-	client := tasks.NewClient(cs)
+	client := inference.NewClient(cs)
 	defer client.Close()
 	prog := &soakProgress{every: 100}
 	r := &tasks.Runner{Client: client, Journal: j, Prompts: prompts, Progress: prog, Retries: cs.RetryLimit(), Backoff: cs.Backoff}
-	pool := tasks.NewPool(tep, o.Concurrency)
+	pool := inference.NewPool(tep, o.Concurrency)
 
 	before, err := cpuTime()
 	if err != nil {
@@ -150,7 +152,7 @@ func (p *soakProgress) Start(string, int) {}
 
 func (p *soakProgress) Finish(string, tasks.Summary) {}
 
-func (p *soakProgress) Record(tasks.Record) {
+func (p *soakProgress) Record(journal.Record) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.n++

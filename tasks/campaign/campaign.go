@@ -19,6 +19,7 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
 	"github.com/npcorch/npcorch/tasks/npcbench"
 )
@@ -205,7 +206,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	// once: one lock keeps each line whole and the caller's writer safe.
 	opt.Log = &syncWriter{w: io.MultiWriter(opt.Log, events)}
 	if !opt.Resume {
-		if st, err := tasks.ReadJournal(runDir); err == nil && len(st.Records) > 0 {
+		if st, err := journal.Read(runDir); err == nil && len(st.Records) > 0 {
 			return nil, fmt.Errorf("%s already holds a journal of %d requests; pass --resume to continue it, or choose another output directory", runDir, len(st.Records))
 		}
 	}

@@ -19,8 +19,8 @@ import (
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/proctest"
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/prepare"
 	"github.com/npcorch/npcorch/tasks/synth"
 )
@@ -311,7 +311,7 @@ func TestCampaignEndToEndScoresFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 		}
 	}
 	// Every (model, item) is in the journal exactly once.
-	st, err := tasks.ReadJournal(o.RunDir)
+	st, err := journal.Read(o.RunDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,8 @@ import (
 	"github.com/npcorch/npcorch/launcher/placement"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
 )
 
@@ -38,14 +40,14 @@ type driver struct {
 	gpuSrc   gpu.Source
 	backend  Backend
 	runner   modelRunner
-	client   *tasks.Client
-	journal  *tasks.Journal
+	client   *inference.Client
+	journal  *journal.Journal
 	imgLimit launcher.ImageLimits
 	// answered counts, per model and task, the requests the journal
 	// answered before this run: their share of the work is done; before
 	// are those records, for the live view.
 	answered map[string]map[string]int
-	before   []tasks.Record
+	before   []journal.Record
 	// live is the run's status hub (nil in unit tests): the loop posts
 	// what happens to it.
 	live *live.Hub
@@ -111,7 +113,7 @@ func (d *driver) prepare(prompts *tasks.Prompts) error {
 	if err := d.resolveJudges(prompts); err != nil {
 		return err
 	}
-	d.client = tasks.NewClient(d.opt.Campaign.Client)
+	d.client = inference.NewClient(d.opt.Campaign.Client)
 	return d.openRunner(prompts)
 }
 
@@ -144,7 +146,7 @@ func (d *driver) giveSimKey(m *configs.Model, prompts *tasks.Prompts, items func
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(d.runDir, "simkeys", tasks.SafeName(m.Name)+".json")
+	path := filepath.Join(d.runDir, "simkeys", journal.SafeName(m.Name)+".json")
 	if err := key.Write(path); err != nil {
 		return err
 	}
@@ -156,18 +158,18 @@ func (d *driver) giveSimKey(m *configs.Model, prompts *tasks.Prompts, items func
 func (d *driver) openRunner(prompts *tasks.Prompts) error {
 	c, opt := d.opt.Campaign, d.opt
 	var err error
-	d.journal, err = tasks.OpenJournal(d.runDir)
+	d.journal, err = journal.Open(d.runDir)
 	if err != nil {
 		return err
 	}
-	state, err := tasks.ReadJournal(d.runDir)
+	state, err := journal.Read(d.runDir)
 	if err != nil {
 		return err
 	}
 	reportJournal(opt.Log, d.reg, state, c, d.items)
 	d.answered = answeredBefore(state)
 	for _, rec := range state.Records {
-		if rec.Status == tasks.StatusAnswered {
+		if rec.Status == journal.StatusAnswered {
 			d.before = append(d.before, rec)
 		}
 	}
@@ -183,10 +185,10 @@ func (d *driver) openRunner(prompts *tasks.Prompts) error {
 }
 
 // answeredBefore counts the journal's answered requests by model and task.
-func answeredBefore(st *tasks.JournalState) map[string]map[string]int {
+func answeredBefore(st *journal.State) map[string]map[string]int {
 	out := map[string]map[string]int{}
 	for _, rec := range st.Records {
-		if rec.Status != tasks.StatusAnswered {
+		if rec.Status != journal.StatusAnswered {
 			continue
 		}
 		if out[rec.Model] == nil {

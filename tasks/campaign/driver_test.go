@@ -20,6 +20,8 @@ import (
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // The driver's unit tests run its loop against a recording fake backend
@@ -448,7 +450,7 @@ func TestDriverAbandonsAModelWhoseEngineFailsToStart(t *testing.T) {
 	u.run(context.Background())
 	u.b.next(t, "start", "Hulu-Med-4B/r0").fail(errors.New("engine exited during start-up"))
 	run := u.r.next(t, "Hulu-Med-4B")
-	if _, err := run.acquire(); !errors.Is(err, tasks.ErrPoolClosed) || !strings.Contains(err.Error(), "engine exited during start-up") {
+	if _, err := run.acquire(); !errors.Is(err, inference.ErrPoolClosed) || !strings.Contains(err.Error(), "engine exited during start-up") {
 		t.Errorf("acquire: %v; want the pool closed with the start's failure", err)
 	}
 	run.end <- runEnd{sum: tasks.Summary{Model: "Hulu-Med-4B", Requests: 8, NotRun: 8}}
@@ -518,7 +520,7 @@ func TestDriverAbandonsAModelWhenItsEnginesGaveUp(t *testing.T) {
 	run := u.r.next(t, "Hulu-Med-4B")
 	u.b.push(t, launcher.ReplicaEvent{Kind: launcher.ReplicaFailed, Model: "Hulu-Med-4B", Replica: 0, Err: errors.New("gave up after 1 restarts")})
 	u.b.sync(t)
-	if _, err := run.acquire(); !errors.Is(err, tasks.ErrPoolClosed) || !strings.Contains(err.Error(), "gave up after 1 restarts") {
+	if _, err := run.acquire(); !errors.Is(err, inference.ErrPoolClosed) || !strings.Contains(err.Error(), "gave up after 1 restarts") {
 		t.Errorf("acquire: %v; want the pool closed with the engine's last failure", err)
 	}
 	run.end <- runEnd{sum: tasks.Summary{Model: "Hulu-Med-4B", Requests: 8, Answered: 3, NotRun: 5}}
@@ -554,7 +556,7 @@ func TestDriverStopsDuringStartOnAConfigurationFailure(t *testing.T) {
 	r1.ready()
 	u.b.next(t, "stop", "Hulu-Med-4B/r1")
 	run := u.r.next(t, "Hulu-Med-4B")
-	if _, err := run.acquire(); !errors.Is(err, tasks.ErrPoolClosed) {
+	if _, err := run.acquire(); !errors.Is(err, inference.ErrPoolClosed) {
 		t.Errorf("acquire: %v; want the pool closed", err)
 	}
 	run.end <- runEnd{sum: tasks.Summary{Model: "Hulu-Med-4B", Requests: 8, NotRun: 8}}
@@ -605,9 +607,9 @@ func TestDriverMeasuresProgressAndSpeeds(t *testing.T) {
 	u.b.next(t, "start", "Hulu-Med-4B/r0").ready()
 	run := u.r.next(t, "Hulu-Med-4B")
 	answer := func(task string, i int) {
-		run.mr.OnRecord(tasks.Record{Model: "Hulu-Med-4B", Task: task, Item: fmt.Sprintf("%s/P%d", task, i), Status: tasks.StatusAnswered,
-			Replica: "Hulu-Med-4B#0", Images: 1, Answer: &tasks.Answer{Usage: tasks.Usage{PromptTokens: 1000, CompletionTokens: 20},
-				Timing: tasks.Timing{TTFTms: 500}}})
+		run.mr.OnRecord(journal.Record{Model: "Hulu-Med-4B", Task: task, Item: fmt.Sprintf("%s/P%d", task, i), Status: journal.StatusAnswered,
+			Replica: "Hulu-Med-4B#0", Images: 1, Answer: &inference.Answer{Usage: inference.Usage{PromptTokens: 1000, CompletionTokens: 20},
+				Timing: inference.Timing{TTFTms: 500}}})
 	}
 	for i := range 4 {
 		answer("pathology", i) // every pathology item; no sequence item
@@ -672,7 +674,7 @@ func TestDriverGivesUpAtOnceOnAConfigurationFailure(t *testing.T) {
 	u.b.next(t, "start", "Hulu-Med-4B/r0").fail(&launcher.EngineError{Model: "Hulu-Med-4B", Kind: launcher.FailureNotFound,
 		Detail: "start /nonexistent/bin/vllm: no such file or directory"})
 	run := u.r.next(t, "Hulu-Med-4B")
-	if _, err := run.acquire(); !errors.Is(err, tasks.ErrPoolClosed) || !strings.Contains(err.Error(), "binary-not-found") {
+	if _, err := run.acquire(); !errors.Is(err, inference.ErrPoolClosed) || !strings.Contains(err.Error(), "binary-not-found") {
 		t.Errorf("acquire: %v; want the pool closed for the missing binary", err)
 	}
 	run.end <- runEnd{sum: tasks.Summary{Model: "Hulu-Med-4B", Requests: 8, NotRun: 8}}

@@ -8,6 +8,8 @@ import (
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // The judge phase: each of the campaign's judges judges the generators'
@@ -126,7 +128,7 @@ func (d *driver) isJudge(model string) bool {
 // the answers in the journal, then another each time the loop says a
 // generator ended (left: how many are still to end), and a last one once
 // none is left. Its end is reported as a ran message.
-func (l *loop) startJudge(m configs.Model, pool *tasks.Pool, external bool) {
+func (l *loop) startJudge(m configs.Model, pool *inference.Pool, external bool) {
 	jr, ok := l.d.runner.(judgeRunner)
 	jt := l.d.judgeTask()
 	if !ok || jt == nil {
@@ -137,7 +139,7 @@ func (l *loop) startJudge(m configs.Model, pool *tasks.Pool, external bool) {
 	l.judges[m.Name] = left
 	left <- l.generatorsLeft()
 	jd := tasks.Judging{Task: jt, Items: l.d.items, Generators: l.d.after[m.Name],
-		Read: func() (*tasks.JournalState, error) { return tasks.ReadJournal(l.d.runDir) }}
+		Read: func() (*journal.State, error) { return journal.Read(l.d.runDir) }}
 	mr := tasks.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool, Repeats: 1, OnRecord: l.onRecord}
 	go func() {
 		sum, err := judgePasses(l.ctx, left, func() (tasks.Summary, error) { return jr.Judge(l.ctx, mr, jd) })

@@ -14,8 +14,8 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/schedule"
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
 )
 
@@ -84,7 +84,7 @@ func TestCampaignJudgesO1(t *testing.T) {
 	if len(o.Results.Judges) != 2 || o.Results.Judges[0].Calibration.Labels == 0 {
 		t.Errorf("calibration %+v, want both judges against the audit labels", o.Results.Judges)
 	}
-	st, err := tasks.ReadJournal(o.RunDir)
+	st, err := journal.Read(o.RunDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -44,7 +45,7 @@ func ScoreDir(runDir string) (res *tasks.Results, problems Problems, err error) 
 // scoreBench scores the run's journal against the loaded bench and writes
 // the score files.
 func scoreBench(runDir string, meta Meta, b *Bench) (*tasks.Results, error) {
-	j, err := tasks.ReadJournal(runDir)
+	j, err := journal.Read(runDir)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +69,7 @@ func scoreBench(runDir string, meta Meta, b *Bench) (*tasks.Results, error) {
 
 // reportJournal writes each problem of a resumed run's journal to w, with
 // file, line and what is done about it, before the run goes on.
-func reportJournal(w io.Writer, reg *tasks.Registry, st *tasks.JournalState, c *configs.Campaign, items []tasks.Item) {
+func reportJournal(w io.Writer, reg *tasks.Registry, st *journal.State, c *configs.Campaign, items []tasks.Item) {
 	models := make([]string, len(c.Resolved))
 	for i, m := range c.Resolved {
 		models[i] = m.Name

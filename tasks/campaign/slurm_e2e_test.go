@@ -20,8 +20,8 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/proctest"
 	"github.com/npcorch/npcorch/launcher/slurm"
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/campaign"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/prepare"
 	"github.com/npcorch/npcorch/tasks/synth"
 )
@@ -163,7 +163,7 @@ func journalLines(runDir string) int {
 // exactly once and scored.
 func checkComplete(t *testing.T, o *campaign.Outcome) {
 	t.Helper()
-	st, err := tasks.ReadJournal(o.RunDir)
+	st, err := journal.Read(o.RunDir)
 	if err != nil {
 		t.Fatal(err)
 	}

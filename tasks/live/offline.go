@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // RunUnknown is the state of a run whose folder holds no readable status
@@ -33,7 +33,7 @@ func Skeleton(campaign, runDir string, b Begin, why string) *Snapshot {
 // most a few seconds behind it. records are the journal's, one per
 // request (tasks.JournalState.Records). Without grade, the snapshot's
 // grading stays, and answers it had not seen count as ungraded.
-func Recount(s *Snapshot, records map[string]tasks.Record, grade Grader) *Snapshot {
+func Recount(s *Snapshot, records map[string]journal.Record, grade Grader) *Snapshot {
 	st := &state{grade: grade}
 	byTask := map[[2]string]*tally{}
 	for _, rec := range records {

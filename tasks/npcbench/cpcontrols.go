@@ -9,6 +9,7 @@ import (
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -146,6 +147,6 @@ func referenceFindings(st *configs.Structures, p *dataset.Patient) (Findings, er
 
 // suppliedOnly writes a question's supplied fields as its prior lines: the
 // reference findings a rewritten question carries, and the question's own.
-func suppliedOnly(it tasks.Item, _ map[string]*tasks.Record) []string {
+func suppliedOnly(it tasks.Item, _ map[string]*journal.Record) []string {
 	return PriorFindings(it.Care, Findings{})
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/npcorch/npcorch/launcher/simengine"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -109,18 +111,18 @@ func TestO1GeneratedJudgedAndScored(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := t.TempDir()
-	j, err := tasks.OpenJournal(run)
+	j, err := journal.Open(run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	c := tasks.NewClient(configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 10 * time.Second,
+	c := inference.NewClient(configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 10 * time.Second,
 		ChunkTimeout: 10 * time.Second, TotalTimeout: 20 * time.Second})
 	defer c.Close()
 	r := &tasks.Runner{Client: c, Journal: j, Prompts: prompts, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
 	ctx := context.Background()
 	runModel := func(m configs.Model, ep launcher.Endpoint) tasks.ModelRun {
-		return tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m}, Pool: tasks.NewPool([]launcher.Endpoint{ep}, 4), Repeats: 1}
+		return tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m}, Pool: inference.NewPool([]launcher.Endpoint{ep}, 4), Repeats: 1}
 	}
 
 	mr := runModel(gen, serveSim(t, "gen", "--sim-key", keyFile, "--sim-policy", "right=0.5", "--sim-seed", "4"))
@@ -129,7 +131,7 @@ func TestO1GeneratedJudgedAndScored(t *testing.T) {
 		t.Fatalf("generation: %+v, %v", s, err)
 	}
 	judgeTask, _ := reg.Task(O1Judge)
-	read := func() (*tasks.JournalState, error) { return tasks.ReadJournal(run) }
+	read := func() (*journal.State, error) { return journal.Read(run) }
 	jd := tasks.Judging{Task: judgeTask, Items: items, Generators: []string{"gen"}, Read: read}
 	// 3 answers and 1 audit response, 4 criteria each: 16 judgments.
 	s, err := r.Judge(ctx, runModel(judge, serveSim(t, "judge", "--sim-key", keyFile, "--sim-policy", "right=0.7", "--sim-seed", "2")), jd)
@@ -193,7 +195,7 @@ func TestO1GeneratedJudgedAndScored(t *testing.T) {
 // "gen" (Eq. A7: 100·max(0, Σ weights met − 2·majors − minors)/10, mean
 // over the items) and the right=0.7 judge's agreement with the audit's
 // labels, reading each verdict as criteria_met in the raw JSON.
-func handScores(t *testing.T, st *tasks.JournalState, prompts *tasks.Prompts, items []tasks.Item) map[string]float64 {
+func handScores(t *testing.T, st *journal.State, prompts *tasks.Prompts, items []tasks.Item) map[string]float64 {
 	t.Helper()
 	met := map[string]bool{} // judge + "|" + judge item id (rung-less)
 	for _, rec := range st.Records {

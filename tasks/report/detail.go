@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -64,12 +65,12 @@ func buildDetail(reg *tasks.Registry, r *Run) []ModelDetail {
 		if d.Scores != nil {
 			d.Extraction = extractionFailures(reg, d.Scores)
 		}
-		var answered []tasks.Record
+		var answered []journal.Record
 		for _, rec := range r.Records {
 			if rec.Model != model {
 				continue
 			}
-			if rec.Status == tasks.StatusAnswered && rec.Answer != nil {
+			if rec.Status == journal.StatusAnswered && rec.Answer != nil {
 				answered = append(answered, rec)
 				continue
 			}

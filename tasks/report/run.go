@@ -12,6 +12,7 @@ import (
 	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // Files of a run directory the report reads.
@@ -29,7 +30,7 @@ type Run struct {
 	// Results are the scores of scores.json.
 	Results *tasks.Results
 	// Records are the journal's records in tasks.JournalState.Sorted order.
-	Records []tasks.Record
+	Records []journal.Record
 	// Samples are the GPU sampler's ticks in time order; nil when the
 	// sampler did not run.
 	Samples []gpu.Sample
@@ -60,7 +61,7 @@ func LoadRun(dir string) (*Run, error) {
 	if _, err := os.Stat(filepath.Join(dir, "journal")); errors.Is(err, fs.ErrNotExist) {
 		run.Notes = append(run.Notes, "The run has no journal/ directory: cost, slowest and not-run items are unknown.")
 	}
-	j, err := tasks.ReadJournal(dir)
+	j, err := journal.Read(dir)
 	if err != nil {
 		return nil, fmt.Errorf("report: run %s: %w", dir, err)
 	}

@@ -26,6 +26,8 @@ import (
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/extract"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -125,7 +127,7 @@ func TestAddingATask(t *testing.T) {
 		}
 		ep := startEngine(t, "--sim-key", keyFile, "--sim-policy", policy)
 		sendAll(t, reg, p, b, ep, run, items)
-		j, err := tasks.ReadJournal(run)
+		j, err := journal.Read(run)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,19 +191,19 @@ func grayPNG(t *testing.T, level uint8) []byte {
 // sendAll sends every item to the engine and journals the answers in run.
 func sendAll(t *testing.T, reg *tasks.Registry, p *tasks.Prompts, b tasks.RequestBuilder, ep launcher.Endpoint, run string, items []tasks.Item) {
 	t.Helper()
-	j, err := tasks.OpenJournal(run)
+	j, err := journal.Open(run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	c := tasks.NewClient(configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 10 * time.Second,
+	c := inference.NewClient(configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 10 * time.Second,
 		ChunkTimeout: 10 * time.Second, TotalTimeout: 20 * time.Second})
 	defer c.Close()
 	r := &tasks.Runner{Client: c, Journal: j, Prompts: p, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
-	s, err := r.Run(context.Background(), tasks.ModelRun{Model: b.Model, Builder: b, Pool: tasks.NewPool([]launcher.Endpoint{ep}, 2),
+	s, err := r.Run(context.Background(), tasks.ModelRun{Model: b.Model, Builder: b, Pool: inference.NewPool([]launcher.Endpoint{ep}, 2),
 		Items: tasks.ItemList(items), Repeats: 1})
 	if err != nil || s.Answered != len(items) {
-		st, _ := tasks.ReadJournal(run)
+		st, _ := journal.Read(run)
 		t.Fatalf("run: %+v, %v; want every item answered; journal: %+v", s, err, st.Records)
 	}
 }

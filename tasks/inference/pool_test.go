@@ -1,4 +1,4 @@
-package tasks_test
+package inference_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/launcher"
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/inference"
 )
 
 // TestPoolLeaseKeepsItsEndpointAcrossARestart: a lease sends to the
@@ -18,7 +18,7 @@ import (
 // endpoint does.
 func TestPoolLeaseKeepsItsEndpointAcrossARestart(t *testing.T) {
 	old := launcher.Endpoint{Model: "m", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 4}
-	p := tasks.NewPool([]launcher.Endpoint{old}, 0)
+	p := inference.NewPool([]launcher.Endpoint{old}, 0)
 	p.Down = time.Hour
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -53,7 +53,7 @@ func TestPoolLeaseKeepsItsEndpointAcrossARestart(t *testing.T) {
 // Closing the pool ends the waits already blocked and every later one,
 // with the reason.
 func TestClosedPoolEndsEveryWait(t *testing.T) {
-	p := tasks.NewPool([]launcher.Endpoint{{Model: "m", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 1}}, 0)
+	p := inference.NewPool([]launcher.Endpoint{{Model: "m", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 1}}, 0)
 	p.Remove("m#0")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -68,12 +68,12 @@ func TestClosedPoolEndsEveryWait(t *testing.T) {
 	p.Close("its engine gave up after 5 restarts")
 	for range 2 {
 		err := <-errs
-		if !errors.Is(err, tasks.ErrPoolClosed) || !strings.Contains(err.Error(), "gave up after 5 restarts") {
+		if !errors.Is(err, inference.ErrPoolClosed) || !strings.Contains(err.Error(), "gave up after 5 restarts") {
 			t.Fatalf("blocked Acquire ended with %v, want ErrPoolClosed with the reason", err)
 		}
 	}
 	p.Upsert(launcher.Endpoint{Model: "m", Replica: 1, BaseURL: "http://127.0.0.1:2/v1", MaxNumSeqs: 1}, 0)
-	if _, err := p.Acquire(ctx); !errors.Is(err, tasks.ErrPoolClosed) {
+	if _, err := p.Acquire(ctx); !errors.Is(err, inference.ErrPoolClosed) {
 		t.Fatalf("Acquire after Close: %v, want tasks.ErrPoolClosed", err)
 	}
 }
@@ -82,7 +82,7 @@ func TestClosedPoolEndsEveryWait(t *testing.T) {
 // journal always did, "MODEL#N", and an endpoint npcorch did not start
 // "MODEL#ext"; a lease carries the name.
 func TestPoolMembersKeepTheJournalsNames(t *testing.T) {
-	p := tasks.NewPool([]launcher.Endpoint{{Model: "m", Replica: 2, BaseURL: "http://127.0.0.1:1/v1"},
+	p := inference.NewPool([]launcher.Endpoint{{Model: "m", Replica: 2, BaseURL: "http://127.0.0.1:1/v1"},
 		{Model: "x", External: true, BaseURL: "http://127.0.0.1:2/v1"}}, 1)
 	var names []string
 	for _, m := range p.Members() {
@@ -109,7 +109,7 @@ func TestPoolStartsAtTheEnginesCeiling(t *testing.T) {
 		want    int
 	}{{"http://127.0.0.1:1/metrics", 32, 32 + 8}, {"http://127.0.0.1:1/metrics", 8, 10},
 		{"http://127.0.0.1:1/metrics", 256, 256 + 64}, {"", 32, 32}} {
-		p := tasks.NewPool([]launcher.Endpoint{{Model: "m", BaseURL: "http://127.0.0.1:1/v1", MetricsURL: tc.metrics, MaxNumSeqs: tc.batch}}, 0)
+		p := inference.NewPool([]launcher.Endpoint{{Model: "m", BaseURL: "http://127.0.0.1:1/v1", MetricsURL: tc.metrics, MaxNumSeqs: tc.batch}}, 0)
 		r := p.Members()[0]
 		if got := p.Limit(r); got != float64(tc.want) || p.Capacity() != tc.want {
 			t.Errorf("batch %d, metrics %q: limit %v, capacity %d; want %d", tc.batch, tc.metrics, got, p.Capacity(), tc.want)
@@ -128,7 +128,7 @@ func TestPoolStartsAtTheEnginesCeiling(t *testing.T) {
 // woke on each change and the service order was random. Acquire calls
 // get their slots first come, first served.
 func TestPoolAdmitsInTheOrderAsked(t *testing.T) {
-	p := tasks.NewPool([]launcher.Endpoint{{Model: "m", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 1}}, 0)
+	p := inference.NewPool([]launcher.Endpoint{{Model: "m", BaseURL: "http://127.0.0.1:1/v1", MaxNumSeqs: 1}}, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	first, err := p.Acquire(ctx)
@@ -137,7 +137,7 @@ func TestPoolAdmitsInTheOrderAsked(t *testing.T) {
 	}
 	const n = 20
 	got := make(chan int, n)
-	leases := make(chan tasks.Lease, n)
+	leases := make(chan inference.Lease, n)
 	for i := range n {
 		go func() {
 			l, err := p.Acquire(ctx)
@@ -175,7 +175,7 @@ func TestPoolAdmitsInTheOrderAsked(t *testing.T) {
 // slots idle are; the limit climbs back in proportion to the free KV
 // cache.
 func TestPoolBacksOffOnHarmAndRecovers(t *testing.T) {
-	p := tasks.NewPool([]launcher.Endpoint{{Model: "m", BaseURL: "http://127.0.0.1:1/v1", MetricsURL: "http://127.0.0.1:1/metrics", MaxNumSeqs: 32}}, 0)
+	p := inference.NewPool([]launcher.Endpoint{{Model: "m", BaseURL: "http://127.0.0.1:1/v1", MetricsURL: "http://127.0.0.1:1/metrics", MaxNumSeqs: 32}}, 0)
 	r := p.Members()[0]
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -184,20 +184,20 @@ func TestPoolBacksOffOnHarmAndRecovers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	step := func(l tasks.Load, want float64, why string) {
+	step := func(l inference.Load, want float64, why string) {
 		t.Helper()
 		p.Adapt(r, l)
 		if got := p.Limit(r); got != want {
 			t.Fatalf("%s: limit %v, want %v", why, got, want)
 		}
 	}
-	step(tasks.Load{Running: 32, Waiting: 8, KVCache: 0.95}, 40, "full engine, its Headroom queued, cache full")
-	step(tasks.Load{Running: 32, Waiting: 8, KVCache: 0.95}, 40, "the same again")
-	step(tasks.Load{Running: 32, Waiting: 8, KVCache: 0.95, Preemptions: 3}, 30, "three preemptions: three quarters of 40 in flight")
-	step(tasks.Load{Running: 27, KVCache: 0.45, Preemptions: 3}, 35, "cache half free: half the gap back")
-	step(tasks.Load{Running: 20, Waiting: 12, KVCache: 0.95, Preemptions: 3}, 35, "a queue beyond the Headroom once")
-	step(tasks.Load{Running: 20, Waiting: 12, KVCache: 0.95, Preemptions: 3}, 28, "again and no shorter: what runs and the Headroom")
-	step(tasks.Load{Running: 20, Waiting: 12, KVCache: 0.95, Preemptions: 3}, 28, "no lower while it holds")
-	step(tasks.Load{Running: 20, Waiting: 2, KVCache: 0.95, Preemptions: 3}, 28, "cache full: no climb")
-	step(tasks.Load{Running: 20, Waiting: 0, KVCache: 0}, 40, "cache empty: the whole gap back")
+	step(inference.Load{Running: 32, Waiting: 8, KVCache: 0.95}, 40, "full engine, its Headroom queued, cache full")
+	step(inference.Load{Running: 32, Waiting: 8, KVCache: 0.95}, 40, "the same again")
+	step(inference.Load{Running: 32, Waiting: 8, KVCache: 0.95, Preemptions: 3}, 30, "three preemptions: three quarters of 40 in flight")
+	step(inference.Load{Running: 27, KVCache: 0.45, Preemptions: 3}, 35, "cache half free: half the gap back")
+	step(inference.Load{Running: 20, Waiting: 12, KVCache: 0.95, Preemptions: 3}, 35, "a queue beyond the Headroom once")
+	step(inference.Load{Running: 20, Waiting: 12, KVCache: 0.95, Preemptions: 3}, 28, "again and no shorter: what runs and the Headroom")
+	step(inference.Load{Running: 20, Waiting: 12, KVCache: 0.95, Preemptions: 3}, 28, "no lower while it holds")
+	step(inference.Load{Running: 20, Waiting: 2, KVCache: 0.95, Preemptions: 3}, 28, "cache full: no climb")
+	step(inference.Load{Running: 20, Waiting: 0, KVCache: 0}, 40, "cache empty: the whole gap back")
 }

@@ -1,4 +1,4 @@
-package tasks
+package journal
 
 import (
 	"bufio"
@@ -48,7 +48,7 @@ const (
 )
 
 // JournalProblem is one journal line that could not be used as written.
-type JournalProblem struct {
+type Problem struct {
 	// File is the journal file, relative to the run directory, with
 	// forward slashes ("journal/M/pathology.jsonl").
 	File string `json:"file"`
@@ -58,7 +58,7 @@ type JournalProblem struct {
 	Detail string `json:"detail"`
 }
 
-func (p JournalProblem) String() string {
+func (p Problem) String() string {
 	return fmt.Sprintf("%s line %d: %s: %s", p.File, p.Line, p.Kind, p.Detail)
 }
 
@@ -71,7 +71,7 @@ type lineRef struct {
 // JournalState is what a journal holds, as a resumed run or the scorer
 // needs it: the record that counts for each request key, and every line
 // that could not be used as written.
-type JournalState struct {
+type State struct {
 	// Records maps a request key to its record: an answered record wins
 	// over not-run ones, and among answered ones the first is kept (a key
 	// is answered once; a later answer is a reported problem).
@@ -82,7 +82,7 @@ type JournalState struct {
 	Torn int
 	// Problems lists every line read that could not be used as written,
 	// in file and line order.
-	Problems []JournalProblem
+	Problems []Problem
 
 	// lines maps a key to the lines its records were read from, and kept
 	// to the line of the record Records holds.
@@ -93,8 +93,8 @@ type JournalState struct {
 // ReadJournal reads every journal file under runDir. A line that cannot be
 // used (torn, corrupt, invalid, misfiled, a second answer) is skipped and
 // listed in Problems; only an unreadable file is an error.
-func ReadJournal(runDir string) (*JournalState, error) {
-	st := &JournalState{Records: map[string]Record{}}
+func Read(runDir string) (*State, error) {
+	st := &State{Records: map[string]Record{}}
 	root := filepath.Join(runDir, "journal")
 	var files []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -125,7 +125,7 @@ func ReadJournal(runDir string) (*JournalState, error) {
 	return st, nil
 }
 
-func (st *JournalState) readFile(path, rel string) error {
+func (st *State) readFile(path, rel string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
@@ -181,11 +181,11 @@ func recordFile(model, task string) string {
 	return "journal/" + SafeName(model) + "/" + task + ".jsonl"
 }
 
-func (st *JournalState) problem(at lineRef, kind, format string, args ...any) {
-	st.Problems = append(st.Problems, JournalProblem{File: at.file, Line: at.line, Kind: kind, Detail: fmt.Sprintf(format, args...)})
+func (st *State) problem(at lineRef, kind, format string, args ...any) {
+	st.Problems = append(st.Problems, Problem{File: at.file, Line: at.line, Kind: kind, Detail: fmt.Sprintf(format, args...)})
 }
 
-func (st *JournalState) add(rec Record, at lineRef) {
+func (st *State) add(rec Record, at lineRef) {
 	if st.lines == nil {
 		st.lines, st.kept = map[string][]lineRef{}, map[string]lineRef{}
 	}
@@ -220,13 +220,13 @@ func describe(rec Record) string {
 }
 
 // Answered returns the answered record of a key.
-func (st *JournalState) Answered(key string) (Record, bool) {
+func (st *State) Answered(key string) (Record, bool) {
 	r, ok := st.Records[key]
 	return r, ok && r.Status == StatusAnswered
 }
 
 // Sorted returns the records ordered by model, task, item and repeat.
-func (st *JournalState) Sorted() []Record {
+func (st *State) Sorted() []Record {
 	out := make([]Record, 0, len(st.Records))
 	for _, r := range st.Records {
 		out = append(out, r)
@@ -247,21 +247,19 @@ func (st *JournalState) Sorted() []Record {
 	return out
 }
 
-// Check returns every problem of the journal against a run's items, models
-// and repeats: those found while reading, and each line of a record for a
+// Check returns every problem of the journal against a run's items (the
+// task of each item id), models and repeats: those found while reading, and each line of a record for a
 // model, task, item or repeat the run does not have — records that scoring
 // ignores. Problems are sorted by file and line.
-func (st *JournalState) Check(items []Item, models []string, repeats int) []JournalProblem {
+func (st *State) Check(taskOf map[string]string, models []string, repeats int) []Problem {
 	out := slices.Clone(st.Problems)
 	known := map[string]bool{}
 	for _, m := range models {
 		known[m] = true
 	}
-	taskOf := map[string]string{}
 	runTasks := map[string]bool{}
-	for _, it := range items {
-		taskOf[it.ID] = it.Task
-		runTasks[it.Task] = true
+	for _, task := range taskOf {
+		runTasks[task] = true
 	}
 	for key, rec := range st.Records {
 		var kind, why string
@@ -282,10 +280,10 @@ func (st *JournalState) Check(items []Item, models []string, repeats int) []Jour
 			refs = []lineRef{{}} // a state built in memory, not read
 		}
 		for _, at := range refs {
-			out = append(out, JournalProblem{File: at.file, Line: at.line, Kind: kind, Detail: why + ": the record is ignored"})
+			out = append(out, Problem{File: at.file, Line: at.line, Kind: kind, Detail: why + ": the record is ignored"})
 		}
 	}
-	slices.SortFunc(out, func(a, b JournalProblem) int {
+	slices.SortFunc(out, func(a, b Problem) int {
 		return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line),
 			strings.Compare(a.Kind, b.Kind), strings.Compare(a.Detail, b.Detail))
 	})

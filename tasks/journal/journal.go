@@ -1,4 +1,4 @@
-package tasks
+package journal
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/npcorch/npcorch/tasks/inference"
 )
 
 // Record statuses.
@@ -33,7 +35,7 @@ type Record struct {
 	Repeat  int    `json:"repeat"`
 	Status  string `json:"status"`
 	// Answer is set when Status is answered.
-	Answer *Answer `json:"answer,omitempty"`
+	Answer *inference.Answer `json:"answer,omitempty"`
 	// Prior is the "Prior diagnostic findings" a care question was sent.
 	Prior []string `json:"prior,omitempty"`
 	// Images is the number of images sent.
@@ -66,7 +68,7 @@ type journalFile struct {
 }
 
 // OpenJournal opens (creating) the journal under runDir.
-func OpenJournal(runDir string) (*Journal, error) {
+func Open(runDir string) (*Journal, error) {
 	dir := filepath.Join(runDir, "journal")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)

@@ -1,4 +1,4 @@
-package tasks
+package inference
 
 import (
 	"crypto/sha256"
@@ -14,10 +14,10 @@ import (
 
 // inlineFixture writes two images (one larger than a streaming chunk, of
 // a length that is not a multiple of 3) and returns them as inline images.
-func inlineFixture(t *testing.T) []inlineImage {
+func inlineFixture(t *testing.T) []InlineImage {
 	t.Helper()
 	dir := t.TempDir()
-	var out []inlineImage
+	var out []InlineImage
 	for i, n := range []int{inlineChunk*2 + 7, 5} {
 		data := make([]byte, n)
 		for k := range data {
@@ -28,7 +28,7 @@ func inlineFixture(t *testing.T) []inlineImage {
 			t.Fatal(err)
 		}
 		sum := sha256.Sum256(data)
-		out = append(out, inlineImage{path: path, mime: "image/png", size: int64(n), sha256: hex.EncodeToString(sum[:])})
+		out = append(out, InlineImage{Path: path, MIME: "image/png", Size: int64(n), SHA256: hex.EncodeToString(sum[:])})
 	}
 	return out
 }
@@ -40,8 +40,8 @@ func TestInlineBodyStreamsEachFileAsItsBase64DataURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := func(im inlineImage) string {
-		data, _ := os.ReadFile(im.path)
+	url := func(im InlineImage) string {
+		data, _ := os.ReadFile(im.Path)
 		return "data:image/png;base64," + base64.StdEncoding.EncodeToString(data)
 	}
 	want := `{"m":[{"url":"` + url(images[1]) + `"},{"text":"say \"npcorch-inline:0\""},{"url":"` + url(images[0]) + `"}]}`
@@ -49,7 +49,7 @@ func TestInlineBodyStreamsEachFileAsItsBase64DataURL(t *testing.T) {
 	for _, sg := range segs {
 		size += int64(len(sg.text))
 		if sg.image != nil {
-			size += sg.image.dataURLLen()
+			size += sg.image.DataURLLen()
 		}
 	}
 	if size != int64(len(want)) {
@@ -80,11 +80,11 @@ func TestInlineBodyFailsOnAChangedImage(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			im := images[1]
-			im.path = filepath.Join(t.TempDir(), "x.png")
-			data, _ := os.ReadFile(images[1].path)
-			os.WriteFile(im.path, data, 0o644)
-			c.change(im.path)
-			segs, err := splitInline([]byte(`{"url":"npcorch-inline:0"}`), []inlineImage{im})
+			im.Path = filepath.Join(t.TempDir(), "x.png")
+			data, _ := os.ReadFile(images[1].Path)
+			os.WriteFile(im.Path, data, 0o644)
+			c.change(im.Path)
+			segs, err := splitInline([]byte(`{"url":"npcorch-inline:0"}`), []InlineImage{im})
 			if err != nil {
 				t.Fatal(err)
 			}

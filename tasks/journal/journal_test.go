@@ -1,4 +1,4 @@
-package tasks_test
+package journal_test
 
 import (
 	"encoding/json"
@@ -7,16 +7,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 func TestJournalTornLineIsMovedAsideAndAppendsStayValid(t *testing.T) {
 	run := t.TempDir()
-	j, err := tasks.OpenJournal(run)
+	j, err := journal.Open(run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := tasks.Record{Key: "k1", Item: "pathology/P01", Task: "pathology", Model: "M", Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: "1"}}
+	a := journal.Record{Key: "k1", Item: "pathology/P01", Task: "pathology", Model: "M", Status: journal.StatusAnswered, Answer: &inference.Answer{Content: "1"}}
 	if err := j.Append(a); err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +30,7 @@ func TestJournalTornLineIsMovedAsideAndAppendsStayValid(t *testing.T) {
 	f.WriteString(`{"key":"k2","item":"pathology/P02","sta`)
 	f.Close()
 
-	st, err := tasks.ReadJournal(run)
+	st, err := journal.Read(run)
 	if err != nil {
 		t.Fatalf("a torn last line must not fail reading: %v", err)
 	}
@@ -37,13 +38,13 @@ func TestJournalTornLineIsMovedAsideAndAppendsStayValid(t *testing.T) {
 		t.Fatalf("torn=%d records=%d, want 1 and 1", st.Torn, len(st.Records))
 	}
 
-	j, _ = tasks.OpenJournal(run)
-	b := tasks.Record{Key: "k2", Item: "pathology/P02", Task: "pathology", Model: "M", Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: "0"}}
+	j, _ = journal.Open(run)
+	b := journal.Record{Key: "k2", Item: "pathology/P02", Task: "pathology", Model: "M", Status: journal.StatusAnswered, Answer: &inference.Answer{Content: "0"}}
 	if err := j.Append(b); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()
-	st, err = tasks.ReadJournal(run)
+	st, err = journal.Read(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,12 +59,12 @@ func TestJournalTornLineIsMovedAsideAndAppendsStayValid(t *testing.T) {
 
 func TestJournalAnsweredBeatsNotRunAndDuplicatesAreCounted(t *testing.T) {
 	run := t.TempDir()
-	j, _ := tasks.OpenJournal(run)
-	recs := []tasks.Record{
-		{Key: "k", Item: "i", Task: "card", Model: "M", Status: tasks.StatusNotRun, Attempts: 5},
-		{Key: "k", Item: "i", Task: "card", Model: "M", Status: tasks.StatusAnswered, Attempts: 1, Answer: &tasks.Answer{Content: "x"}},
-		{Key: "k", Item: "i", Task: "card", Model: "M", Status: tasks.StatusNotRun, Attempts: 2},
-		{Key: "k", Item: "i", Task: "card", Model: "M", Status: tasks.StatusAnswered, Attempts: 1, Answer: &tasks.Answer{Content: "y"}},
+	j, _ := journal.Open(run)
+	recs := []journal.Record{
+		{Key: "k", Item: "i", Task: "card", Model: "M", Status: journal.StatusNotRun, Attempts: 5},
+		{Key: "k", Item: "i", Task: "card", Model: "M", Status: journal.StatusAnswered, Attempts: 1, Answer: &inference.Answer{Content: "x"}},
+		{Key: "k", Item: "i", Task: "card", Model: "M", Status: journal.StatusNotRun, Attempts: 2},
+		{Key: "k", Item: "i", Task: "card", Model: "M", Status: journal.StatusAnswered, Attempts: 1, Answer: &inference.Answer{Content: "y"}},
 	}
 	for _, r := range recs {
 		if err := j.Append(r); err != nil {
@@ -71,7 +72,7 @@ func TestJournalAnsweredBeatsNotRunAndDuplicatesAreCounted(t *testing.T) {
 		}
 	}
 	j.Close()
-	st, err := tasks.ReadJournal(run)
+	st, err := journal.Read(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func writeJournalFile(t *testing.T, run, model, task string, lines []string, tor
 	}
 }
 
-func recordLine(t *testing.T, r tasks.Record) string {
+func recordLine(t *testing.T, r journal.Record) string {
 	t.Helper()
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -116,30 +117,30 @@ func recordLine(t *testing.T, r tasks.Record) string {
 // was done, and the rest of the journal is still read.
 func TestJournalReportsEveryDamagedLine(t *testing.T) {
 	run := t.TempDir()
-	rec := func(key, item, status, content string) tasks.Record {
-		r := tasks.Record{Key: key, Item: item, Task: "pathology", Model: "M", Status: status}
-		if status == tasks.StatusAnswered {
-			r.Answer = &tasks.Answer{Content: content}
+	rec := func(key, item, status, content string) journal.Record {
+		r := journal.Record{Key: key, Item: item, Task: "pathology", Model: "M", Status: status}
+		if status == journal.StatusAnswered {
+			r.Answer = &inference.Answer{Content: content}
 		}
 		return r
 	}
-	other := rec("k9", "pathology/P9", tasks.StatusAnswered, "1")
+	other := rec("k9", "pathology/P9", journal.StatusAnswered, "1")
 	other.Model = "N"
 	writeJournalFile(t, run, "M", "pathology", []string{
-		recordLine(t, rec("k1", "pathology/P1", tasks.StatusAnswered, "1")),
+		recordLine(t, rec("k1", "pathology/P1", journal.StatusAnswered, "1")),
 		"not json",
-		recordLine(t, rec("k1", "pathology/P1", tasks.StatusAnswered, "0")),
-		recordLine(t, rec("k1", "pathology/P1", tasks.StatusAnswered, "1")),
+		recordLine(t, rec("k1", "pathology/P1", journal.StatusAnswered, "0")),
+		recordLine(t, rec("k1", "pathology/P1", journal.StatusAnswered, "1")),
 		`{"key":"k3"}`,
 		recordLine(t, rec("k4", "pathology/P4", "done", "")),
-		recordLine(t, tasks.Record{Key: "k5", Item: "pathology/P5", Task: "pathology", Model: "M", Status: tasks.StatusAnswered}),
+		recordLine(t, journal.Record{Key: "k5", Item: "pathology/P5", Task: "pathology", Model: "M", Status: journal.StatusAnswered}),
 		recordLine(t, other),
-		recordLine(t, rec("k2", "pathology/P2", tasks.StatusNotRun, "")),
-		recordLine(t, rec("k2", "pathology/P2", tasks.StatusAnswered, "0")),
+		recordLine(t, rec("k2", "pathology/P2", journal.StatusNotRun, "")),
+		recordLine(t, rec("k2", "pathology/P2", journal.StatusAnswered, "0")),
 		"",
 	}, `{"key":"k6","item":"pathology/P6","sta`)
 
-	st, err := tasks.ReadJournal(run)
+	st, err := journal.Read(run)
 	if err != nil {
 		t.Fatalf("a damaged journal must still be read: %v", err)
 	}
@@ -149,15 +150,15 @@ func TestJournalReportsEveryDamagedLine(t *testing.T) {
 		kind string
 		says string
 	}{
-		{2, tasks.ProblemCorrupt, "skipped"},
-		{3, tasks.ProblemConflicting, "kept line 1, ignored this one"},
-		{4, tasks.ProblemDuplicate, "kept line 1"},
-		{5, tasks.ProblemInvalid, "lacks its key, item, task or model"},
-		{6, tasks.ProblemInvalid, `status "done"`},
-		{7, tasks.ProblemInvalid, "without its answer"},
-		{8, tasks.ProblemMisfiled, "belongs in journal/N/pathology.jsonl"},
-		{11, tasks.ProblemCorrupt, "skipped"},
-		{12, tasks.ProblemTorn, "sends it again"},
+		{2, journal.ProblemCorrupt, "skipped"},
+		{3, journal.ProblemConflicting, "kept line 1, ignored this one"},
+		{4, journal.ProblemDuplicate, "kept line 1"},
+		{5, journal.ProblemInvalid, "lacks its key, item, task or model"},
+		{6, journal.ProblemInvalid, `status "done"`},
+		{7, journal.ProblemInvalid, "without its answer"},
+		{8, journal.ProblemMisfiled, "belongs in journal/N/pathology.jsonl"},
+		{11, journal.ProblemCorrupt, "skipped"},
+		{12, journal.ProblemTorn, "sends it again"},
 	}
 	if len(st.Problems) != len(want) {
 		t.Fatalf("%d problems, want %d:\n%s", len(st.Problems), len(want), problemList(st.Problems))
@@ -179,7 +180,7 @@ func TestJournalReportsEveryDamagedLine(t *testing.T) {
 	}
 }
 
-func problemList(ps []tasks.JournalProblem) string {
+func problemList(ps []journal.Problem) string {
 	var b strings.Builder
 	for _, p := range ps {
 		b.WriteString(p.String() + "\n")
@@ -193,7 +194,7 @@ func problemList(ps []tasks.JournalProblem) string {
 func TestJournalCheckReportsRecordsTheRunDoesNotHave(t *testing.T) {
 	run := t.TempDir()
 	ans := func(key, model, task, item string, repeat int) string {
-		return recordLine(t, tasks.Record{Key: key, Model: model, Task: task, Item: item, Repeat: repeat, Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: "1"}})
+		return recordLine(t, journal.Record{Key: key, Model: model, Task: task, Item: item, Repeat: repeat, Status: journal.StatusAnswered, Answer: &inference.Answer{Content: "1"}})
 	}
 	writeJournalFile(t, run, "M", "pathology", []string{
 		ans("a", "M", "pathology", "pathology/P1", 0),
@@ -203,15 +204,14 @@ func TestJournalCheckReportsRecordsTheRunDoesNotHave(t *testing.T) {
 	}, "")
 	writeJournalFile(t, run, "X", "pathology", []string{ans("d", "X", "pathology", "pathology/P1", 0)}, "")
 	writeJournalFile(t, run, "M", "card", []string{
-		recordLine(t, tasks.Record{Key: "e", Model: "M", Task: "card", Item: "card/P1/clivus", Status: tasks.StatusNotRun}),
+		recordLine(t, journal.Record{Key: "e", Model: "M", Task: "card", Item: "card/P1/clivus", Status: journal.StatusNotRun}),
 		ans("e", "M", "card", "card/P1/clivus", 0),
 	}, "")
-	st, err := tasks.ReadJournal(run)
+	st, err := journal.Read(run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	items := []tasks.Item{{ID: "pathology/P1", Task: "pathology", Patient: "P1"}}
-	got := problemList(st.Check(items, []string{"M"}, 1))
+	got := problemList(st.Check(map[string]string{"pathology/P1": "pathology"}, []string{"M"}, 1))
 	want := `journal/M/card.jsonl line 1: unknown_task: task "card" has no items in this run: the record is ignored
 journal/M/card.jsonl line 2: unknown_task: task "card" has no items in this run: the record is ignored
 journal/M/pathology.jsonl line 2: unknown_item: item "pathology/P9" is not one of the run's pathology items: the record is ignored

@@ -1,4 +1,4 @@
-package tasks
+package inference
 
 import (
 	"bytes"
@@ -137,21 +137,21 @@ func NewClient(s configs.ClientSettings) *Client {
 // Close releases idle connections.
 func (c *Client) Close() { c.http.CloseIdleConnections() }
 
-// Send streams a prepared request to ep, its inline images read from their
-// files as the body goes out, and collects the answer. An error is always
-// a *Failure.
-func (c *Client) Send(ctx context.Context, ep launcher.Endpoint, req *Request) (*Answer, error) {
-	return c.stream(ctx, ep, req.Body, req.inline)
+// Send streams a prepared request body to ep, the images its placeholder
+// URLs stand for (inline, by index) read from their files as the body goes
+// out, and collects the answer. An error is always a *Failure.
+func (c *Client) Send(ctx context.Context, ep launcher.Endpoint, body openai.ChatCompletionRequest, inline []InlineImage) (*Answer, error) {
+	return c.stream(ctx, ep, body, inline)
 }
 
 // Stream sends one streaming request body to ep and collects the answer. An
 // error is always a *Failure. The body must not hold inline placeholders
-// (use Send for a Request).
+// (use Send for a body with inline images).
 func (c *Client) Stream(ctx context.Context, ep launcher.Endpoint, body openai.ChatCompletionRequest) (*Answer, error) {
 	return c.stream(ctx, ep, body, nil)
 }
 
-func (c *Client) stream(ctx context.Context, ep launcher.Endpoint, body openai.ChatCompletionRequest, inline []inlineImage) (*Answer, error) {
+func (c *Client) stream(ctx context.Context, ep launcher.Endpoint, body openai.ChatCompletionRequest, inline []InlineImage) (*Answer, error) {
 	cfg := openai.DefaultConfig(ep.APIKey)
 	cfg.BaseURL = strings.TrimSuffix(ep.BaseURL, "/")
 	bw := &bodyWriter{next: c.http, inline: inline, sampling: greedyKeys(body)}

@@ -1,4 +1,4 @@
-package tasks
+package inference
 
 import (
 	"bytes"
@@ -18,6 +18,24 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
+// InlinePlaceholder starts the image URLs that Client.Send replaces with
+// the base64 data URL of a file.
+const InlinePlaceholder = "npcorch-inline:"
+
+// InlineImage is an image file streamed as a base64 data URL in place of
+// its placeholder.
+type InlineImage struct {
+	Path   string
+	MIME   string
+	Size   int64
+	SHA256 string // hex; "" when the manifest has none
+}
+
+// DataURLLen is the length of the data URL of an inline image.
+func (im InlineImage) DataURLLen() int64 {
+	return int64(len("data:"+im.MIME+";base64,")) + int64(base64.StdEncoding.EncodedLen(int(im.Size)))
+}
+
 // bodyWriter is the HTTP client go-openai sends through. It rewrites the
 // chat completion body go-openai marshalled: it sends temperature 0 and
 // top_p 1 explicitly (go-openai drops a zero temperature, and an engine
@@ -27,7 +45,7 @@ import (
 // in place of its placeholder, so the images are never held in memory.
 type bodyWriter struct {
 	next   *http.Client
-	inline []inlineImage
+	inline []InlineImage
 	// sampling is the keys written first into the body's object
 	// (greedyKeys), "" for none.
 	sampling string
@@ -77,7 +95,7 @@ func (w *bodyWriter) Do(req *http.Request) (*http.Response, error) {
 	for _, sg := range segs {
 		size += int64(len(sg.text))
 		if sg.image != nil {
-			size += sg.image.dataURLLen()
+			size += sg.image.DataURLLen()
 		}
 	}
 	w.size = size
@@ -145,11 +163,11 @@ func (w *bodyWriter) failure() *AttemptFailure {
 // inline image.
 type segment struct {
 	text  []byte
-	image *inlineImage
+	image *InlineImage
 }
 
 // splitInline cuts a marshalled body at the inline placeholders.
-func splitInline(body []byte, inline []inlineImage) ([]segment, error) {
+func splitInline(body []byte, inline []InlineImage) ([]segment, error) {
 	if len(inline) == 0 {
 		return []segment{{text: body}}, nil
 	}
@@ -252,10 +270,10 @@ func (b *inlineBody) next() {
 	b.text, b.textPos = false, 0
 }
 
-func (b *inlineBody) open(im *inlineImage) error {
-	f, err := os.Open(im.path)
+func (b *inlineBody) open(im *InlineImage) error {
+	f, err := os.Open(im.Path)
 	if err != nil {
-		return fmt.Errorf("image %s: %w; run `npcorch prep` again", im.path, err)
+		return fmt.Errorf("image %s: %w; run `npcorch prep` again", im.Path, err)
 	}
 	b.f, b.read = f, 0
 	b.hash = sha256.New()
@@ -263,21 +281,21 @@ func (b *inlineBody) open(im *inlineImage) error {
 		b.in = make([]byte, inlineChunk)
 		b.out = make([]byte, 0, base64.StdEncoding.EncodedLen(inlineChunk)+len("data:image/webp;base64,"))
 	}
-	b.out = append(b.out[:0], "data:"+im.mime+";base64,"...)
+	b.out = append(b.out[:0], "data:"+im.MIME+";base64,"...)
 	b.outPos = 0
 	return nil
 }
 
 // fill encodes the next chunk of the image into out; done means the file
 // is finished and checked.
-func (b *inlineBody) fill(im *inlineImage) (done bool, err error) {
+func (b *inlineBody) fill(im *InlineImage) (done bool, err error) {
 	if b.f == nil {
 		return true, nil
 	}
 	k, rerr := io.ReadFull(b.f, b.in)
 	if k > 0 {
 		b.read += int64(k)
-		if b.read > im.size {
+		if b.read > im.Size {
 			return false, b.changed(im, "grew")
 		}
 		b.hash.Write(b.in[:k])
@@ -290,21 +308,21 @@ func (b *inlineBody) fill(im *inlineImage) (done bool, err error) {
 		return false, nil
 	case errors.Is(rerr, io.EOF), errors.Is(rerr, io.ErrUnexpectedEOF):
 	default:
-		return false, fmt.Errorf("image %s: %w", im.path, rerr)
+		return false, fmt.Errorf("image %s: %w", im.Path, rerr)
 	}
 	b.f.Close()
 	b.f = nil
-	if b.read != im.size {
+	if b.read != im.Size {
 		return false, b.changed(im, "shrank")
 	}
-	if im.sha256 != "" && hex.EncodeToString(b.hash.Sum(nil)) != im.sha256 {
+	if im.SHA256 != "" && hex.EncodeToString(b.hash.Sum(nil)) != im.SHA256 {
 		return false, b.changed(im, "does not match the sha256 in the manifest")
 	}
 	return k == 0, nil
 }
 
-func (b *inlineBody) changed(im *inlineImage, how string) error {
-	return fmt.Errorf("image %s %s: it changed after `npcorch prep`, run prep again", im.path, how)
+func (b *inlineBody) changed(im *InlineImage, how string) error {
+	return fmt.Errorf("image %s %s: it changed after `npcorch prep`, run prep again", im.Path, how)
 }
 
 func (b *inlineBody) Close() error {

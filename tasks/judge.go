@@ -16,7 +16,7 @@ import (
 func judgesOf(reg *Registry, j *journal.State) map[string][]string {
 	seen := map[string]map[string]bool{}
 	for _, rec := range j.Records {
-		if t := reg.lookup(rec.Task); t != nil && t.Judges != "" {
+		if t := reg.Lookup(rec.Task); t != nil && t.Judges != "" {
 			if seen[rec.Task] == nil {
 				seen[rec.Task] = map[string]bool{}
 			}

@@ -297,7 +297,7 @@ func (r *Registry) Answerable(m configs.Model, key string) bool {
 // level, or builds on the
 // answers of a task that does; seen guards against a loop of After.
 func (r *Registry) readsImages(key string, seen map[string]bool) bool {
-	t := r.lookup(key)
+	t := r.Lookup(key)
 	if t == nil || seen[key] {
 		return false
 	}
@@ -343,18 +343,18 @@ func (r *Registry) RecallPlots() []RecallPlot { return slices.Clone(r.b.Recall) 
 // Upstream reports whether other tasks' prompts include a task's answers.
 func (r *Registry) Upstream(key string) bool { return r.upstream[key] }
 
-// lookup returns the task of a key; nil for an unknown key or a nil
+// Lookup returns the task of a key; nil for an unknown key or a nil
 // registry.
-func (r *Registry) lookup(key string) *Task {
+func (r *Registry) Lookup(key string) *Task {
 	if r == nil {
 		return nil
 	}
 	return r.byKey[key]
 }
 
-// needs returns the items whose answers an item's prompt includes.
-func (r *Registry) needs(it Item) []string {
-	if t := r.lookup(it.Task); t != nil && t.Needs != nil {
+// Needs returns the items whose answers an item's prompt includes.
+func (r *Registry) Needs(it Item) []string {
+	if t := r.Lookup(it.Task); t != nil && t.Needs != nil {
 		return t.Needs(it)
 	}
 	return nil

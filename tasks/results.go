@@ -249,6 +249,12 @@ func CheckJournal(reg *Registry, j *journal.State, items []Item, models []string
 	return j.Check(taskOf, known, repeats)
 }
 
+// itemRepeat keys a model's answer to one repeat of an item.
+type itemRepeat struct {
+	model, item string
+	repeat      int
+}
+
 type answerIndex struct {
 	answered map[itemRepeat]journal.Record
 	notRun   map[itemRepeat]bool

@@ -164,7 +164,7 @@ func writeLeftOutLines(b *bytes.Buffer, items []LeftOutItem) {
 func (r *Results) writeUnjudged(b *bytes.Buffer) {
 	for _, u := range r.Unjudged {
 		title := u.Task
-		if t := r.reg.lookup(u.Task); t != nil {
+		if t := r.reg.Lookup(u.Task); t != nil {
 			title = t.Title
 		}
 		counts := make([]string, len(u.Answered))

@@ -20,6 +20,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // soakOptions size the soak.
@@ -91,7 +92,7 @@ func runSoak(ctx context.Context, o soakOptions, w io.Writer) error {
 	client := inference.NewClient(cs)
 	defer client.Close()
 	prog := &soakProgress{every: 100}
-	r := &tasks.Runner{Client: client, Journal: j, Prompts: prompts, Progress: prog, Retries: cs.RetryLimit(), Backoff: cs.Backoff}
+	r := &send.Runner{Client: client, Journal: j, Prompts: prompts, Progress: prog, Retries: cs.RetryLimit(), Backoff: cs.Backoff}
 	pool := inference.NewPool(tep, o.Concurrency)
 
 	before, err := cpuTime()
@@ -99,7 +100,7 @@ func runSoak(ctx context.Context, o soakOptions, w io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	sum, err := r.Run(ctx, tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: o.Dir},
+	sum, err := r.Run(ctx, send.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: o.Dir},
 		Pool: pool, Items: tasks.ItemList(items), Workers: o.Concurrency})
 	wall := time.Since(start)
 	if err != nil {
@@ -150,7 +151,7 @@ type soakProgress struct {
 
 func (p *soakProgress) Start(string, int) {}
 
-func (p *soakProgress) Finish(string, tasks.Summary) {}
+func (p *soakProgress) Finish(string, send.Summary) {}
 
 func (p *soakProgress) Record(journal.Record) {
 	p.mu.Lock()

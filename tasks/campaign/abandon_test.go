@@ -13,8 +13,8 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/schedule"
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/journal"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // TestCampaignGoesOnWhenAnEngineGivesUp is issue 12's hang, with real
@@ -62,7 +62,7 @@ models:
 	if err == nil || !strings.Contains(err.Error(), "Qwen3-VL-8B-Instruct") {
 		t.Fatalf("err = %v; want the run to say which model was not served", err)
 	}
-	sums := map[string]tasks.Summary{}
+	sums := map[string]send.Summary{}
 	for _, s := range o.Summaries {
 		sums[s.Model] = s
 	}

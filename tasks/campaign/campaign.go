@@ -22,6 +22,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
 	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // Benchmark is the benchmark campaigns run: NPCBench's tasks over the
@@ -104,7 +105,7 @@ type Meta struct {
 // Outcome is what a run did.
 type Outcome struct {
 	RunDir    string
-	Summaries []tasks.Summary
+	Summaries []send.Summary
 	Plan      *schedule.Plan
 	Results   *tasks.Results
 	// Problems are the dataset's and the items' problems the run went

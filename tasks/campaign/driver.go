@@ -23,6 +23,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // driver carries one run: it sets up the node, the backend, the client
@@ -63,7 +64,7 @@ type driver struct {
 
 	// plan, sums and spans are the loop's results, read once it ended.
 	plan    *schedule.Plan
-	sums    map[string]tasks.Summary
+	sums    map[string]send.Summary
 	spans   []gpu.Span
 	samples *os.File
 }
@@ -71,7 +72,7 @@ type driver struct {
 // modelRunner sends a model's requests through its pool and journals
 // them; *tasks.Runner is the real one.
 type modelRunner interface {
-	Run(ctx context.Context, mr tasks.ModelRun) (tasks.Summary, error)
+	Run(ctx context.Context, mr send.ModelRun) (send.Summary, error)
 }
 
 // measureEvery is how often, by default, the scheduler hears each model's
@@ -177,8 +178,8 @@ func (d *driver) openRunner(prompts *tasks.Prompts) error {
 	if progress == nil {
 		progress = io.Discard
 	}
-	runner := &tasks.Runner{Client: d.client, Journal: d.journal, Prompts: prompts, Tasks: d.reg,
-		Progress: tasks.NewProgress(progress), Retries: c.Client.RetryLimit(), Backoff: c.Client.Backoff, MaxBackoff: 30 * time.Second}
+	runner := &send.Runner{Client: d.client, Journal: d.journal, Prompts: prompts, Tasks: d.reg,
+		Progress: send.NewProgress(progress), Retries: c.Client.RetryLimit(), Backoff: c.Client.Backoff, MaxBackoff: 30 * time.Second}
 	runner.SetState(state)
 	d.runner = runner
 	return nil
@@ -423,8 +424,8 @@ func (d *driver) startSampler(ctx context.Context) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-func (d *driver) summaries() []tasks.Summary {
-	var out []tasks.Summary
+func (d *driver) summaries() []send.Summary {
+	var out []send.Summary
 	for _, m := range append(slices.Clone(d.opt.Campaign.Resolved), d.opt.Campaign.ResolvedJudges...) {
 		if s, ok := d.sums[m.Name]; ok {
 			out = append(out, s)

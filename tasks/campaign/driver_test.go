@@ -22,6 +22,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // The driver's unit tests run its loop against a recording fake backend
@@ -163,23 +164,23 @@ type fakeRunner struct{ runs chan *fakeRun }
 
 type fakeRun struct {
 	ctx context.Context
-	mr  tasks.ModelRun
+	mr  send.ModelRun
 	end chan runEnd
 }
 
 type runEnd struct {
-	sum tasks.Summary
+	sum send.Summary
 	err error
 }
 
-func (f *fakeRunner) Run(ctx context.Context, mr tasks.ModelRun) (tasks.Summary, error) {
+func (f *fakeRunner) Run(ctx context.Context, mr send.ModelRun) (send.Summary, error) {
 	r := &fakeRun{ctx: ctx, mr: mr, end: make(chan runEnd, 1)}
 	f.runs <- r
 	select {
 	case e := <-r.end:
 		return e.sum, e.err
 	case <-ctx.Done():
-		return tasks.Summary{Model: mr.Model.Name}, ctx.Err()
+		return send.Summary{Model: mr.Model.Name}, ctx.Err()
 	}
 }
 
@@ -201,7 +202,7 @@ func (f *fakeRunner) next(t *testing.T, model string) *fakeRun {
 // answerAll ends the run with every request answered.
 func (r *fakeRun) answerAll() {
 	n := r.mr.Items.Len()
-	r.end <- runEnd{sum: tasks.Summary{Model: r.mr.Model.Name, Requests: n, Answered: n}}
+	r.end <- runEnd{sum: send.Summary{Model: r.mr.Model.Name, Requests: n, Answered: n}}
 }
 
 // acquire takes a slot in the model's pool without waiting: the endpoint
@@ -453,7 +454,7 @@ func TestDriverAbandonsAModelWhoseEngineFailsToStart(t *testing.T) {
 	if _, err := run.acquire(); !errors.Is(err, inference.ErrPoolClosed) || !strings.Contains(err.Error(), "engine exited during start-up") {
 		t.Errorf("acquire: %v; want the pool closed with the start's failure", err)
 	}
-	run.end <- runEnd{sum: tasks.Summary{Model: "Hulu-Med-4B", Requests: 8, NotRun: 8}}
+	run.end <- runEnd{sum: send.Summary{Model: "Hulu-Med-4B", Requests: 8, NotRun: 8}}
 	err := u.wait(t)
 	if err == nil || !strings.Contains(err.Error(), "model Hulu-Med-4B was abandoned") {
 		t.Fatalf("run: %v; want the abandoned model named", err)
@@ -523,7 +524,7 @@ func TestDriverAbandonsAModelWhenItsEnginesGaveUp(t *testing.T) {
 	if _, err := run.acquire(); !errors.Is(err, inference.ErrPoolClosed) || !strings.Contains(err.Error(), "gave up after 1 restarts") {
 		t.Errorf("acquire: %v; want the pool closed with the engine's last failure", err)
 	}
-	run.end <- runEnd{sum: tasks.Summary{Model: "Hulu-Med-4B", Requests: 8, Answered: 3, NotRun: 5}}
+	run.end <- runEnd{sum: send.Summary{Model: "Hulu-Med-4B", Requests: 8, Answered: 3, NotRun: 5}}
 	err := u.wait(t)
 	if err == nil || !strings.Contains(err.Error(), "Hulu-Med-4B was abandoned") {
 		t.Fatalf("run: %v; want the abandoned model named", err)
@@ -559,7 +560,7 @@ func TestDriverStopsDuringStartOnAConfigurationFailure(t *testing.T) {
 	if _, err := run.acquire(); !errors.Is(err, inference.ErrPoolClosed) {
 		t.Errorf("acquire: %v; want the pool closed", err)
 	}
-	run.end <- runEnd{sum: tasks.Summary{Model: "Hulu-Med-4B", Requests: 8, NotRun: 8}}
+	run.end <- runEnd{sum: send.Summary{Model: "Hulu-Med-4B", Requests: 8, NotRun: 8}}
 	err := u.wait(t)
 	if err == nil || !strings.Contains(err.Error(), "cannot run as configured") {
 		t.Fatalf("run: %v; want the model abandoned for its configuration", err)
@@ -677,7 +678,7 @@ func TestDriverGivesUpAtOnceOnAConfigurationFailure(t *testing.T) {
 	if _, err := run.acquire(); !errors.Is(err, inference.ErrPoolClosed) || !strings.Contains(err.Error(), "binary-not-found") {
 		t.Errorf("acquire: %v; want the pool closed for the missing binary", err)
 	}
-	run.end <- runEnd{sum: tasks.Summary{Model: "Hulu-Med-4B", Requests: 8, NotRun: 8}}
+	run.end <- runEnd{sum: send.Summary{Model: "Hulu-Med-4B", Requests: 8, NotRun: 8}}
 	err := u.wait(t)
 	if err == nil || !strings.Contains(err.Error(), "cannot run as configured") {
 		t.Fatalf("run: %v; want the model abandoned for its configuration", err)

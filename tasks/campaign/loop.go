@@ -12,10 +12,10 @@ import (
 	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/schedule"
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // loop is a run's changing state: the scheduler, every replica it
@@ -41,7 +41,7 @@ type loop struct {
 	running  int             // runners not ended yet
 	calls    int             // backend calls not reported yet
 	progress map[string]*modelProgress
-	sums     map[string]tasks.Summary
+	sums     map[string]send.Summary
 	judges   map[string]chan int // each judge's count of generators left (judge.go)
 	spans    []gpu.Span
 	// err ends the loop: the scheduler refused an event, or the run was
@@ -97,7 +97,7 @@ type stopped struct {
 type ran struct {
 	model    string
 	external bool
-	sum      tasks.Summary
+	sum      send.Summary
 	err      error
 }
 
@@ -113,7 +113,7 @@ func newLoop(ctx context.Context, d *driver) *loop {
 	ctx, cancel := context.WithCancel(ctx)
 	return &loop{d: d, ctx: ctx, cancel: cancel, start: d.now(), inbox: make(chan message), done: make(chan struct{}),
 		engines: map[schedule.ReplicaID]*engine{}, byMember: map[string]*engine{}, pools: map[string]*inference.Pool{},
-		runners: map[string]bool{}, progress: map[string]*modelProgress{}, sums: map[string]tasks.Summary{},
+		runners: map[string]bool{}, progress: map[string]*modelProgress{}, sums: map[string]send.Summary{},
 		judges: map[string]chan int{}}
 }
 
@@ -456,7 +456,7 @@ func (l *loop) startRunner(model string) {
 	}
 	go func() {
 		go pool.WatchMetrics(l.ctx, &http.Client{Timeout: 2 * time.Second}, inference.ScrapeEvery)
-		sum, err := l.d.runner.Run(l.ctx, tasks.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool,
+		sum, err := l.d.runner.Run(l.ctx, send.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool,
 			Items: itemsFor(l.d.items, m), Repeats: l.d.opt.Campaign.Repeat, OnRecord: l.onRecord})
 		l.post(ran{model: model, sum: sum, err: err})
 	}()
@@ -477,7 +477,7 @@ func (l *loop) runExternal(m configs.Model) {
 		return
 	}
 	go func() {
-		sum, err := l.d.runner.Run(l.ctx, tasks.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool,
+		sum, err := l.d.runner.Run(l.ctx, send.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool,
 			Items: itemsFor(l.d.items, m), Repeats: l.d.opt.Campaign.Repeat})
 		l.post(ran{model: m.Name, external: true, sum: sum, err: err})
 	}()

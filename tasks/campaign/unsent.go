@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // unsentFile is RUN/unsent.json: the items whose request for a model the
@@ -33,7 +34,7 @@ type unsentDoc struct {
 // unsentItems are the item problems of the run's summaries, one per
 // model, item and reason (a problem of every repeat counts once), in the
 // summaries' model order, then by item.
-func unsentItems(sums []tasks.Summary) []tasks.LeftOutItem {
+func unsentItems(sums []send.Summary) []tasks.LeftOutItem {
 	var out []tasks.LeftOutItem
 	for _, s := range sums {
 		var items []tasks.LeftOutItem

@@ -19,7 +19,9 @@ import (
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
+	"github.com/npcorch/npcorch/tasks/judge"
 	"github.com/npcorch/npcorch/tasks/score"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // consultData is two cases, three questions, each with two weighted
@@ -101,7 +103,7 @@ func TestO1GeneratedJudgedAndScored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen, judge, strict := simModel("gen", O1), simModel("judge", O1Judge), simModel("strict", O1Judge)
+	gen, judgeModel, strict := simModel("gen", O1), simModel("judge", O1Judge), simModel("strict", O1Judge)
 	key, err := tasks.BuildSimKey(reg, tasks.RequestBuilder{Model: gen}, prompts, tasks.ItemList(items).Items())
 	if err != nil {
 		t.Fatal(err)
@@ -119,10 +121,10 @@ func TestO1GeneratedJudgedAndScored(t *testing.T) {
 	c := inference.NewClient(configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 10 * time.Second,
 		ChunkTimeout: 10 * time.Second, TotalTimeout: 20 * time.Second})
 	defer c.Close()
-	r := &tasks.Runner{Client: c, Journal: j, Prompts: prompts, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
+	r := &send.Runner{Client: c, Journal: j, Prompts: prompts, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
 	ctx := context.Background()
-	runModel := func(m configs.Model, ep launcher.Endpoint) tasks.ModelRun {
-		return tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m}, Pool: inference.NewPool([]launcher.Endpoint{ep}, 4), Repeats: 1}
+	runModel := func(m configs.Model, ep launcher.Endpoint) send.ModelRun {
+		return send.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m}, Pool: inference.NewPool([]launcher.Endpoint{ep}, 4), Repeats: 1}
 	}
 
 	mr := runModel(gen, serveSim(t, "gen", "--sim-key", keyFile, "--sim-policy", "right=0.5", "--sim-seed", "4"))
@@ -132,13 +134,13 @@ func TestO1GeneratedJudgedAndScored(t *testing.T) {
 	}
 	judgeTask, _ := reg.Task(O1Judge)
 	read := func() (*journal.State, error) { return journal.Read(run) }
-	jd := tasks.Judging{Task: judgeTask, Items: items, Generators: []string{"gen"}, Read: read}
+	jd := judge.Judging{Task: judgeTask, Items: items, Generators: []string{"gen"}, Read: read}
 	// 3 answers and 1 audit response, 4 criteria each: 16 judgments.
-	s, err := r.Judge(ctx, runModel(judge, serveSim(t, "judge", "--sim-key", keyFile, "--sim-policy", "right=0.7", "--sim-seed", "2")), jd)
+	s, err := judge.Run(ctx, r, runModel(judgeModel, serveSim(t, "judge", "--sim-key", keyFile, "--sim-policy", "right=0.7", "--sim-seed", "2")), jd)
 	if err != nil || s.Answered != 16 || s.Requests != 16 {
 		t.Fatalf("judge: %+v, %v; want 16 judgments, none retried", s, err)
 	}
-	s, err = r.Judge(ctx, runModel(strict, serveSim(t, "strict", "--sim-key", keyFile, "--sim-policy", "garbage")), jd)
+	s, err = judge.Run(ctx, r, runModel(strict, serveSim(t, "strict", "--sim-key", keyFile, "--sim-policy", "garbage")), jd)
 	if err != nil || s.Answered != 48 {
 		t.Fatalf("garbage judge: %+v, %v; want 16 judgments at each of 3 rungs", s, err)
 	}

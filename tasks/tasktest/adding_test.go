@@ -29,6 +29,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/score"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // The task added: the pathology overview as a two-option question. Its
@@ -199,8 +200,8 @@ func sendAll(t *testing.T, reg *tasks.Registry, p *tasks.Prompts, b tasks.Reques
 	c := inference.NewClient(configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 10 * time.Second,
 		ChunkTimeout: 10 * time.Second, TotalTimeout: 20 * time.Second})
 	defer c.Close()
-	r := &tasks.Runner{Client: c, Journal: j, Prompts: p, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
-	s, err := r.Run(context.Background(), tasks.ModelRun{Model: b.Model, Builder: b, Pool: inference.NewPool([]launcher.Endpoint{ep}, 2),
+	r := &send.Runner{Client: c, Journal: j, Prompts: p, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
+	s, err := r.Run(context.Background(), send.ModelRun{Model: b.Model, Builder: b, Pool: inference.NewPool([]launcher.Endpoint{ep}, 2),
 		Items: tasks.ItemList(items), Repeats: 1})
 	if err != nil || s.Answered != len(items) {
 		st, _ := journal.Read(run)

@@ -25,6 +25,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // benchModel is the served model name of the benchmark engine.
@@ -306,7 +307,7 @@ func goRunner(ctx context.Context, args []string, stdout io.Writer) error {
 	defer j.Close()
 	client := inference.NewClient(clientSettings())
 	defer client.Close()
-	r := &tasks.Runner{Client: client, Journal: j, Prompts: prompts, Retries: 2, Backoff: 10 * time.Millisecond,
+	r := &send.Runner{Client: client, Journal: j, Prompts: prompts, Retries: 2, Backoff: 10 * time.Millisecond,
 		Tasks: npcbench.Registry(configs.DefaultStructures())}
 	ep := launcher.Endpoint{Model: benchModel, BaseURL: *base + "/v1", MaxNumSeqs: *workers}
 
@@ -332,7 +333,7 @@ func goRunner(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}()
 	cpu0, t0 := cpuSeconds(), time.Now()
-	s, err := r.Run(ctx, tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: *media, Root: *root},
+	s, err := r.Run(ctx, send.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: *media, Root: *root},
 		Pool: inference.NewPool([]launcher.Endpoint{ep}, *workers), Items: src, Repeats: *repeats, Workers: *workers})
 	stop()
 	<-sampled

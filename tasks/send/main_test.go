@@ -1,4 +1,4 @@
-package tasks_test
+package send_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/npcorch/npcorch/launcher/simengine"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // benchmark is NPCBench's tasks, whose items these tests run.
@@ -25,7 +26,7 @@ func benchmark() *tasks.Registry { return npcbench.Registry(configs.DefaultStruc
 // SIGKILL it mid-run; `TEST progress-bars` draws progress bars on a
 // pseudo-terminal. tasks.ChildEnv marks such a child.
 func TestMain(m *testing.M) {
-	if os.Getenv(tasks.ChildEnv) == "1" && len(os.Args) > 1 {
+	if os.Getenv(send.ChildEnv) == "1" && len(os.Args) > 1 {
 		os.Exit(runChild(os.Args[1], os.Args[2:]))
 	}
 	exe, err := os.Executable()
@@ -45,7 +46,7 @@ func runChild(role string, args []string) int {
 	case "sim-engine":
 		return simengine.ExitCode(simengine.Main(ctx, args, os.Stdout, os.Stderr))
 	case "progress-bars":
-		tasks.ProgressBarsChild()
+		send.ProgressBarsChild()
 		return 0
 	case "runner":
 		if len(args) != 1 {

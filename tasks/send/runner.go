@@ -1,4 +1,4 @@
-package tasks
+package send
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
 )
@@ -29,10 +30,10 @@ type Progress interface {
 type Runner struct {
 	Client  *inference.Client
 	Journal *journal.Journal
-	Prompts *Prompts
+	Prompts *tasks.Prompts
 	// Tasks says which items' prompts include the answers to which others
 	// (Task.Needs and Prior); nil: no item needs another's answer.
-	Tasks    *Registry
+	Tasks    *tasks.Registry
 	Progress Progress
 	// Retries and Backoff bound the attempts after infrastructure failures.
 	Retries int
@@ -78,11 +79,11 @@ type itemRepeat struct {
 // ModelRun is one model's share of a campaign.
 type ModelRun struct {
 	Model   configs.Model
-	Builder RequestBuilder
+	Builder tasks.RequestBuilder
 	Pool    *inference.Pool
 	// Items are the model's items, read once to rank its tasks and once
 	// per task (Runner.Run).
-	Items   ItemSource
+	Items   tasks.ItemSource
 	Repeats int
 	// Workers caps the requests in flight at once across the pool, now
 	// and after replicas are added (0 = no cap but the pool's: each
@@ -105,7 +106,7 @@ type Summary struct {
 	NotRun   int `json:"not_run"`
 	// Problems are items that could not be sent (bad input, missing
 	// dependency); each is listed.
-	Problems []ItemProblem `json:"problems,omitempty"`
+	Problems []tasks.ItemProblem `json:"problems,omitempty"`
 	// Failures counts failed attempts by kind (retried or not).
 	Failures map[string]int `json:"failures,omitempty"`
 	// Reasons counts the NotRun requests by why they were not run: a
@@ -195,7 +196,7 @@ func (r *Runner) Run(ctx context.Context, mr ModelRun) (Summary, error) {
 		mr.Repeats = 1
 	}
 	if mr.Items == nil {
-		mr.Items = ItemList(nil)
+		mr.Items = tasks.ItemList(nil)
 	}
 	s := Summary{Model: mr.Model.Name, Requests: mr.Items.Len() * mr.Repeats, Failures: map[string]int{}, Reasons: map[string]int{}}
 	act := newActivity(r.clock())
@@ -254,37 +255,37 @@ func (r *Runner) watchWaits(model string, act *activity, wr WaitReporter) (stop 
 // its task writes (about the answers it needs, and what the item supplies)
 // and the earlier turns of its conversation, each with the model's own
 // answer; a problem says why it cannot be sent.
-func (r *Runner) prepare(mr ModelRun, it Item, rep int) (*Request, *ItemProblem) {
+func (r *Runner) prepare(mr ModelRun, it tasks.Item, rep int) (*tasks.Request, *tasks.ItemProblem) {
 	answers := map[string]*journal.Record{}
-	for _, id := range r.Tasks.needs(it) {
+	for _, id := range r.Tasks.Needs(it) {
 		rec, ok := r.lookup(mr.Model.Name, id, rep)
 		if !ok {
-			return nil, &ItemProblem{Item: it.ID, Reason: fmt.Sprintf("its prompt needs the model's answer to %s, which this run never sent (an item left out of the dataset, or one waiting itself for such an answer); fix that and resume the run", id)}
+			return nil, &tasks.ItemProblem{Item: it.ID, Reason: fmt.Sprintf("its prompt needs the model's answer to %s, which this run never sent (an item left out of the dataset, or one waiting itself for such an answer); fix that and resume the run", id)}
 		}
 		answers[id] = &rec
 	}
-	turns := make([]Turn, len(it.Earlier))
+	turns := make([]tasks.Turn, len(it.Earlier))
 	for i, e := range it.Earlier {
 		rec := answers[e.ID]
 		if rec == nil || rec.Answer == nil {
-			return nil, &ItemProblem{Item: it.ID, Reason: fmt.Sprintf("its conversation replays %s, which its task does not name among the answers it needs", e.ID)}
+			return nil, &tasks.ItemProblem{Item: it.ID, Reason: fmt.Sprintf("its conversation replays %s, which its task does not name among the answers it needs", e.ID)}
 		}
 		prompt, err := r.Prompts.Render(e, r.prior(e, answers))
 		if err != nil {
-			return nil, &ItemProblem{Item: it.ID, Reason: err.Error()}
+			return nil, &tasks.ItemProblem{Item: it.ID, Reason: err.Error()}
 		}
-		turns[i] = Turn{Prompt: prompt, Reply: rec.Answer.Content}
+		turns[i] = tasks.Turn{Prompt: prompt, Reply: rec.Answer.Content}
 	}
 	req, err := mr.Builder.BuildTurns(r.Prompts, it, rep, r.prior(it, answers), turns)
 	if err != nil {
-		return nil, &ItemProblem{Item: it.ID, Reason: err.Error()}
+		return nil, &tasks.ItemProblem{Item: it.ID, Reason: err.Error()}
 	}
 	return req, nil
 }
 
 // prior is the prior lines an item's task writes, nil for a task without.
-func (r *Runner) prior(it Item, answers map[string]*journal.Record) []string {
-	if task := r.Tasks.lookup(it.Task); task != nil && task.Prior != nil {
+func (r *Runner) prior(it tasks.Item, answers map[string]*journal.Record) []string {
+	if task := r.Tasks.Lookup(it.Task); task != nil && task.Prior != nil {
 		return task.Prior(it, answers)
 	}
 	return nil
@@ -294,7 +295,7 @@ func (r *Runner) prior(it Item, answers map[string]*journal.Record) []string {
 // acquired, Acquire's error), and returns its record and the kinds of the
 // failed attempts. An error means the run is ending (ctx), and nothing is
 // journaled for the request.
-func (r *Runner) send(ctx context.Context, mr ModelRun, req *Request, act *activity, w *workerState, lease inference.Lease, acquired error) (journal.Record, []string, error) {
+func (r *Runner) send(ctx context.Context, mr ModelRun, req *tasks.Request, act *activity, w *workerState, lease inference.Lease, acquired error) (journal.Record, []string, error) {
 	rec := journal.Record{Key: req.Key, Item: req.Item.ID, Task: req.Item.Task, Patient: req.Item.Patient,
 		Model: mr.Model.Name, Repeat: req.Repeat, Images: len(req.Images)}
 	rec.Prior = req.Prior

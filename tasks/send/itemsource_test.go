@@ -1,4 +1,4 @@
-package tasks_test
+package send_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // madeItems is an ItemSource that makes each item when it is asked for and
@@ -80,7 +81,7 @@ func TestRunnerPullsItemsFromItsSourceAsItSends(t *testing.T) {
 			mu.Unlock()
 			pool := inference.NewPool([]launcher.Endpoint{ep}, workers)
 			r := testRunner(t, t.TempDir())
-			s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaFile, Root: t.TempDir()},
+			s, err := r.Run(context.Background(), send.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaFile, Root: t.TempDir()},
 				Pool: pool, Items: src, Workers: workers})
 			if err != nil {
 				t.Fatal(err)
@@ -138,7 +139,7 @@ func TestRunnerReadsItsSourceOncePerTask(t *testing.T) {
 	model, _ := reg.Get("Lingshu-7B")
 	model.Name = "M"
 	r := testRunner(t, t.TempDir())
-	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaFile, Root: root},
+	s, err := r.Run(context.Background(), send.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaFile, Root: root},
 		Pool: inference.NewPool([]launcher.Endpoint{ep}, 2), Items: src, Repeats: 2, Workers: 2})
 	if err != nil {
 		t.Fatal(err)

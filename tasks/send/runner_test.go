@@ -1,4 +1,4 @@
-package tasks_test
+package send_test
 
 import (
 	"context"
@@ -24,6 +24,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // fakeEngine answers like an OpenAI-compatible engine: it records every
@@ -73,7 +74,7 @@ func writeImage(t *testing.T, root, name string, data []byte) dataset.Image {
 	return dataset.Image{Path: name, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(data))}
 }
 
-func testRunner(t *testing.T, run string) *tasks.Runner {
+func testRunner(t *testing.T, run string) *send.Runner {
 	t.Helper()
 	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", benchmark())
 	if err != nil {
@@ -84,7 +85,7 @@ func testRunner(t *testing.T, run string) *tasks.Runner {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { j.Close() })
-	r := &tasks.Runner{Client: inference.NewClient(testSettings()), Journal: j, Prompts: prompts, Retries: 3, Backoff: time.Millisecond,
+	r := &send.Runner{Client: inference.NewClient(testSettings()), Journal: j, Prompts: prompts, Retries: 3, Backoff: time.Millisecond,
 		Tasks: benchmark()}
 	st2, err := journal.Read(run)
 	if err != nil {
@@ -114,7 +115,7 @@ func TestRunnerL6InjectionRetriesAndResume(t *testing.T) {
 	model.Name = "M"
 	run := t.TempDir()
 	r := testRunner(t, run)
-	mr := tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
+	mr := send.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
 		Pool: inference.NewPool([]launcher.Endpoint{ep}, 2), Items: tasks.ItemList(items), Repeats: 1}
 	s, err := r.Run(context.Background(), mr)
 	if err != nil {
@@ -166,7 +167,7 @@ func TestRunnerWritesSuppliedFindingsWithoutInjection(t *testing.T) {
 	model, _ := reg.Get("Lingshu-7B")
 	run := t.TempDir()
 	r := testRunner(t, run)
-	mr := tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
+	mr := send.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
 		Pool: inference.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items), Repeats: 1}
 	if s, err := r.Run(context.Background(), mr); err != nil || s.Answered != 1 {
 		t.Fatalf("summary %+v, %v; want the question answered", s, err)
@@ -192,7 +193,7 @@ func TestRunnerMarksNotRunAfterRetriesAndNeverStoresAPrediction(t *testing.T) {
 	run := t.TempDir()
 	r := testRunner(t, run)
 	items := []tasks.Item{{ID: "pathology/P01", Task: npcbench.Pathology, Patient: "P01", Images: []dataset.Image{img}, Gold: tasks.Gold{Label: "1"}}}
-	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
+	s, err := r.Run(context.Background(), send.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
 		Pool: inference.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items)})
 	if err != nil {
 		t.Fatal(err)
@@ -228,13 +229,13 @@ func TestRunnerEndsRequestsNotRunWhenThePoolCloses(t *testing.T) {
 	time.AfterFunc(50*time.Millisecond, func() { pool.Close("its engine gave up after 5 restarts") })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := r.Run(ctx, tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
+	s, err := r.Run(ctx, send.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
 		Pool: pool, Items: tasks.ItemList(items)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const why = "no replica will serve this model: its engine gave up after 5 restarts"
-	if s.NotRun != 3 || s.Answered != 0 || s.Reasons[why] != 3 || s.Failures[tasks.FailNoReplica] != 3 {
+	if s.NotRun != 3 || s.Answered != 0 || s.Reasons[why] != 3 || s.Failures[send.FailNoReplica] != 3 {
 		t.Fatalf("summary %+v; want 3 not run for %q", s, why)
 	}
 	st, _ := journal.Read(run)
@@ -249,12 +250,12 @@ func TestRunnerEndsRequestsNotRunWhenThePoolCloses(t *testing.T) {
 }
 
 func TestNotRunReasonGroupsAcrossReplicaPorts(t *testing.T) {
-	a := tasks.NotRunReason(journal.Record{Failures: []string{"x", `connect: Post "http://127.0.0.1:20001/v1/chat/completions": dial tcp 127.0.0.1:20001: connect: connection refused`}})
-	b := tasks.NotRunReason(journal.Record{Failures: []string{`connect: Post "http://127.0.0.1:20007/v1/chat/completions": dial tcp 127.0.0.1:20007: connect: connection refused`}})
+	a := send.NotRunReason(journal.Record{Failures: []string{"x", `connect: Post "http://127.0.0.1:20001/v1/chat/completions": dial tcp 127.0.0.1:20001: connect: connection refused`}})
+	b := send.NotRunReason(journal.Record{Failures: []string{`connect: Post "http://127.0.0.1:20007/v1/chat/completions": dial tcp 127.0.0.1:20007: connect: connection refused`}})
 	if a != b || !strings.Contains(a, "HOST:PORT") {
 		t.Errorf("reasons %q and %q should group as one", a, b)
 	}
-	if tasks.NotRunReason(journal.Record{}) != "no attempt was made" {
+	if send.NotRunReason(journal.Record{}) != "no attempt was made" {
 		t.Error("a record without failures needs a reason too")
 	}
 }
@@ -328,14 +329,14 @@ func careEpisodeAnswer(text string) string {
 // trial saw eight lines for eight slides), and a URL's path stays.
 func TestNotRunReasonGroupsAcrossImagePaths(t *testing.T) {
 	reason := func(p string) string {
-		return tasks.NotRunReason(journal.Record{Failures: []string{"rejected (HTTP 400): The file path /data/prep/" + p +
+		return send.NotRunReason(journal.Record{Failures: []string{"rejected (HTTP 400): The file path /data/prep/" + p +
 			"/overview.png must be a subpath of `--allowed-local-media-path` /srv/media."}})
 	}
 	a, b := reason("P01"), reason("P02")
 	if a != b || a != "rejected (HTTP 400): The file path PATH must be a subpath of `--allowed-local-media-path` PATH" {
 		t.Errorf("reasons %q and %q, want one with the paths blanked", a, b)
 	}
-	url := tasks.NotRunReason(journal.Record{Failures: []string{`connect: Post "http://127.0.0.1:20001/v1/chat/completions": EOF`}})
+	url := send.NotRunReason(journal.Record{Failures: []string{`connect: Post "http://127.0.0.1:20001/v1/chat/completions": EOF`}})
 	if url != `connect: Post "http://HOST:PORT/v1/chat/completions": EOF` {
 		t.Errorf("reason %q: the URL's path must stay", url)
 	}

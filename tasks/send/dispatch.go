@@ -1,4 +1,4 @@
-package tasks
+package send
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/schedule"
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
 )
@@ -75,7 +76,7 @@ func (r *Runner) rankTasks(mr ModelRun) []string {
 		}
 		tail := 0.0
 		for _, d := range order {
-			t := r.Tasks.lookup(d)
+			t := r.Tasks.Lookup(d)
 			if t == nil || !slices.Contains(t.After, task) || slices.Contains(path, d) {
 				continue // not a dependent, or a cycle (a task after itself)
 			}
@@ -106,7 +107,7 @@ func (r *Runner) feedOrder(ranked []string) []string {
 	}
 	read := map[string]bool{}
 	ready := func(task string) bool {
-		t := r.Tasks.lookup(task)
+		t := r.Tasks.Lookup(task)
 		if t == nil {
 			return true
 		}
@@ -123,7 +124,7 @@ func (r *Runner) feedOrder(ranked []string) []string {
 		order = append(order, task)
 		read[task] = true
 		for _, d := range ranked {
-			if t := r.Tasks.lookup(d); !read[d] && t != nil && len(t.After) > 0 && ready(d) {
+			if t := r.Tasks.Lookup(d); !read[d] && t != nil && len(t.After) > 0 && ready(d) {
 				take(d)
 			}
 		}
@@ -143,7 +144,7 @@ func (r *Runner) feedOrder(ranked []string) []string {
 
 // promptTokens estimates an item's prompt tokens from its images (at most
 // limit of them when limit is positive).
-func promptTokens(it Item, limit int) float64 {
+func promptTokens(it tasks.Item, limit int) float64 {
 	images := it.Images
 	if limit > 0 && len(images) > limit {
 		images = images[:limit]
@@ -161,7 +162,7 @@ func promptTokens(it Item, limit int) float64 {
 
 // textTokens is the paper's estimate of the text in task's prompts.
 func (r *Runner) textTokens(task string) float64 {
-	if t := r.Tasks.lookup(task); t != nil {
+	if t := r.Tasks.Lookup(task); t != nil {
 		return float64(t.Paper.TextTokens)
 	}
 	return 0
@@ -172,7 +173,7 @@ func (r *Runner) maxTokens(m configs.Model, task string) int {
 	if n := m.Tasks[task].MaxTokens; n > 0 {
 		return n
 	}
-	if t := r.Tasks.lookup(task); t != nil {
+	if t := r.Tasks.Lookup(task); t != nil {
 		return t.Paper.MaxTokens
 	}
 	return 0
@@ -181,9 +182,9 @@ func (r *Runner) maxTokens(m configs.Model, task string) int {
 // candidate is one (item, repeat) on its way to the engine: req is built,
 // or nil for an item that needs other answers (built once they are there).
 type candidate struct {
-	it  Item
+	it  tasks.Item
 	rep int
-	req *Request
+	req *tasks.Request
 }
 
 // held is an item waiting for missing answers; queued once it is in line.
@@ -233,11 +234,11 @@ func (r *Runner) newDispatcher(ctx context.Context, mr ModelRun, act *activity, 
 // or with the first error.
 func (d *dispatcher) run() error {
 	ch := make(chan candidate, max(d.mr.Workers, d.mr.Pool.Capacity(), 1))
-	tasks := d.r.feedOrder(d.r.rankTasks(d.mr))
-	for i, task := range tasks {
+	order := d.r.feedOrder(d.r.rankTasks(d.mr))
+	for i, task := range order {
 		d.rank[task] = i
 	}
-	d.g.Go(func() error { return d.feed(tasks, ch) })
+	d.g.Go(func() error { return d.feed(order, ch) })
 	w := d.act.worker()
 	defer d.act.forget(w)
 	f := &feederLine{ch: ch}
@@ -259,15 +260,15 @@ func (d *dispatcher) run() error {
 
 // feed reads the items task by task in rank order and sends each (item,
 // repeat) that is not answered yet: built when it needs no other answer.
-func (d *dispatcher) feed(tasks []string, out chan<- candidate) error {
+func (d *dispatcher) feed(order []string, out chan<- candidate) error {
 	defer close(out)
-	for _, task := range tasks {
+	for _, task := range order {
 		for it := range d.mr.Items.Items() {
 			if it.Task != task {
 				continue
 			}
-			dependent := len(d.r.Tasks.needs(it)) > 0
-			var built *Request // it's request for an earlier repeat
+			dependent := len(d.r.Tasks.Needs(it)) > 0
+			var built *tasks.Request // it's request for an earlier repeat
 			for rep := range d.mr.Repeats {
 				c := candidate{it: it, rep: rep}
 				if !dependent {
@@ -291,12 +292,12 @@ func (d *dispatcher) feed(tasks []string, out chan<- candidate) error {
 // when it is to be sent, and as built for the item's next repeat. req is
 // nil for a problem (counted, and built is like) or a request answered
 // before (counted as skipped).
-func (d *dispatcher) build(it Item, rep int, like *Request) (req, built *Request) {
-	var problem *ItemProblem
+func (d *dispatcher) build(it tasks.Item, rep int, like *tasks.Request) (req, built *tasks.Request) {
+	var problem *tasks.ItemProblem
 	if like != nil {
 		var err error
 		if req, err = like.ForRepeat(rep); err != nil {
-			problem = &ItemProblem{Item: it.ID, Reason: err.Error()}
+			problem = &tasks.ItemProblem{Item: it.ID, Reason: err.Error()}
 		}
 	} else {
 		req, problem = d.r.prepare(d.mr, it, rep)
@@ -318,7 +319,7 @@ func (d *dispatcher) build(it Item, rep int, like *Request) (req, built *Request
 // need its answer, fails them with cause: the root of a chain of items
 // that wait for each other, so that a conversation's last turn says why
 // its first was not answered.
-func (d *dispatcher) problem(it Item, rep int, p ItemProblem, cause string) {
+func (d *dispatcher) problem(it tasks.Item, rep int, p tasks.ItemProblem, cause string) {
 	d.smu.Lock()
 	d.s.Problems = append(d.s.Problems, p)
 	d.s.NotRun++
@@ -332,9 +333,9 @@ func (d *dispatcher) problem(it Item, rep int, p ItemProblem, cause string) {
 // unansweredNeed is the problem of an item whose prompt needs an answer
 // that will not come this run, for cause. The reason names the task of the
 // answer, not its item, so the summary groups like problems on one line.
-func unansweredNeed(it Item, need, cause string) ItemProblem {
+func unansweredNeed(it tasks.Item, need, cause string) tasks.ItemProblem {
 	task, _, _ := strings.Cut(need, "/")
-	return ItemProblem{Item: it.ID, Reason: fmt.Sprintf("its prompt needs the model's answer to a %s item, which was not answered: %s", task, cause)}
+	return tasks.ItemProblem{Item: it.ID, Reason: fmt.Sprintf("its prompt needs the model's answer to a %s item, which was not answered: %s", task, cause)}
 }
 
 // signal runs f under the dispatcher's lock and wakes its loop.
@@ -452,7 +453,7 @@ func (d *dispatcher) queueLocked(h *held) {
 
 // resolve returns c's request, ready to send; nil when c waits for answers
 // (it is held), is a problem, or was answered before.
-func (d *dispatcher) resolve(c candidate) *Request {
+func (d *dispatcher) resolve(c candidate) *tasks.Request {
 	if c.req != nil {
 		return c.req
 	}
@@ -460,7 +461,7 @@ func (d *dispatcher) resolve(c candidate) *Request {
 	d.mu.Lock()
 	var missing []itemRepeat
 	need, cause := "", ""
-	for _, id := range d.r.Tasks.needs(c.it) {
+	for _, id := range d.r.Tasks.Needs(c.it) {
 		key := itemRepeat{model, id, c.rep}
 		if _, ok := d.r.lookup(model, id, c.rep); !ok {
 			missing = append(missing, key)
@@ -490,7 +491,7 @@ func (d *dispatcher) resolve(c candidate) *Request {
 
 // start takes a slot for req (waiting in line in the pool) and sends it
 // on a goroutine of its own. An error means the run is ending.
-func (d *dispatcher) start(req *Request, w *workerState) error {
+func (d *dispatcher) start(req *tasks.Request, w *workerState) error {
 	if d.cap != nil {
 		select {
 		case d.cap <- struct{}{}:
@@ -521,7 +522,7 @@ func (d *dispatcher) start(req *Request, w *workerState) error {
 
 // send makes the request's attempts, journals its outcome and releases
 // the items waiting for it.
-func (d *dispatcher) send(req *Request, lease inference.Lease, acquired error) error {
+func (d *dispatcher) send(req *tasks.Request, lease inference.Lease, acquired error) error {
 	r, mr := d.r, d.mr
 	w := d.act.worker()
 	defer d.act.forget(w)

@@ -1,4 +1,4 @@
-package tasks_test
+package send_test
 
 import (
 	"bytes"
@@ -23,6 +23,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 func testSettings() configs.ClientSettings {
@@ -294,7 +295,7 @@ func TestStreamErrorKeepsEngineMessageAndCode(t *testing.T) {
 	reg, _ := configs.DefaultRegistry()
 	model, _ := reg.Get("Lingshu-7B")
 	items := []tasks.Item{{ID: "card/P01/x", Task: npcbench.Card, Patient: "P01", Gold: tasks.Gold{Label: "1"}}}
-	if _, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
+	if _, err := r.Run(context.Background(), send.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
 		Pool: inference.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items)}); err != nil {
 		t.Fatal(err)
 	}

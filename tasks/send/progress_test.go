@@ -1,4 +1,4 @@
-package tasks
+package send
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/journal"
 )
 
@@ -31,7 +32,7 @@ func TestLineProgressReportsRateETAAndNotRun(t *testing.T) {
 		p.Record(rec)
 		p.Record(journal.Record{Model: "a model that never started", Status: journal.StatusNotRun})
 	}
-	p.Finish("Qwen3-VL-8B-Instruct", Summary{Requests: 35, Answered: 27, Skipped: 5, NotRun: 3, Problems: []ItemProblem{{Item: "x"}}})
+	p.Finish("Qwen3-VL-8B-Instruct", Summary{Requests: 35, Answered: 27, Skipped: 5, NotRun: 3, Problems: []tasks.ItemProblem{{Item: "x"}}})
 	// A model whose run was cut (Ctrl-C) does not say it finished.
 	p.Finish("Lingshu-7B", Summary{Requests: 100, Answered: 76})
 	want := "Qwen3-VL-8B-Instruct: 100 requests\n" +

@@ -1,4 +1,4 @@
-package tasks_test
+package send_test
 
 import (
 	"context"

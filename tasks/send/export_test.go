@@ -1,4 +1,4 @@
-package tasks
+package send
 
 // What the external tests (package tasks_test, which may import
 // tasks/npcbench) use of this package's internals and of its internal

@@ -1,4 +1,4 @@
-package tasks_test
+package send_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // carePatients are n CarePath episodes: per patient a pathology slide
@@ -96,7 +97,7 @@ func TestEngineIsKeptFull(t *testing.T) {
 	defer cancel()
 	go pool.WatchMetrics(ctx, &http.Client{Timeout: 5 * time.Second}, inference.ScrapeEvery)
 	r := newEngineRunner(t, t.TempDir(), engineSettings())
-	s, err := r.Run(context.Background(), tasks.ModelRun{Model: mc, Builder: b, Pool: pool, Items: tasks.ItemList(items)})
+	s, err := r.Run(context.Background(), send.ModelRun{Model: mc, Builder: b, Pool: pool, Items: tasks.ItemList(items)})
 	if err != nil {
 		t.Fatal(err)
 	}

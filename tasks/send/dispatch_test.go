@@ -1,4 +1,4 @@
-package tasks_test
+package send_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // promptLog is a fake engine that answers as careEpisodeAnswer does and
@@ -82,7 +83,7 @@ func TestRunnerSendsTheLongestRequestsFirst(t *testing.T) {
 	ep := serve(t, eng.handler)
 	model := simModelConfig(t)
 	r := testRunner(t, t.TempDir())
-	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
+	s, err := r.Run(context.Background(), send.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
 		Pool: inference.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items), Workers: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +136,7 @@ func TestCareQuestionWaitsOnlyForItsOwnPatient(t *testing.T) {
 	ep := serve(t, eng.handler)
 	model := simModelConfig(t)
 	r := testRunner(t, t.TempDir())
-	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
+	s, err := r.Run(context.Background(), send.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
 		Pool: inference.NewPool([]launcher.Endpoint{ep}, 2), Items: tasks.ItemList(items)})
 	if err != nil {
 		t.Fatal(err)
@@ -198,15 +199,15 @@ func conversation(t *testing.T, others ...string) (*tasks.Registry, *tasks.Promp
 
 // runTwoSlots runs items on ep through a pool of two slots, with a
 // journal of its own, and returns the run's summary.
-func runTwoSlots(t *testing.T, reg *tasks.Registry, prompts *tasks.Prompts, model configs.Model, ep launcher.Endpoint, items []tasks.Item) tasks.Summary {
+func runTwoSlots(t *testing.T, reg *tasks.Registry, prompts *tasks.Prompts, model configs.Model, ep launcher.Endpoint, items []tasks.Item) send.Summary {
 	t.Helper()
 	j, err := journal.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	r := &tasks.Runner{Client: inference.NewClient(testSettings()), Journal: j, Prompts: prompts, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
-	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
+	r := &send.Runner{Client: inference.NewClient(testSettings()), Journal: j, Prompts: prompts, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
+	s, err := r.Run(context.Background(), send.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
 		Pool: inference.NewPool([]launcher.Endpoint{ep}, 2), Items: tasks.ItemList(items)})
 	if err != nil {
 		t.Fatal(err)

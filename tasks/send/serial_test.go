@@ -1,4 +1,4 @@
-package tasks_test
+package send_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // message is one chat message as an engine receives it.
@@ -89,8 +90,8 @@ func TestRunnerSendsSerialTurnsAfterTheAnswersTheyReplay(t *testing.T) {
 	model, _ := reg.Get("Lingshu-7B")
 	model.Name = "M"
 	run := t.TempDir()
-	mr := func(its []tasks.Item) tasks.ModelRun {
-		return tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
+	mr := func(its []tasks.Item) send.ModelRun {
+		return send.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: t.TempDir()},
 			Pool: inference.NewPool([]launcher.Endpoint{ep}, 4), Items: tasks.ItemList(its), Repeats: 1}
 	}
 	// First only turn 1, then (resumed, by a new runner) all three turns.

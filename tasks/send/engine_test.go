@@ -1,4 +1,4 @@
-package tasks_test
+package send_test
 
 import (
 	"context"
@@ -27,6 +27,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // These tests run the client, pool, runner and journal against simulated
@@ -134,10 +135,10 @@ func TestEngineTotalTimeout(t *testing.T) {
 
 // runItems runs items for simModel through one endpoint with one worker, so
 // requests go out in item order.
-func runItems(t *testing.T, r *tasks.Runner, ep launcher.Endpoint, root string, items []tasks.Item) tasks.Summary {
+func runItems(t *testing.T, r *send.Runner, ep launcher.Endpoint, root string, items []tasks.Item) send.Summary {
 	t.Helper()
 	m := simModelConfig(t)
-	s, err := r.Run(context.Background(), tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
+	s, err := r.Run(context.Background(), send.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
 		Pool: inference.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items), Workers: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -411,7 +412,7 @@ func TestEngineResumeAfterSIGKILLOfTheRunner(t *testing.T) {
 
 	exe, _ := os.Executable()
 	child := exec.Command(exe, "runner", specPath)
-	child.Env = append(os.Environ(), tasks.ChildEnv+"=1")
+	child.Env = append(os.Environ(), send.ChildEnv+"=1")
 	out := &proctest.Buffer{}
 	child.Stdout, child.Stderr = out, out
 	if err := child.Start(); err != nil {
@@ -451,7 +452,7 @@ func TestEngineResumeAfterSIGKILLOfTheRunner(t *testing.T) {
 	}
 
 	r := newEngineRunner(t, run, engineSettings())
-	s, err := r.Run(context.Background(), tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
+	s, err := r.Run(context.Background(), send.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
 		Pool: inference.NewPool([]launcher.Endpoint{rec.endpoint("e", 2)}, 2), Items: tasks.ItemList(items), Workers: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -576,7 +577,7 @@ func TestEngineL6CareQuestionsCarryTheModelsOwnFindings(t *testing.T) {
 		rec := newRecorder(t, e.base)
 		cfg := simModelConfig(t)
 		cfg.Name = mod.name
-		s, err := r.Run(context.Background(), tasks.ModelRun{Model: cfg, Builder: tasks.RequestBuilder{Model: cfg, Media: configs.MediaFile, Root: root},
+		s, err := r.Run(context.Background(), send.ModelRun{Model: cfg, Builder: tasks.RequestBuilder{Model: cfg, Media: configs.MediaFile, Root: root},
 			Pool: inference.NewPool([]launcher.Endpoint{rec.endpoint(mod.name+"#0", 2)}, 2), Items: tasks.ItemList(items), Workers: 2})
 		if err != nil {
 			t.Fatal(err)
@@ -650,8 +651,8 @@ type replicaWatch struct {
 	hook   func(journal.Record, map[string]int)
 }
 
-func (w *replicaWatch) Start(string, int)            {}
-func (w *replicaWatch) Finish(string, tasks.Summary) {}
+func (w *replicaWatch) Start(string, int)           {}
+func (w *replicaWatch) Finish(string, send.Summary) {}
 func (w *replicaWatch) Record(rec journal.Record) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -700,7 +701,7 @@ func TestEngineTwoReplicasShareWorkAndSurviveAKill(t *testing.T) {
 	r := newEngineRunner(t, run, engineSettings())
 	r.Retries = 4
 	r.Progress = watch
-	s, err := r.Run(context.Background(), tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
+	s, err := r.Run(context.Background(), send.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
 		Pool: pool, Items: tasks.ItemList(items), Workers: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -764,7 +765,7 @@ func TestEngineAdaptiveConcurrencyFollowsTheQueue(t *testing.T) {
 	}}
 	r := newEngineRunner(t, t.TempDir(), engineSettings())
 	r.Progress = watch
-	s, err := r.Run(context.Background(), tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
+	s, err := r.Run(context.Background(), send.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: root},
 		Pool: pool, Items: tasks.ItemList(items), Workers: 8})
 	if err != nil {
 		t.Fatal(err)

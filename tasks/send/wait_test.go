@@ -1,4 +1,4 @@
-package tasks_test
+package send_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // waits records what a run reports it waits on.
@@ -24,9 +25,9 @@ type waits struct {
 	seen []string
 }
 
-func (w *waits) Start(string, int)            {}
-func (w *waits) Record(journal.Record)        {}
-func (w *waits) Finish(string, tasks.Summary) {}
+func (w *waits) Start(string, int)           {}
+func (w *waits) Record(journal.Record)       {}
+func (w *waits) Finish(string, send.Summary) {}
 func (w *waits) Waiting(_, what string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -65,7 +66,7 @@ func TestRunnerReportsWaitsInsteadOfAnETA(t *testing.T) {
 	rep := &waits{}
 	r.Progress = rep
 	items := []tasks.Item{{ID: "pathology/P01", Task: npcbench.Pathology, Patient: "P01", Images: []dataset.Image{img}, Gold: tasks.Gold{Label: "1"}}}
-	s, err := r.Run(context.Background(), tasks.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
+	s, err := r.Run(context.Background(), send.ModelRun{Model: model, Builder: tasks.RequestBuilder{Model: model, Media: configs.MediaBase64, Root: root},
 		Pool: inference.NewPool([]launcher.Endpoint{ep}, 1), Items: tasks.ItemList(items)})
 	if err != nil || s.Answered != 1 {
 		t.Fatalf("run: %+v, %v", s, err)

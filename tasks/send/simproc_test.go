@@ -1,4 +1,4 @@
-package tasks_test
+package send_test
 
 import (
 	"bytes"
@@ -34,6 +34,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // simModel is the served name of every simulated engine in these tests.
@@ -65,7 +66,7 @@ func spawnEngine(t testing.TB, args ...string) *simEngine {
 	full := append([]string{"sim-engine", "serve", simModel, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--sim-workers", "0", "--disable-uvicorn-access-log"}, args...)
 	cmd := exec.Command(exe, full...)
-	cmd.Env = append(os.Environ(), tasks.ChildEnv+"=1")
+	cmd.Env = append(os.Environ(), send.ChildEnv+"=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	e := &simEngine{t: t, cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), out: &proctest.Buffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = e.out, e.out
@@ -307,7 +308,7 @@ func engineSettings() configs.ClientSettings {
 
 // newEngineRunner is a Runner over a journal in run, with the real findings
 // extractor.
-func newEngineRunner(t testing.TB, run string, s configs.ClientSettings) *tasks.Runner {
+func newEngineRunner(t testing.TB, run string, s configs.ClientSettings) *send.Runner {
 	t.Helper()
 	j, err := journal.Open(run)
 	if err != nil {
@@ -320,7 +321,7 @@ func newEngineRunner(t testing.TB, run string, s configs.ClientSettings) *tasks.
 	}
 	c := inference.NewClient(s)
 	t.Cleanup(c.Close)
-	r := &tasks.Runner{Client: c, Journal: j, Prompts: defaultPrompts(t), Tasks: benchmark(),
+	r := &send.Runner{Client: c, Journal: j, Prompts: defaultPrompts(t), Tasks: benchmark(),
 		Retries: 2, Backoff: time.Millisecond}
 	r.SetState(st)
 	return r
@@ -361,7 +362,7 @@ func runRunnerChild(ctx context.Context, specPath string) (err error) {
 	m := simModelConfig(t)
 	items := pathologyItems(t, spec.Root, spec.Items, false)
 	ep := launcher.Endpoint{Model: simModel, BaseURL: spec.BaseURL, MaxNumSeqs: spec.Workers}
-	_, err = r.Run(ctx, tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: spec.Root},
+	_, err = r.Run(ctx, send.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: spec.Root},
 		Pool: inference.NewPool([]launcher.Endpoint{ep}, spec.Workers), Items: tasks.ItemList(items), Workers: spec.Workers})
 	return err
 }

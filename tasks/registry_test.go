@@ -7,6 +7,7 @@ import (
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/journal"
+	"github.com/npcorch/npcorch/tasks/score"
 )
 
 // plainTask is a task that NewRegistry accepts.
@@ -45,9 +46,9 @@ func TestNewRegistryRefusesWhatCannotRun(t *testing.T) {
 		"family":      {func(b *tasks.Benchmark) { b.Families = []tasks.Family{{Name: "f", Tasks: []string{"a", "c"}}} }, `family f: unknown task "c"`},
 		"family=task": {func(b *tasks.Benchmark) { b.Families = []tasks.Family{{Name: "a", Tasks: []string{"b"}}} }, `family "a" is named twice`},
 		"composite": {func(b *tasks.Benchmark) {
-			b.Composites = []*tasks.Composite{{Name: "c", Tasks: []string{"x"}, Score: func(*tasks.Answers, *tasks.ModelResults) error { return nil }}}
+			b.Scoring = &score.Card{Composites: []*score.Composite{{Name: "c", Tasks: []string{"x"}, Score: func(*score.Answers, *score.ModelResults) error { return nil }}}}
 		}, `composite c: unknown task "x"`},
-		"column":        {func(b *tasks.Benchmark) { b.Table = []tasks.Column{{Name: "A."}} }, "column A. has no Pick"},
+		"column":        {func(b *tasks.Benchmark) { b.Scoring = &score.Card{Table: []score.Column{{Name: "A."}}} }, "column A. has no Pick"},
 		"no structures": {func(b *tasks.Benchmark) { b.Structures = nil }, "no base structures"},
 	} {
 		if err := with(c.edit); err == nil || !strings.Contains(err.Error(), c.want) {

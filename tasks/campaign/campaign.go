@@ -22,6 +22,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
 	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/score"
 	"github.com/npcorch/npcorch/tasks/send"
 )
 
@@ -107,7 +108,7 @@ type Outcome struct {
 	RunDir    string
 	Summaries []send.Summary
 	Plan      *schedule.Plan
-	Results   *tasks.Results
+	Results   *score.Results
 	// Problems are the dataset's and the items' problems the run went
 	// past (also written to Options.Log).
 	Problems Problems
@@ -311,8 +312,8 @@ func askedTasks(m configs.Model, run []string) []string {
 }
 
 // runModels are the run's models with the tasks each was asked.
-func (m Meta) runModels() []tasks.RunModel {
-	out := tasks.RunModels(m.Models...)
+func (m Meta) runModels() []score.RunModel {
+	out := score.RunModels(m.Models...)
 	if m.ModelTasks == nil {
 		return out
 	}

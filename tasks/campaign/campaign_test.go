@@ -22,6 +22,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/prepare"
+	"github.com/npcorch/npcorch/tasks/score"
 	"github.com/npcorch/npcorch/tasks/synth"
 )
 
@@ -281,7 +282,7 @@ func TestCampaignEndToEndScoresFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 	for _, m := range o.Results.Models {
 		want := expect(raw, 11, m.Model, policies[m.Model])
 		got := map[string]float64{}
-		for _, col := range Benchmark().Table() {
+		for _, col := range score.CardOf(Benchmark()).Table {
 			if col.Level == "O1" {
 				continue // O1 is scored by a judge, and this campaign has none
 			}

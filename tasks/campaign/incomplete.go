@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/score"
 	"github.com/npcorch/npcorch/tasks/send"
 )
 
@@ -54,7 +54,7 @@ func (e *incompleteError) Unwrap() error { return ErrIncomplete }
 // have no answer and the dataset's items that could not be made, writes
 // why this run did not answer them to w, and returns an incompleteError,
 // or nil when everything is answered.
-func checkComplete(res *tasks.Results, sums []send.Summary, w io.Writer) error {
+func checkComplete(res *score.Results, sums []send.Summary, w io.Writer) error {
 	missing, total := 0, 0
 	for _, m := range res.Models {
 		missing += m.NotRun + m.Missing

@@ -23,6 +23,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/campaign"
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/prepare"
+	"github.com/npcorch/npcorch/tasks/score"
 	"github.com/npcorch/npcorch/tasks/synth"
 )
 
@@ -208,7 +209,7 @@ func TestSlurmCampaignEndToEnd(t *testing.T) {
 		if m.Model != "Qwen3-VL-8B-Instruct" {
 			continue
 		}
-		for _, col := range campaign.Benchmark().Table() {
+		for _, col := range score.CardOf(campaign.Benchmark()).Table {
 			if s, _ := col.Pick(m); s != nil && s.Percent != 100 {
 				t.Errorf("oracle %s %s = %.1f%%, want 100", m.Model, col.Name, s.Percent)
 			}

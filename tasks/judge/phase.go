@@ -39,7 +39,7 @@ func Run(ctx context.Context, r Sender, mr send.ModelRun, jd Judging) (send.Summ
 	if err != nil {
 		return send.Summary{Model: mr.Model.Name}, fmt.Errorf("judge %s: read the journal: %w", mr.Model.Name, err)
 	}
-	items := tasks.JudgeItems(jd.Task, jd.Items, st, jd.Generators)
+	items := Items(jd.Task, jd.Items, st, jd.Generators)
 	total := send.Summary{Model: mr.Model.Name}
 	for rung := 0; len(items) > 0 && rung < len(tasks.JudgeAttempts()); rung++ {
 		mr.Items = tasks.ItemList(items)
@@ -51,7 +51,7 @@ func Run(ctx context.Context, r Sender, mr send.ModelRun, jd Judging) (send.Summ
 		if st, err = jd.Read(); err != nil {
 			return total, fmt.Errorf("judge %s: read the journal: %w", mr.Model.Name, err)
 		}
-		items = tasks.JudgeRetries(items, st, mr.Model.Name)
+		items = Retries(items, st, mr.Model.Name)
 	}
 	return total, nil
 }

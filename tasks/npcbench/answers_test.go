@@ -15,6 +15,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/extract"
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
+	"github.com/npcorch/npcorch/tasks/judge"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -409,8 +410,8 @@ func judgedAsWritten(reg *tasks.Registry, content string) (bool, *extract.Failur
 	gen := tasks.Item{ID: O1 + "/C1/Q1", Task: O1, Patient: "C1", Consult: &tasks.Consult{CaseID: "C1", Case: "A case.", Question: "What next?",
 		Criteria: []dataset.Criterion{{ID: "p1", Kind: dataset.KindPositive, Weight: 10, Text: "Recommends induction."}}}}
 	st := &journal.State{Records: map[string]journal.Record{"k": {Key: "k", Item: gen.ID, Task: O1, Model: "M", Status: journal.StatusAnswered, Answer: &inference.Answer{Content: content}}}}
-	judge, _ := reg.Task(O1Judge)
-	items := tasks.JudgeItems(judge, []tasks.Item{gen}, st, []string{"M"})
+	jt, _ := reg.Task(O1Judge)
+	items := judge.Items(jt, []tasks.Item{gen}, st, []string{"M"})
 	if len(items) != 1 {
 		return false, &extract.Failure{Kind: "judge items", Detail: fmt.Sprintf("%d judge items, want 1", len(items))}
 	}

@@ -35,7 +35,7 @@ var controlMix = schedule.RequestMix{Requests: 146, TextTokens: 1500, MaxTokens:
 
 // carePathControls compares the L6 conditions by patient-macro care
 // accuracy (Eq. A5), all-care and decision accuracy.
-func carePathControls() *tasks.Composite {
+func carePathControls() *score.Composite {
 	return controls(CarePathControls, "L6 image-evidence and serial controls: patient-macro care accuracy",
 		"Patient-macro care accuracy per model on the control cohort's questions with the model's own image findings, the reference findings, no image findings, and the reference findings in one serial conversation; the paired differences are in scores.md.",
 		carePathPairings, []string{"Own findings", "Reference findings", "No image findings", "Serial"},

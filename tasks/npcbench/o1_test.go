@@ -149,7 +149,7 @@ func TestO1GeneratedJudgedAndScored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := tasks.ScoreRun(reg, "o1", raw, items, state, tasks.RunModels("gen"), 1, score.Options{Seed: 1})
+	res, err := score.ScoreRun(reg, "o1", raw, items, state, score.RunModels("gen"), 1, score.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,12 +216,12 @@ func handScores(t *testing.T, st *journal.State, prompts *tasks.Prompts, items [
 			out["differ"]++
 		}
 	}
-	for _, judge := range []string{"judge", "strict"} {
+	for _, jm := range []string{"judge", "strict"} {
 		total := 0.0
 		for _, it := range items {
 			raw := 0.0
 			for _, c := range it.Consult.Criteria {
-				if !met[judge+"|"+tasks.JudgeItemID(O1Judge, &tasks.Judged{Generator: "gen", Item: it.ID, Criterion: c})] {
+				if !met[jm+"|"+judge.ItemID(O1Judge, &tasks.Judged{Generator: "gen", Item: it.ID, Criterion: c})] {
 					continue
 				}
 				switch c.Kind {
@@ -235,13 +235,13 @@ func handScores(t *testing.T, st *journal.State, prompts *tasks.Prompts, items [
 			}
 			total += 100 * max(0, raw) / 10
 		}
-		out[judge] = total / 3
+		out[jm] = total / 3
 	}
 	agree := 0
 	for _, l := range items[0].Consult.Audit[0].Labels {
 		c, _ := items[0].Consult.Criteria, 0
 		for _, cr := range c {
-			if cr.ID == l.Criterion && met["judge|"+tasks.JudgeItemID(O1Judge, &tasks.Judged{Generator: tasks.AuditGenerator, Audit: "A1", Item: items[0].ID, Criterion: cr})] == l.Met {
+			if cr.ID == l.Criterion && met["judge|"+judge.ItemID(O1Judge, &tasks.Judged{Generator: judge.AuditGenerator, Audit: "A1", Item: items[0].ID, Criterion: cr})] == l.Met {
 				agree++
 			}
 		}

@@ -288,11 +288,11 @@ func writeRun(t testing.TB, dir string, o runOptions) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := tasks.ScoreRun(testRegistry(), "fixture", &c.raw, c.items, state, tasks.RunModels(models...), 1, score.Options{Seed: 7, Draws: 200})
+	res, err := score.ScoreRun(testRegistry(), "fixture", &c.raw, c.items, state, score.RunModels(models...), 1, score.Options{Seed: 7, Draws: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tasks.WriteScoreFiles(dir, res); err != nil {
+	if err := score.WriteScoreFiles(dir, res); err != nil {
 		t.Fatal(err)
 	}
 	if o.gpu {

@@ -13,6 +13,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
+	"github.com/npcorch/npcorch/tasks/judge"
 )
 
 // judgeItem is the judge's first-attempt item of one answer and one
@@ -23,11 +24,11 @@ func judgeItem(t *testing.T, reg *tasks.Registry, answer string) tasks.Item {
 		Criteria: []dataset.Criterion{{ID: "m1", Kind: dataset.KindMajor, Text: "Recommends surgery first."}}}}
 	st := &journal.State{Records: map[string]journal.Record{"k": {Key: "k", Item: gen.ID, Task: "o1", Model: "G", Status: journal.StatusAnswered,
 		Answer: &inference.Answer{Content: answer}}}}
-	judge, err := reg.Task("o1judge")
+	jt, err := reg.Task("o1judge")
 	if err != nil {
 		t.Fatal(err)
 	}
-	items := tasks.JudgeItems(judge, []tasks.Item{gen}, st, []string{"G", "absent"})
+	items := judge.Items(jt, []tasks.Item{gen}, st, []string{"G", "absent"})
 	if len(items) != 1 || items[0].ID != "o1judge/G/C1/Q1/m1" || items[0].Task != "o1judge" {
 		t.Fatalf("judge items %+v, want one, o1judge/G/C1/Q1/m1", items)
 	}
@@ -48,22 +49,22 @@ func TestJudgeRequestsFollowThePaper(t *testing.T) {
 	// The judge's answer cannot be read: the retry is one rung up.
 	st := &journal.State{Records: map[string]journal.Record{"j": {Key: "j", Item: first.ID, Task: "o1judge", Model: "J",
 		Status: journal.StatusAnswered, Answer: &inference.Answer{Content: `{"criteria_met": "yes"}`}}}}
-	second := tasks.JudgeRetries([]tasks.Item{first}, st, "J")
+	second := judge.Retries([]tasks.Item{first}, st, "J")
 	if len(second) != 1 || second[0].ID != first.ID+"#retry1" {
 		t.Fatalf("retries %+v, want %s#retry1", second, first.ID)
 	}
 	st.Records["j2"] = journal.Record{Key: "j2", Item: second[0].ID, Task: "o1judge", Model: "J", Status: journal.StatusAnswered, Answer: &inference.Answer{Content: "no JSON"}}
-	third := tasks.JudgeRetries(second, st, "J")
+	third := judge.Retries(second, st, "J")
 	st.Records["j3"] = journal.Record{Key: "j3", Item: third[0].ID, Task: "o1judge", Model: "J", Status: journal.StatusAnswered, Answer: &inference.Answer{Content: "{}"}}
-	if more := tasks.JudgeRetries(third, st, "J"); len(more) != 0 {
+	if more := judge.Retries(third, st, "J"); len(more) != 0 {
 		t.Errorf("a verdict unreadable at the last rung is retried again: %+v", more)
 	}
-	if ok := tasks.JudgeRetries([]tasks.Item{first}, &journal.State{Records: map[string]journal.Record{"j": {Key: "j", Item: first.ID,
+	if ok := judge.Retries([]tasks.Item{first}, &journal.State{Records: map[string]journal.Record{"j": {Key: "j", Item: first.ID,
 		Task: "o1judge", Model: "J", Status: journal.StatusAnswered, Answer: &inference.Answer{Content: `{"explanation": "x", "criteria_met": false}`}}}}, "J"); len(ok) != 0 {
 		t.Errorf("a valid verdict is retried: %+v", ok)
 	}
 
-	judge := configs.Model{Name: "J", Engine: configs.Engine{Kind: configs.EngineSim}, Tasks: map[string]configs.TaskSettings{"o1judge": {MaxTokens: 2048}}}
+	jm := configs.Model{Name: "J", Engine: configs.Engine{Kind: configs.EngineSim}, Tasks: map[string]configs.TaskSettings{"o1judge": {MaxTokens: 2048}}}
 	for i, c := range []struct {
 		it     tasks.Item
 		effort string
@@ -74,8 +75,8 @@ func TestJudgeRequestsFollowThePaper(t *testing.T) {
 		{second[0], "high", []string{`"max_tokens":8192`, `"reasoning_effort":"high"`}, []string{"response_format"}},
 		{third[0], "none", []string{`"max_tokens":8192`, `"response_format":{"type":"json_schema","json_schema":{"name":"verdict"`, `"strict":true`, `"criteria_met"`}, []string{"reasoning_effort"}},
 	} {
-		judge.ReasoningEffort = c.effort
-		req, err := tasks.RequestBuilder{Model: judge}.Build(prompts, c.it, 0, nil)
+		jm.ReasoningEffort = c.effort
+		req, err := tasks.RequestBuilder{Model: jm}.Build(prompts, c.it, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

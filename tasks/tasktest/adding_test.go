@@ -81,8 +81,8 @@ var prompts = fstest.MapFS{PathologyChoice + ".tmpl": {Data: []byte(
 func registry(t *testing.T) *tasks.Registry {
 	t.Helper()
 	reg, err := tasks.NewRegistry(tasks.Benchmark{Structures: configs.DefaultStructures(),
-		Tasks: []*tasks.Task{pathologyChoice()},
-		Table: []tasks.Column{tasks.TaskColumn("Choice", "L3", PathologyChoice)}})
+		Tasks:   []*tasks.Task{pathologyChoice()},
+		Scoring: &score.Card{Table: []score.Column{score.TaskColumn("Choice", "L3", PathologyChoice)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestAddingATask(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := tasks.ScoreRun(reg, "toy", raw, items, j, tasks.RunModels("toy-model"), 1, score.Options{Seed: 1})
+		res, err := score.ScoreRun(reg, "toy", raw, items, j, score.RunModels("toy-model"), 1, score.Options{Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,11 +1,65 @@
-package tasks
+package score
 
 import (
 	"fmt"
 
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
-	"github.com/npcorch/npcorch/tasks/score"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
+
+// Card is how a benchmark's answers are scored across tasks and shown: the
+// endpoints computed over several tasks, the score table, the notes under
+// it and the report's recall figures. A family builds one and hands it to
+// its registry (tasks.Benchmark.Scoring); CardOf gets it back.
+type Card struct {
+	// Composites are the endpoints computed over several tasks' answers,
+	// in scoring order.
+	Composites []*Composite
+	// Table lists the columns of the score table (the paper's Table 1).
+	Table []Column
+	// Notes are lines printed under the score table.
+	Notes []string
+	// Recall lists the report's per-class recall figures.
+	Recall []RecallPlot
+}
+
+// RecallPlot is a report figure of per-class recall for every model: of
+// the class table keyed Table (a task key, or a key a composite's Tables
+// gives).
+type RecallPlot struct {
+	File, Title, Table string
+}
+
+// Check checks the card against its registry: every composite has a name
+// and a Score function and reads known tasks, every column a Pick function.
+func (c *Card) Check(known func(where string, keys ...string) error) error {
+	for _, cp := range c.Composites {
+		if cp.Name == "" || cp.Score == nil {
+			return fmt.Errorf("task registry: composite %q needs a name and a Score function", cp.Name)
+		}
+		if err := known("composite "+cp.Name, cp.Tasks...); err != nil {
+			return err
+		}
+	}
+	for _, col := range c.Table {
+		if col.Pick == nil {
+			return fmt.Errorf("task registry: table column %s has no Pick function", col.Name)
+		}
+	}
+	return nil
+}
+
+// CardOf returns the card a registry carries; an empty one when it
+// carries none (each task is then scored alone).
+func CardOf(reg *tasks.Registry) *Card {
+	if reg != nil {
+		if c, ok := reg.Scoring().(*Card); ok && c != nil {
+			return c
+		}
+	}
+	return &Card{}
+}
 
 // Composite is an endpoint computed over the answers of several tasks (T
 // stage over both presentations, the anatomical panel, a CarePath
@@ -30,13 +84,13 @@ type Composite struct {
 // it.
 type ClassTable struct {
 	Key, Title string
-	Score      *score.TaskScore
+	Score      *TaskScore
 }
 
 // FailureTally counts the failed extractions of one task or answer field.
 type FailureTally struct {
 	Name     string
-	Failures []score.FailureCount
+	Failures []FailureCount
 }
 
 // Figure is a bar chart of several scores per model.
@@ -46,11 +100,11 @@ type Figure struct {
 	Series []string
 	// Scores returns a model's scores, in Series order; nil when the
 	// model has none.
-	Scores func(mr *ModelResults) []*score.Score
+	Scores func(mr *ModelResults) []*Score
 }
 
 // reads reports whether the run has items of any task the composite reads.
-func (e *Composite) reads(byTask map[string][]Item) bool {
+func (e *Composite) reads(byTask map[string][]tasks.Item) bool {
 	for _, t := range e.Tasks {
 		if len(byTask[t]) > 0 {
 			return true
@@ -65,26 +119,26 @@ type Column struct {
 	Level string
 	// Pick returns the column's score of a model (nil when not run) and
 	// whether every item it counts was run.
-	Pick func(m ModelResults) (s *score.Score, complete bool)
+	Pick func(m ModelResults) (s *Score, complete bool)
 	// Majority returns the cohort's majority-class baseline as a model's
 	// results carry it; nil for columns without one.
-	Majority func(m ModelResults) *score.Baseline
+	Majority func(m ModelResults) *Baseline
 	// Random returns what a uniformly random answer scores on the column's
 	// endpoint (Class "random"); nil for columns without one.
-	Random func(m ModelResults) *score.Baseline
+	Random func(m ModelResults) *Baseline
 }
 
 // TaskColumn is the column of a task scored alone: its accuracy, beside
 // its cohort's majority baseline.
 func TaskColumn(name, level, task string) Column {
 	return Column{Name: name, Level: level,
-		Pick: func(m ModelResults) (*score.Score, bool) {
+		Pick: func(m ModelResults) (*Score, bool) {
 			if ts := m.Task(task); ts != nil {
 				return ts.Accuracy, ts.Complete
 			}
 			return nil, true
 		},
-		Majority: func(m ModelResults) *score.Baseline {
+		Majority: func(m ModelResults) *Baseline {
 			if ts := m.Task(task); ts != nil {
 				return ts.Majority
 			}
@@ -96,28 +150,28 @@ func TaskColumn(name, level, task string) Column {
 // the first repeat of each item.
 type Answers struct {
 	model    string
-	idx      answerIndex
+	idx      journal.Outcomes
 	judges   map[string][]string
-	reg      *Registry
-	byTask   map[string][]Item
+	reg      *tasks.Registry
+	byTask   map[string][]tasks.Item
 	patients map[string]*dataset.Patient
-	get      func(Item, int) outcome
-	opt      score.Options
+	get      func(tasks.Item, int) outcome
+	opt      Options
 }
 
 // Items returns the run's items of a task, in run order.
-func (a *Answers) Items(task string) []Item { return a.byTask[task] }
+func (a *Answers) Items(task string) []tasks.Item { return a.byTask[task] }
 
 // Content returns the model's answer to an item; notRun is true when the
 // item has no answer.
-func (a *Answers) Content(it Item) (content string, notRun bool) {
+func (a *Answers) Content(it tasks.Item) (content string, notRun bool) {
 	o := a.get(it, 0)
 	return o.content(), o.notRun
 }
 
 // Units returns a task's items as scored units: the gold label, the
 // answer the task extracts, and whether the item ran or is excluded.
-func (a *Answers) Units(task string) ([]score.Unit, error) {
+func (a *Answers) Units(task string) ([]Unit, error) {
 	t, err := a.reg.Task(task)
 	if err != nil {
 		return nil, err
@@ -126,10 +180,10 @@ func (a *Answers) Units(task string) ([]score.Unit, error) {
 		return nil, fmt.Errorf("task %s extracts no closed answer to score", task)
 	}
 	its := a.byTask[task]
-	units := make([]score.Unit, len(its))
+	units := make([]Unit, len(its))
 	for i, it := range its {
 		content, notRun := a.Content(it)
-		units[i] = score.Unit{Patient: it.Patient, Item: it.ID, Group: it.Group, Tags: it.Tags, Gold: it.Gold.Label,
+		units[i] = Unit{Patient: it.Patient, Item: it.ID, Group: it.Group, Tags: it.Tags, Gold: it.Gold.Label,
 			Pred: t.Answer(it, content), NotRun: notRun, Excluded: it.Excluded}
 		if it.Question != nil {
 			units[i].Chance = it.Question.Chance()
@@ -147,4 +201,4 @@ func (a *Answers) Patient(id string) (*dataset.Patient, error) {
 }
 
 // Options are the scoring options (seed, interval level, draws).
-func (a *Answers) Options() score.Options { return a.opt }
+func (a *Answers) Options() Options { return a.opt }

@@ -1,4 +1,4 @@
-package tasks_test
+package score_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/inference"
@@ -40,7 +41,7 @@ func TestScoreRunCountsFailuresWrongAndKeepsNotRunApart(t *testing.T) {
 	} {
 		j.Records[r.Key] = r
 	}
-	res, err := tasks.ScoreRun(benchmark(), "c", raw, items, j, tasks.RunModels("M"), 1, score.Options{Seed: 1})
+	res, err := score.ScoreRun(benchmark(), "c", raw, items, j, score.RunModels("M"), 1, score.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestScoreRunRepeatedReliability(t *testing.T) {
 			j.Records[r.Key] = r
 		}
 	}
-	res, err := tasks.ScoreRun(benchmark(), "c", raw, items, j, tasks.RunModels("M"), 3, score.Options{Seed: 1})
+	res, err := score.ScoreRun(benchmark(), "c", raw, items, j, score.RunModels("M"), 3, score.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestScoreFilesCountJournalProblems(t *testing.T) {
 		recordLine(t, answered("M", "pathology/P1", "pathology", "P1", 0, "1")),
 		recordLine(t, answered("M", "pathology/P2", "pathology", "P2", 0, "0")),
 	}
-	files := func(lines []string, torn string, extra ...journal.Record) (*tasks.Results, map[string]string) {
+	files := func(lines []string, torn string, extra ...journal.Record) (*score.Results, map[string]string) {
 		run := t.TempDir()
 		writeJournalFile(t, run, "M", "pathology", lines, torn)
 		for _, r := range extra {
@@ -115,7 +116,7 @@ func TestScoreFilesCountJournalProblems(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := tasks.ScoreRun(benchmark(), "c", raw, items, j, tasks.RunModels("M"), 1, score.Options{Seed: 1})
+		res, err := score.ScoreRun(benchmark(), "c", raw, items, j, score.RunModels("M"), 1, score.Options{Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,14 +173,14 @@ func TestScoreFilesFollowTheUmask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := tasks.ScoreRun(benchmark(), "c", raw, items, j, tasks.RunModels("M"), 1, score.Options{Seed: 1})
+	res, err := score.ScoreRun(benchmark(), "c", raw, items, j, score.RunModels("M"), 1, score.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ umask, want fs.FileMode }{{0o022, 0o644}, {0o027, 0o640}} {
 		dir := t.TempDir()
 		old := syscall.Umask(int(c.umask))
-		err := tasks.WriteScoreFiles(dir, res)
+		err := score.WriteScoreFiles(dir, res)
 		syscall.Umask(old)
 		if err != nil {
 			t.Fatal(err)
@@ -222,3 +223,6 @@ func recordLine(t *testing.T, r journal.Record) string {
 	}
 	return string(b)
 }
+
+// benchmark is NPCBench's tasks, whose answers these tests score.
+func benchmark() *tasks.Registry { return npcbench.Registry(configs.DefaultStructures()) }

@@ -1,4 +1,4 @@
-package tasks
+package score
 
 import (
 	"bytes"
@@ -11,20 +11,18 @@ import (
 	"strings"
 
 	"github.com/google/renameio/v2"
-
-	"github.com/npcorch/npcorch/tasks/score"
 )
 
 // ShownInterval returns the interval reports show: exact when the score has
 // one (patient counts), else the patient-cluster bootstrap.
-func ShownInterval(s *score.Score) *score.Interval {
+func ShownInterval(s *Score) *Interval {
 	if s.Exact != nil {
 		return s.Exact
 	}
 	return s.Bootstrap
 }
 
-func cell(s *score.Score, complete bool) string {
+func cell(s *Score, complete bool) string {
 	if s == nil {
 		return "–"
 	}
@@ -45,7 +43,7 @@ func (r *Results) table() ([]Column, error) {
 	if r.reg == nil {
 		return nil, fmt.Errorf("scores of %s have no table layout; score them with ScoreRun", r.Campaign)
 	}
-	return RunColumns(r.reg.Table(), r.Models), nil
+	return RunColumns(CardOf(r.reg).Table, r.Models), nil
 }
 
 // RunColumns keeps the columns in which some model has a score: a
@@ -103,7 +101,7 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "Percent accuracy with %.0f %% intervals: exact Clopper–Pearson for patient-level counts, otherwise a patient-cluster bootstrap (%d draws, seed %d). ",
 		100*level(r.Options), draws(r.Options), r.Options.Seed)
 	b.WriteString("`*` marks a provisional score: some of its items are not run (infrastructure failures), so the run is incomplete.\n")
-	for _, note := range r.reg.Notes() {
+	for _, note := range CardOf(r.reg).Notes {
 		b.WriteString(note + "\n")
 	}
 	r.writeRepeats(&b)
@@ -232,7 +230,7 @@ func writeControls(b *bytes.Buffer, models []ModelResults) {
 
 // pairedCell prints a paired endpoint: "62.5 → 70.0, +7.5 [1.2–13.8]",
 // or only the difference.
-func pairedCell(p score.Paired, levels bool) string {
+func pairedCell(p Paired, levels bool) string {
 	if p.Baseline == nil {
 		return "–"
 	}
@@ -247,7 +245,7 @@ func pairedCell(p score.Paired, levels bool) string {
 }
 
 func majority(r *Results, c Column) string {
-	if b := Majority(r, c); b != nil {
+	if b := r.Majority(c); b != nil {
 		return fmt.Sprintf("%.1f (%s)", b.Percent, b.Class)
 	}
 	return ""
@@ -256,13 +254,13 @@ func majority(r *Results, c Column) string {
 // Majority is the cohort's majority-class baseline beside a score table
 // column (nil for columns without one). Every model of a run shares the
 // cohort, so the first model that ran the column's task carries it.
-func Majority(r *Results, c Column) *score.Baseline { return firstBaseline(r, c.Majority) }
+func (r *Results) Majority(c Column) *Baseline { return firstBaseline(r, c.Majority) }
 
 // Random is what a uniformly random answer scores on a score table
 // column's endpoint (nil for columns without one).
-func Random(r *Results, c Column) *score.Baseline { return firstBaseline(r, c.Random) }
+func (r *Results) Random(c Column) *Baseline { return firstBaseline(r, c.Random) }
 
-func firstBaseline(r *Results, pick func(ModelResults) *score.Baseline) *score.Baseline {
+func firstBaseline(r *Results, pick func(ModelResults) *Baseline) *Baseline {
 	if pick == nil {
 		return nil
 	}
@@ -282,7 +280,7 @@ func randomRow(r *Results, table []Column) (string, bool) {
 	any := false
 	for _, c := range table {
 		cell := ""
-		if bl := Random(r, c); bl != nil {
+		if bl := r.Random(c); bl != nil {
 			cell, any = fmt.Sprintf("%.1f", bl.Percent), true
 		}
 		fmt.Fprintf(&b, " %s |", cell)
@@ -291,16 +289,16 @@ func randomRow(r *Results, table []Column) (string, bool) {
 	return b.String(), any
 }
 
-func level(o score.Options) float64 {
+func level(o Options) float64 {
 	if o.Level == 0 {
-		return score.DefaultLevel
+		return DefaultLevel
 	}
 	return o.Level
 }
 
-func draws(o score.Options) int {
+func draws(o Options) int {
 	if o.Draws == 0 {
-		return score.DefaultDraws
+		return DefaultDraws
 	}
 	return o.Draws
 }

@@ -1,4 +1,4 @@
-package tasks
+package score
 
 import (
 	"fmt"
@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/journal"
-	"github.com/npcorch/npcorch/tasks/score"
 )
 
 // ResultsFormat tags scores.json.
@@ -19,7 +19,7 @@ const ResultsFormat = "npcorch-scores/1"
 type Results struct {
 	Format   string         `json:"format"`
 	Campaign string         `json:"campaign"`
-	Options  score.Options  `json:"options"`
+	Options  Options        `json:"options"`
 	Repeats  int            `json:"repeats"`
 	Models   []ModelResults `json:"models"`
 	// JournalProblems are the journal lines scoring could not use as
@@ -38,7 +38,7 @@ type Results struct {
 	Unjudged []UnjudgedTask `json:"unjudged,omitempty"`
 
 	// reg lays out the score table; ScoreRun sets it.
-	reg *Registry
+	reg *tasks.Registry
 }
 
 // LeftOutItem is an item of the dataset that could not be made, and why;
@@ -120,13 +120,13 @@ type ModelResults struct {
 	// those names (one field per kind of composite score: a new task adds
 	// none): T staging over both presentations (the paper's T400), the
 	// anatomical-panel diagnostics (cards and A8), the L6 episode.
-	TStage   *score.TaskScore     `json:"t_stage,omitempty"`
-	Evidence *score.EvidenceScore `json:"evidence,omitempty"`
-	CarePath *score.CarePathScore `json:"carepath,omitempty"`
+	TStage   *TaskScore     `json:"t_stage,omitempty"`
+	Evidence *EvidenceScore `json:"evidence,omitempty"`
+	CarePath *CarePathScore `json:"carepath,omitempty"`
 	// Controls are the matched controls' paired comparisons (the L5
 	// history and serial controls, the L6 image-evidence and serial
 	// controls), in registry order.
-	Controls []score.Comparison `json:"controls,omitempty"`
+	Controls []Comparison `json:"controls,omitempty"`
 	// Rubric holds the judged free-text score (O1 ConsultRubrics) under
 	// each judge that judged the model's answers.
 	Rubric []RubricResult `json:"rubric,omitempty"`
@@ -136,7 +136,7 @@ type ModelResults struct {
 
 // Task returns the model's score of a task scored alone, nil when the task
 // did not run.
-func (m ModelResults) Task(task string) *score.TaskScore {
+func (m ModelResults) Task(task string) *TaskScore {
 	for i := range m.Tasks {
 		if m.Tasks[i].Task == task {
 			return &m.Tasks[i].Score
@@ -147,20 +147,20 @@ func (m ModelResults) Task(task string) *score.TaskScore {
 
 // TaskResult is one task's score.
 type TaskResult struct {
-	Task  string          `json:"task"`
-	Score score.TaskScore `json:"score"`
+	Task  string    `json:"task"`
+	Score TaskScore `json:"score"`
 }
 
 // RubricResult is a model's rubric score under one judge.
 type RubricResult struct {
-	Judge string        `json:"judge"`
-	Score score.O1Score `json:"score"`
+	Judge string  `json:"judge"`
+	Score O1Score `json:"score"`
 }
 
 // TaskReliability is one task's repeated-run reliability.
 type TaskReliability struct {
-	Task        string            `json:"task"`
-	Reliability score.Reliability `json:"reliability"`
+	Task        string      `json:"task"`
+	Reliability Reliability `json:"reliability"`
 }
 
 // RunModel is a model of a run and the tasks it was asked (a text-only
@@ -187,8 +187,8 @@ func (m RunModel) asks(task string) bool { return m.Tasks == nil || slices.Conta
 // ScoreRun scores every model of a run. items are the campaign's items (from
 // BuildItems with the same registry), models the models in campaign order
 // with the tasks each was asked.
-func ScoreRun(reg *Registry, campaign string, raw *dataset.Raw, items []Item, j *journal.State,
-	models []RunModel, repeats int, opt score.Options) (*Results, error) {
+func ScoreRun(reg *tasks.Registry, campaign string, raw *dataset.Raw, items []tasks.Item, j *journal.State,
+	models []RunModel, repeats int, opt Options) (*Results, error) {
 	if repeats < 1 {
 		repeats = 1
 	}
@@ -199,7 +199,7 @@ func ScoreRun(reg *Registry, campaign string, raw *dataset.Raw, items []Item, j 
 	judges := judgesOf(reg, j)
 	res := &Results{Format: ResultsFormat, Campaign: campaign, Options: opt, Repeats: repeats,
 		JournalProblems: newJournalReport(CheckJournal(reg, j, items, names, repeats)), reg: reg}
-	idx := indexAnswers(j)
+	idx := j.Outcomes()
 	patients := map[string]*dataset.Patient{}
 	for i := range raw.Patients {
 		patients[raw.Patients[i].ID] = &raw.Patients[i]
@@ -210,15 +210,15 @@ func ScoreRun(reg *Registry, campaign string, raw *dataset.Raw, items []Item, j 
 		}
 	}
 	for _, m := range models {
-		var its []Item
-		byTask := map[string][]Item{}
+		var its []tasks.Item
+		byTask := map[string][]tasks.Item{}
 		for _, it := range items {
 			if m.asks(it.Task) {
 				its = append(its, it)
 				byTask[it.Task] = append(byTask[it.Task], it)
 			}
 		}
-		a := &Answers{model: m.Name, idx: idx, judges: judges, reg: reg, byTask: byTask, patients: patients, get: idx.getter(m.Name), opt: opt}
+		a := &Answers{model: m.Name, idx: idx, judges: judges, reg: reg, byTask: byTask, patients: patients, get: getter(idx, m.Name), opt: opt}
 		mr, err := scoreModel(a, m.Name, its, idx, repeats)
 		if err != nil {
 			return nil, fmt.Errorf("score %s: %w", m.Name, err)
@@ -237,7 +237,7 @@ func ScoreRun(reg *Registry, campaign string, raw *dataset.Raw, items []Item, j 
 // CheckJournal is the journal's check (journal.State.Check) against the
 // run's items and models, and against what the judges of its judge tasks
 // may have judged: their answers at every rung of JudgeAttempts.
-func CheckJournal(reg *Registry, j *journal.State, items []Item, models []string, repeats int) []journal.Problem {
+func CheckJournal(reg *tasks.Registry, j *journal.State, items []tasks.Item, models []string, repeats int) []journal.Problem {
 	checked, known := append(slices.Clone(items), judgeCheckItems(reg, items, j, models)...), slices.Clone(models)
 	for _, js := range judgesOf(reg, j) {
 		known = append(known, js...)
@@ -249,40 +249,11 @@ func CheckJournal(reg *Registry, j *journal.State, items []Item, models []string
 	return j.Check(taskOf, known, repeats)
 }
 
-// itemRepeat keys a model's answer to one repeat of an item.
-type itemRepeat struct {
-	model, item string
-	repeat      int
-}
-
-type answerIndex struct {
-	answered map[itemRepeat]journal.Record
-	notRun   map[itemRepeat]bool
-}
-
-// indexAnswers picks, for each (model, item, repeat), the answered record
-// that counts: the latest-started one when a prompt change re-asked it.
-func indexAnswers(j *journal.State) answerIndex {
-	idx := answerIndex{answered: map[itemRepeat]journal.Record{}, notRun: map[itemRepeat]bool{}}
-	for _, rec := range j.Sorted() {
-		k := itemRepeat{rec.Model, rec.Item, rec.Repeat}
-		if rec.Status != journal.StatusAnswered {
-			idx.notRun[k] = true
-			continue
-		}
-		old, ok := idx.answered[k]
-		if !ok || later(rec, old) {
-			idx.answered[k] = rec
-		}
-	}
-	return idx
-}
-
-func later(a, b journal.Record) bool {
-	if a.Answer.Timing.Started != b.Answer.Timing.Started {
-		return a.Answer.Timing.Started > b.Answer.Timing.Started
-	}
-	return a.Key > b.Key
+// answered reports whether the journal holds an answer of a model's
+// repeat of an item.
+func answered(idx journal.Outcomes, model, item string, repeat int) bool {
+	_, ok := idx.Answered(model, item, repeat)
+	return ok
 }
 
 // outcome is one (item, repeat) as the scorer sees it.
@@ -299,22 +270,22 @@ func (o outcome) content() string {
 }
 
 // getter returns a model's outcome of an (item, repeat).
-func (idx answerIndex) getter(model string) func(Item, int) outcome {
-	return func(it Item, rep int) outcome {
-		if rec, ok := idx.answered[itemRepeat{model, it.ID, rep}]; ok {
+func getter(idx journal.Outcomes, model string) func(tasks.Item, int) outcome {
+	return func(it tasks.Item, rep int) outcome {
+		if rec, ok := idx.Answered(model, it.ID, rep); ok {
 			return outcome{rec: &rec}
 		}
 		return outcome{notRun: true}
 	}
 }
 
-func scoreModel(a *Answers, model string, items []Item, idx answerIndex, repeats int) (*ModelResults, error) {
+func scoreModel(a *Answers, model string, items []tasks.Item, idx journal.Outcomes, repeats int) (*ModelResults, error) {
 	mr := &ModelResults{Model: model}
 	countOutcomes(mr, items, idx, repeats)
 	if err := scoreAlone(a, mr); err != nil {
 		return nil, err
 	}
-	for _, c := range a.reg.b.Composites {
+	for _, c := range CardOf(a.reg).Composites {
 		if !c.reads(a.byTask) {
 			continue
 		}
@@ -334,14 +305,14 @@ func scoreModel(a *Answers, model string, items []Item, idx answerIndex, repeats
 
 // countOutcomes counts the model's (item, repeat) pairs: answered, not
 // run, never attempted.
-func countOutcomes(mr *ModelResults, items []Item, idx answerIndex, repeats int) {
+func countOutcomes(mr *ModelResults, items []tasks.Item, idx journal.Outcomes, repeats int) {
 	for _, it := range items {
 		for rep := 0; rep < repeats; rep++ {
-			k := itemRepeat{mr.Model, it.ID, rep}
+
 			switch {
-			case idx.answered[k].Key != "":
+			case answered(idx, mr.Model, it.ID, rep):
 				mr.Answered++
-			case idx.notRun[k]:
+			case idx.NotRun(mr.Model, it.ID, rep):
 				mr.NotRun++
 			default:
 				mr.Missing++
@@ -353,7 +324,7 @@ func countOutcomes(mr *ModelResults, items []Item, idx answerIndex, repeats int)
 // scoreAlone scores each task scored on its own that ran, in registry
 // order.
 func scoreAlone(a *Answers, mr *ModelResults) error {
-	for _, t := range a.reg.b.Tasks {
+	for _, t := range a.reg.Tasks() {
 		if !t.ScoredAlone || len(a.byTask[t.Key]) == 0 {
 			continue
 		}
@@ -361,7 +332,7 @@ func scoreAlone(a *Answers, mr *ModelResults) error {
 		if err != nil {
 			return err
 		}
-		ts, err := score.Classify(units, t.Classes, a.opt)
+		ts, err := Classify(units, t.Classes, a.opt)
 		if err != nil {
 			return fmt.Errorf("task %s: %w", t.Key, err)
 		}
@@ -373,24 +344,24 @@ func scoreAlone(a *Answers, mr *ModelResults) error {
 // reliability measures every task with a closed answer over the repeats.
 func reliability(a *Answers, repeats int) ([]TaskReliability, error) {
 	var out []TaskReliability
-	for _, t := range a.reg.b.Tasks {
+	for _, t := range a.reg.Tasks() {
 		its := a.byTask[t.Key]
 		if len(its) == 0 || t.Answer == nil {
 			continue
 		}
-		var ri []score.RepeatedItem
+		var ri []RepeatedItem
 		for _, it := range its {
 			if it.Excluded {
 				continue
 			}
-			r := score.RepeatedItem{Patient: it.Patient, Item: it.ID, Gold: it.Gold.Label}
+			r := RepeatedItem{Patient: it.Patient, Item: it.ID, Gold: it.Gold.Label}
 			for rep := 0; rep < repeats; rep++ {
 				o := a.get(it, rep)
-				r.Attempts = append(r.Attempts, score.Attempt{Pred: t.Answer(it, o.content()), NotRun: o.notRun})
+				r.Attempts = append(r.Attempts, Attempt{Pred: t.Answer(it, o.content()), NotRun: o.notRun})
 			}
 			ri = append(ri, r)
 		}
-		rel, err := score.Repeated(ri, a.opt)
+		rel, err := Repeated(ri, a.opt)
 		if err != nil {
 			return nil, fmt.Errorf("task %s reliability: %w", t.Key, err)
 		}
@@ -401,9 +372,9 @@ func reliability(a *Answers, repeats int) ([]TaskReliability, error) {
 
 // unjudged lists each judged task whose answers the journal holds but no
 // judge judged (a campaign without judges), with each model's count.
-func unjudged(reg *Registry, models []RunModel, items []Item, idx answerIndex, judges map[string][]string, repeats int) []UnjudgedTask {
+func unjudged(reg *tasks.Registry, models []RunModel, items []tasks.Item, idx journal.Outcomes, judges map[string][]string, repeats int) []UnjudgedTask {
 	var out []UnjudgedTask
-	for _, jt := range reg.b.Tasks {
+	for _, jt := range reg.Tasks() {
 		if jt.Judges == "" || len(judges[jt.Key]) > 0 {
 			continue
 		}
@@ -412,7 +383,7 @@ func unjudged(reg *Registry, models []RunModel, items []Item, idx answerIndex, j
 			n := 0
 			for _, it := range items {
 				for rep := 0; rep < repeats; rep++ {
-					if it.Task == jt.Judges && idx.answered[itemRepeat{m.Name, it.ID, rep}].Key != "" {
+					if it.Task == jt.Judges && answered(idx, m.Name, it.ID, rep) {
 						n++
 					}
 				}

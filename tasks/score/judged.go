@@ -1,19 +1,20 @@
-package tasks
+package score
 
 import (
 	"fmt"
 	"maps"
 	"slices"
 
+	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/extract"
 	"github.com/npcorch/npcorch/tasks/journal"
-	"github.com/npcorch/npcorch/tasks/score"
+	"github.com/npcorch/npcorch/tasks/judge"
 )
 
 // judgesOf lists, per judge task of reg, the models that journalled its
 // records, sorted.
-func judgesOf(reg *Registry, j *journal.State) map[string][]string {
+func judgesOf(reg *tasks.Registry, j *journal.State) map[string][]string {
 	seen := map[string]map[string]bool{}
 	for _, rec := range j.Records {
 		if t := reg.Lookup(rec.Task); t != nil && t.Judges != "" {
@@ -33,7 +34,7 @@ func judgesOf(reg *Registry, j *journal.State) map[string][]string {
 // Judges returns the models that judged the answers of a task in the
 // journal, sorted, and the judge task's key.
 func (a *Answers) Judges(task string) (judgeTask string, judges []string) {
-	for _, t := range a.reg.b.Tasks {
+	for _, t := range a.reg.Tasks() {
 		if t.Judges == task {
 			return t.Key, a.judges[t.Key]
 		}
@@ -43,9 +44,9 @@ func (a *Answers) Judges(task string) (judgeTask string, judges []string) {
 
 // Judged is the model's response to a consultation item as a judge saw
 // it: every criterion with its verdict, or why it has none.
-func (a *Answers) Judged(judgeTask, judge string, it Item) score.JudgedItem {
+func (a *Answers) Judged(judgeTask, judgeModel string, it tasks.Item) JudgedItem {
 	c := it.Consult
-	ji := score.JudgedItem{Case: c.CaseID, Item: it.ID, Tags: c.Tags}
+	ji := JudgedItem{Case: c.CaseID, Item: it.ID, Tags: c.Tags}
 	for _, cr := range c.Criteria {
 		if cr.Positive() {
 			ji.Points += cr.Weight
@@ -55,8 +56,8 @@ func (a *Answers) Judged(judgeTask, judge string, it Item) score.JudgedItem {
 		ji.Missing = "the consultation was not answered"
 	}
 	for _, cr := range c.Criteria {
-		jc := score.JudgedCriterion{ID: cr.ID, Kind: cr.Kind, Section: cr.Section, Weight: cr.Weight}
-		v, why := a.verdict(judgeTask, judge, Judged{Generator: a.model, Item: it.ID, Criterion: cr})
+		jc := JudgedCriterion{ID: cr.ID, Kind: cr.Kind, Section: cr.Section, Weight: cr.Weight}
+		v, why := a.verdict(judgeTask, judgeModel, tasks.Judged{Generator: a.model, Item: it.ID, Criterion: cr})
 		jc.Met, jc.Invalid = v.Met, why
 		ji.Criteria = append(ji.Criteria, jc)
 	}
@@ -65,10 +66,10 @@ func (a *Answers) Judged(judgeTask, judge string, it Item) score.JudgedItem {
 
 // verdict is a judge's verdict on one (response, criterion): the one of
 // the highest rung it answered; why says why there is no valid one.
-func (a *Answers) verdict(judgeTask, judge string, j Judged) (extract.Verdict, string) {
-	last := len(JudgeAttempts()) - 1
+func (a *Answers) verdict(judgeTask, judgeModel string, j tasks.Judged) (extract.Verdict, string) {
+	last := len(tasks.JudgeAttempts()) - 1
 	for j.Attempt = last; j.Attempt >= 0; j.Attempt-- {
-		rec, ok := a.idx.answered[itemRepeat{judge, JudgeItemID(judgeTask, &j), 0}]
+		rec, ok := a.idx.Answered(judgeModel, judge.ItemID(judgeTask, &j), 0)
 		if !ok {
 			continue
 		}
@@ -78,7 +79,7 @@ func (a *Answers) verdict(judgeTask, judge string, j Judged) (extract.Verdict, s
 		}
 		return v, ""
 	}
-	if a.idx.notRun[itemRepeat{judge, JudgeItemID(judgeTask, &j), 0}] {
+	if a.idx.NotRun(judgeModel, judge.ItemID(judgeTask, &j), 0) {
 		return extract.Verdict{}, "the judge's request was not run"
 	}
 	return extract.Verdict{}, "not judged"
@@ -86,12 +87,12 @@ func (a *Answers) verdict(judgeTask, judge string, j Judged) (extract.Verdict, s
 
 // calibrate measures each judge of each judge task against the physician
 // labels of the audit responses of the items it judges (Eq. A9).
-func calibrate(reg *Registry, items []Item, idx answerIndex, judges map[string][]string, opt score.Options) ([]JudgeResults, error) {
+func calibrate(reg *tasks.Registry, items []tasks.Item, idx journal.Outcomes, judges map[string][]string, opt Options) ([]JudgeResults, error) {
 	var out []JudgeResults
-	for _, t := range reg.b.Tasks {
-		for _, judge := range judges[t.Key] {
+	for _, t := range reg.Tasks() {
+		for _, judgeModel := range judges[t.Key] {
 			a := &Answers{idx: idx}
-			var pairs []score.LabelPair
+			var pairs []LabelPair
 			for _, it := range items {
 				if it.Task != t.Judges || it.Consult == nil {
 					continue
@@ -102,8 +103,8 @@ func calibrate(reg *Registry, items []Item, idx answerIndex, judges map[string][
 						if !ok {
 							continue
 						}
-						v, why := a.verdict(t.Key, judge, Judged{Generator: AuditGenerator, Audit: au.ID, Item: it.ID, Criterion: cr})
-						pairs = append(pairs, score.LabelPair{Response: au.ID, Criterion: it.ID + "/" + cr.ID, Kind: cr.Kind,
+						v, why := a.verdict(t.Key, judgeModel, tasks.Judged{Generator: judge.AuditGenerator, Audit: au.ID, Item: it.ID, Criterion: cr})
+						pairs = append(pairs, LabelPair{Response: au.ID, Criterion: it.ID + "/" + cr.ID, Kind: cr.Kind,
 							Physician: l.Met, Judge: v.Met, Invalid: why})
 					}
 				}
@@ -111,17 +112,17 @@ func calibrate(reg *Registry, items []Item, idx answerIndex, judges map[string][
 			if len(pairs) == 0 {
 				continue
 			}
-			c, err := score.Calibrate(pairs, opt)
+			c, err := Calibrate(pairs, opt)
 			if err != nil {
-				return nil, fmt.Errorf("calibrate judge %s (%s): %w", judge, t.Key, err)
+				return nil, fmt.Errorf("calibrate judge %s (%s): %w", judgeModel, t.Key, err)
 			}
-			out = append(out, JudgeResults{Task: t.Key, Judge: judge, Calibration: &c})
+			out = append(out, JudgeResults{Task: t.Key, Judge: judgeModel, Calibration: &c})
 		}
 	}
 	return out, nil
 }
 
-func findCriterion(c *Consult, id string) (dataset.Criterion, bool) {
+func findCriterion(c *tasks.Consult, id string) (dataset.Criterion, bool) {
 	for _, x := range c.Criteria {
 		if x.ID == id {
 			return x, true
@@ -133,17 +134,17 @@ func findCriterion(c *Consult, id string) (dataset.Criterion, bool) {
 // judgeCheckItems are every judge item the journal may hold for items: each
 // (response, criterion) at each rung, so that the journal's check knows
 // the judges' records.
-func judgeCheckItems(reg *Registry, items []Item, j *journal.State, generators []string) []Item {
-	var out []Item
-	for _, t := range reg.b.Tasks {
+func judgeCheckItems(reg *tasks.Registry, items []tasks.Item, j *journal.State, generators []string) []tasks.Item {
+	var out []tasks.Item
+	for _, t := range reg.Tasks() {
 		if t.Judges == "" {
 			continue
 		}
-		for _, it := range JudgeItems(t, items, j, generators) {
-			for rung := range JudgeAttempts() {
+		for _, it := range judge.Items(t, items, j, generators) {
+			for rung := range tasks.JudgeAttempts() {
 				next := *it.Consult.Judged
 				next.Attempt = rung
-				out = append(out, Item{ID: JudgeItemID(t.Key, &next), Task: t.Key, Patient: it.Patient})
+				out = append(out, tasks.Item{ID: judge.ItemID(t.Key, &next), Task: t.Key, Patient: it.Patient})
 			}
 		}
 	}
@@ -152,7 +153,7 @@ func judgeCheckItems(reg *Registry, items []Item, j *journal.State, generators [
 
 // JudgeResults are one judge's calibration against the physicians.
 type JudgeResults struct {
-	Task        string             `json:"task"`
-	Judge       string             `json:"judge"`
-	Calibration *score.Calibration `json:"calibration,omitempty"`
+	Task        string       `json:"task"`
+	Judge       string       `json:"judge"`
+	Calibration *Calibration `json:"calibration,omitempty"`
 }

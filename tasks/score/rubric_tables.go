@@ -1,12 +1,10 @@
-package tasks
+package score
 
 import (
 	"bytes"
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/npcorch/npcorch/tasks/score"
 )
 
 // writeRubric writes the judged free-text scores (O1) under each judge
@@ -23,7 +21,7 @@ func (r *Results) writeRubric(b *bytes.Buffer) {
 			for _, jr := range m.Rubric {
 				s := jr.Score
 				fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %d of %d | %s |\n", m.Model, jr.Judge, cell(s.Score, s.Complete),
-					cell(s.CaseMean, s.Complete), cell(s.Major, s.Complete), cell(s.Minor, s.Complete), s.Valid, s.Items, score.ReasonsText(s.FellOut))
+					cell(s.CaseMean, s.Complete), cell(s.Major, s.Complete), cell(s.Minor, s.Complete), s.Valid, s.Items, ReasonsText(s.FellOut))
 			}
 		}
 		b.WriteString("\nScore: Eq. A7, 100 · max(0, Σ weights of requirements met − 2 · majors − minors) / points, averaged over the items with a valid verdict on every criterion (V); case mean: within each case, then across cases; error rates: share of items with at least one error of that kind. Intervals: case-cluster bootstrap.\n")
@@ -41,7 +39,7 @@ func (r *Results) writeRubric(b *bytes.Buffer) {
 			writeAgreement(b, j.Judge, k.Kind, k.Agreement)
 		}
 		if len(c.Missing) > 0 {
-			fmt.Fprintf(b, "| %s | without a valid verdict | %s | | | | | | | | |\n", j.Judge, score.ReasonsText(c.Missing))
+			fmt.Fprintf(b, "| %s | without a valid verdict | %s | | | | | | | | |\n", j.Judge, ReasonsText(c.Missing))
 		}
 	}
 	b.WriteString("\nAgainst the physicians' labels of the audit responses (Eq. A9): agreement with a response-cluster bootstrap interval, Cohen's κ, and the judge's sensitivity and specificity with the physicians as reference.\n")
@@ -67,7 +65,7 @@ func (r *Results) writeTags(b *bytes.Buffer) {
 		for _, jr := range m.Rubric {
 			fmt.Fprintf(b, "| %s | %s |", m.Model, jr.Judge)
 			for _, tag := range tags {
-				var s *score.Score
+				var s *Score
 				for _, t := range jr.Score.Tags {
 					if t.Tag == tag {
 						s = t.Score
@@ -80,7 +78,7 @@ func (r *Results) writeTags(b *bytes.Buffer) {
 	}
 }
 
-func writeAgreement(b *bytes.Buffer, judge, kind string, a score.Agreement) {
+func writeAgreement(b *bytes.Buffer, judge, kind string, a Agreement) {
 	fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %d | %d | %d | %d |\n", judge, kind, a.N, cell(a.Percent, true),
-		score.RatioText(a.Kappa), score.RatioText(a.Sensitivity), score.RatioText(a.Specificity), a.TP, a.FP, a.TN, a.FN)
+		RatioText(a.Kappa), RatioText(a.Sensitivity), RatioText(a.Specificity), a.TP, a.FP, a.TN, a.FN)
 }

@@ -3,10 +3,51 @@ package inference
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 )
+
+// Failure kinds. Every Failure is an infrastructure failure: the request
+// produced no answer, and it is never stored as a prediction.
+const (
+	FailConnect    = "connect"             // connection refused or dial timeout
+	FailFirstToken = "first_token_timeout" // no chunk in time after sending
+	FailChunk      = "chunk_timeout"       // a stream stalled between chunks
+	FailTotal      = "total_timeout"       // the request ran past its total budget
+	FailServer     = "server_error"        // HTTP 5xx or 429
+	FailStream     = "stream_error"        // an error object inside a 200 stream
+	FailTruncated  = "truncated"           // the stream ended without a finish reason
+	FailTransport  = "transport"           // the request failed in transit before a stream opened (TLS, reset, bad URL)
+	FailRejected   = "rejected"            // HTTP 4xx: the request itself is wrong
+)
+
+// AttemptFailure is an infrastructure failure of one attempt of a request.
+// Status is the HTTP status, or for a stream_error the code the engine put
+// in the error it streamed after its 200; Err carries the engine's own
+// message.
+type AttemptFailure struct {
+	Kind   string
+	Status int
+	Err    error
+}
+
+func (f *AttemptFailure) Error() string {
+	switch {
+	case f.Status != 0 && f.Kind == FailStream:
+		return fmt.Sprintf("%s (code %d inside the 200 stream): %v", f.Kind, f.Status, f.Err)
+	case f.Status != 0:
+		return fmt.Sprintf("%s (HTTP %d): %v", f.Kind, f.Status, f.Err)
+	}
+	return fmt.Sprintf("%s: %v", f.Kind, f.Err)
+}
+
+func (f *AttemptFailure) Unwrap() error { return f.Err }
+
+// Retryable reports whether another attempt may succeed: transport errors,
+// 5xx, stream errors and timeouts are; a rejected request is not.
+func (f *AttemptFailure) Retryable() bool { return f.Kind != FailRejected }
 
 // engineError is what an engine said went wrong. Engines write it in
 // several shapes, all of which the client reads:

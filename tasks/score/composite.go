@@ -202,3 +202,16 @@ func (a *Answers) Patient(id string) (*dataset.Patient, error) {
 
 // Options are the scoring options (seed, interval level, draws).
 func (a *Answers) Options() Options { return a.opt }
+
+// outcome is one (item, repeat) as the scorer sees it.
+type outcome struct {
+	rec    *journal.Record
+	notRun bool
+}
+
+func (o outcome) content() string {
+	if o.rec == nil || o.rec.Answer == nil {
+		return ""
+	}
+	return o.rec.Answer.Content
+}

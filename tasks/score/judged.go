@@ -150,10 +150,3 @@ func judgeCheckItems(reg *tasks.Registry, items []tasks.Item, j *journal.State, 
 	}
 	return out
 }
-
-// JudgeResults are one judge's calibration against the physicians.
-type JudgeResults struct {
-	Task        string       `json:"task"`
-	Judge       string       `json:"judge"`
-	Calibration *Calibration `json:"calibration,omitempty"`
-}

@@ -18,6 +18,37 @@ import (
 	"github.com/npcorch/npcorch/tasks/journal"
 )
 
+// Run sends every (item, repeat) of mr that the journal does not already
+// answer, longest first, each item that needs other answers as soon as
+// they are there (dispatch.go): a care question once the model's own
+// findings of its patient exist, a serial conversation's turn once the
+// earlier turns it replays are answered. It returns when all are
+// journaled, or with the first
+// journal error or ctx's end.
+func (r *Runner) Run(ctx context.Context, mr ModelRun) (Summary, error) {
+	if r.state == nil {
+		r.SetState(&journal.State{Records: map[string]journal.Record{}})
+	}
+	if mr.Repeats < 1 {
+		mr.Repeats = 1
+	}
+	if mr.Items == nil {
+		mr.Items = tasks.ItemList(nil)
+	}
+	s := Summary{Model: mr.Model.Name, Requests: mr.Items.Len() * mr.Repeats, Failures: map[string]int{}, Reasons: map[string]int{}}
+	act := newActivity(r.clock())
+	if r.Progress != nil {
+		r.Progress.Start(mr.Model.Name, s.Requests)
+		defer func() { r.Progress.Finish(mr.Model.Name, s) }()
+		if wr, ok := r.Progress.(WaitReporter); ok {
+			stop := r.watchWaits(mr.Model.Name, act, wr)
+			defer stop()
+		}
+	}
+	err := r.newDispatcher(ctx, mr, act, &s).run()
+	return s, err
+}
+
 // How a model's requests reach its engines (issue 17): one dispatcher
 // takes a slot in the pool (first come, first served) for the next request
 // in line and hands the request to a goroutine of its own, which sends it,

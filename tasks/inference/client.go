@@ -144,13 +144,7 @@ func (c *Client) stream(ctx context.Context, ep launcher.Endpoint, body openai.C
 	}
 	defer stream.Close()
 
-	var (
-		content, reasoning strings.Builder
-		ans                = &Answer{Timing: Timing{Started: start.UTC().Format(time.RFC3339Nano)}}
-		first, last        time.Time
-		gaps               []float64
-		finished           bool
-	)
+	col := &collector{ans: &Answer{Timing: Timing{Started: start.UTC().Format(time.RFC3339Nano)}}}
 	for {
 		raw, err := stream.RecvRaw()
 		if errors.Is(err, io.EOF) && ctx.Err() == nil {
@@ -172,58 +166,78 @@ func (c *Client) stream(ctx context.Context, ep launcher.Endpoint, body openai.C
 			}
 		}
 		if chunk.Usage != nil {
-			ans.Usage = usageOf(chunk.Usage, ep.CachedTokens)
+			col.ans.Usage = usageOf(chunk.Usage, ep.CachedTokens)
 		}
 		// The first-token deadline holds until the model says something: a
 		// role chunk sent before prefill ends (SGLang, some proxies) must not
 		// swap it for the shorter between-chunk timeout.
-		spoke := streaming.Load()
-		for _, ch := range chunk.Choices {
-			// vLLM 0.1x copies reasoning into the deprecated
-			// reasoning_content: read one, never both.
-			r := ch.Delta.Reasoning
-			if r == "" {
-				r = ch.Delta.ReasoningContent
-			}
-			if ch.Delta.Content != "" || r != "" || ch.FinishReason != "" {
-				spoke = true
-			}
-			if ch.Delta.Content != "" || r != "" {
-				if first.IsZero() {
-					first = now
-				} else {
-					gaps = append(gaps, ms(now.Sub(last)))
-				}
-				last = now
-				ans.Timing.Chunks++
-			}
-			content.WriteString(ch.Delta.Content)
-			reasoning.WriteString(r)
-			if ch.FinishReason != "" {
-				ans.FinishReason = ch.FinishReason
-				finished = true
-			}
-		}
-		if spoke {
+		if col.add(chunk, now) || streaming.Load() {
 			streaming.Store(true)
 			watchdog.Reset(c.settings.ChunkTimeout)
 		}
 	}
-	if !finished {
+	if !col.finished {
 		return nil, &AttemptFailure{Kind: FailTruncated, Err: errors.New("the stream ended without a finish reason")}
 	}
-	end := c.now()
-	ans.Content, ans.Reasoning = SplitReasoning(content.String(), reasoning.String())
-	ans.RequestBytes = bw.size
+	return col.answer(start, c.now(), bw.size), nil
+}
+
+// collector gathers an answer from the chunks of a stream as they arrive.
+type collector struct {
+	content, reasoning strings.Builder
+	ans                *Answer
+	first, last        time.Time
+	gaps               []float64
+	finished           bool
+}
+
+// add takes one chunk received at now; spoke reports whether the model
+// said something in it (content, reasoning or a finish reason).
+func (c *collector) add(chunk streamChunk, now time.Time) (spoke bool) {
+	for _, ch := range chunk.Choices {
+		// vLLM 0.1x copies reasoning into the deprecated
+		// reasoning_content: read one, never both.
+		r := ch.Delta.Reasoning
+		if r == "" {
+			r = ch.Delta.ReasoningContent
+		}
+		if ch.Delta.Content != "" || r != "" || ch.FinishReason != "" {
+			spoke = true
+		}
+		if ch.Delta.Content != "" || r != "" {
+			if c.first.IsZero() {
+				c.first = now
+			} else {
+				c.gaps = append(c.gaps, ms(now.Sub(c.last)))
+			}
+			c.last = now
+			c.ans.Timing.Chunks++
+		}
+		c.content.WriteString(ch.Delta.Content)
+		c.reasoning.WriteString(r)
+		if ch.FinishReason != "" {
+			c.ans.FinishReason = ch.FinishReason
+			c.finished = true
+		}
+	}
+	return spoke
+}
+
+// answer is the answer of a stream started at start and ended at end,
+// whose request body was requestBytes long.
+func (c *collector) answer(start, end time.Time, requestBytes int64) *Answer {
+	ans := c.ans
+	ans.Content, ans.Reasoning = SplitReasoning(c.content.String(), c.reasoning.String())
+	ans.RequestBytes = requestBytes
 	ans.Timing.E2Ems = ms(end.Sub(start))
-	if !first.IsZero() {
-		ans.Timing.TTFTms = ms(first.Sub(start))
+	if !c.first.IsZero() {
+		ans.Timing.TTFTms = ms(c.first.Sub(start))
 	}
-	if n := ans.Usage.CompletionTokens; n > 1 && !first.IsZero() {
-		ans.Timing.TPOTms = ms(end.Sub(first)) / float64(n-1)
+	if n := ans.Usage.CompletionTokens; n > 1 && !c.first.IsZero() {
+		ans.Timing.TPOTms = ms(end.Sub(c.first)) / float64(n-1)
 	}
-	ans.Timing.ITLp50, ans.Timing.ITLmax = medianMax(gaps)
-	return ans, nil
+	ans.Timing.ITLp50, ans.Timing.ITLmax = medianMax(c.gaps)
+	return ans
 }
 
 // streamChunk is one SSE data line of a chat completion stream, with the

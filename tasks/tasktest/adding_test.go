@@ -126,7 +126,7 @@ func TestAddingATask(t *testing.T) {
 		if err := key.Write(keyFile); err != nil {
 			t.Fatal(err)
 		}
-		ep := startEngine(t, "--sim-key", keyFile, "--sim-policy", policy)
+		ep := startEngine(t, "toy-model", "--sim-key", keyFile, "--sim-policy", policy)
 		sendAll(t, reg, p, b, ep, run, items)
 		j, err := journal.Read(run)
 		if err != nil {
@@ -211,13 +211,13 @@ func sendAll(t *testing.T, reg *tasks.Registry, p *tasks.Prompts, b tasks.Reques
 
 // startEngine runs the simulated engine in this process until the test
 // ends, and waits (at most 30 s) until it answers /health.
-func startEngine(t *testing.T, args ...string) launcher.Endpoint {
+func startEngine(t *testing.T, model string, args ...string) launcher.Endpoint {
 	t.Helper()
 	port := proctest.FreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- simengine.Main(ctx, append([]string{"serve", "toy-model", "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		done <- simengine.Main(ctx, append([]string{"serve", model, "--served-model-name", model, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 			"--sim-workers", "0", "--disable-uvicorn-access-log"}, args...), io.Discard, io.Discard)
 	}()
 	t.Cleanup(func() {
@@ -243,5 +243,5 @@ func startEngine(t *testing.T, args ...string) launcher.Endpoint {
 			t.Fatal("timed out waiting for the simulated engine's /health")
 		}
 	}
-	return launcher.Endpoint{Model: "toy-model", BaseURL: base + "/v1", MaxNumSeqs: 4}
+	return launcher.Endpoint{Model: model, BaseURL: base + "/v1", MaxNumSeqs: 4}
 }

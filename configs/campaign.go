@@ -7,25 +7,34 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// Media modes say how images travel to an engine.
+// MediaMode says how images travel to an engine: a campaign's media:.
+type MediaMode string
+
+// The media modes.
 const (
-	MediaAuto   = "auto"   // file:// for local engines, base64 otherwise
-	MediaFile   = "file"   // always file:// (engine started with --allowed-local-media-path)
-	MediaBase64 = "base64" // always the file's own bytes, base64-encoded
+	MediaAuto   MediaMode = "auto"   // file:// for local engines, base64 otherwise
+	MediaFile   MediaMode = "file"   // always file:// (engine started with --allowed-local-media-path)
+	MediaBase64 MediaMode = "base64" // always the file's own bytes, base64-encoded
 )
+
+// MediaModes lists the media modes, as media: may write them.
+func MediaModes() []MediaMode { return []MediaMode{MediaAuto, MediaFile, MediaBase64} }
 
 // Campaign is one campaign file: which models run which tasks on which node.
 type Campaign struct {
 	// Name labels the run in reports.
 	Name string `yaml:"name"`
 	// Node is "auto" (NVML if present), "nvml", or "fake:NAME" for one of
-	// the gpu package's fake nodes.
+	// the gpu package's fake nodes. The gpu package owns the nodes and
+	// parses it (gpu.ParseNodeSpec): run and plan refuse anything else,
+	// naming this field's line (Errorf).
 	Node string `yaml:"node"`
 	// Output is the run directory.
 	Output string `yaml:"output"`
@@ -42,7 +51,7 @@ type Campaign struct {
 	// the embedded ones (configs/prompts documents what they see).
 	Prompts string `yaml:"prompts"`
 	// Media is auto, file or base64.
-	Media string `yaml:"media"`
+	Media MediaMode `yaml:"media"`
 	// Repeat runs every request k times (repeated-run reliability).
 	Repeat int `yaml:"repeat"`
 	// Host is the address engines bind to (default 127.0.0.1).
@@ -53,7 +62,7 @@ type Campaign struct {
 	Launch LaunchSettings `yaml:"launch"`
 	// Backend says where engines run: local (this node, the default) or
 	// slurm (one Slurm job per replica; see Slurm and docs/slurm.md).
-	Backend string `yaml:"backend"`
+	Backend Backend `yaml:"backend"`
 	// Slurm configures the slurm backend.
 	Slurm SlurmSettings `yaml:"slurm"`
 	// Models are registry names, each optionally with overrides of any
@@ -188,10 +197,13 @@ func (c *Campaign) checkStallWindow(loc locator) error {
 		w, budget, cl.RetryLimit(), cl.FirstTokenTimeout, cl.FirstTokenTimeout/2)
 }
 
-// Backends say where a campaign's engines run.
+// Backend says where a campaign's engines run: its backend:.
+type Backend string
+
+// The backends.
 const (
-	BackendLocal = "local" // child processes on this node
-	BackendSlurm = "slurm" // one Slurm batch job per replica
+	BackendLocal Backend = "local" // child processes on this node
+	BackendSlurm Backend = "slurm" // one Slurm batch job per replica
 )
 
 // SlurmSettings configure the slurm backend: what every replica's sbatch
@@ -404,13 +416,8 @@ func (c *Campaign) validate(loc locator) error {
 	if c.Dataset.Raw == "" {
 		return loc.errorf("dataset.raw", "the campaign needs the raw dataset folder (the one holding dataset.json)")
 	}
-	switch c.Media {
-	case MediaAuto, MediaFile, MediaBase64:
-	default:
+	if !slices.Contains(MediaModes(), c.Media) {
 		return loc.errorf("media", "%q is not a media mode; use auto, file or base64", c.Media)
-	}
-	if c.Node != "auto" && c.Node != "nvml" && !strings.HasPrefix(c.Node, "fake:") {
-		return loc.errorf("node", "%q is not a node; use auto, nvml or fake:NAME", c.Node)
 	}
 	if c.Repeat < 1 {
 		return loc.errorf("repeat", "repeat must be at least 1, not %d; leave it out to send every request once", c.Repeat)
@@ -662,4 +669,22 @@ func (s *SlurmSettings) validate(loc locator) error {
 		return loc.errorf("slurm.gres", "%q is not a GRES name; write gpu or gpu:TYPE (npcorch adds the count)", s.GRES)
 	}
 	return nil
+}
+
+// LiveTokenEnv is the environment variable that may hold the live page's
+// token (package tasks/live).
+const LiveTokenEnv = "NPCORCH_LIVE_TOKEN"
+
+// SecretEnv names the environment variables of c's secrets that no engine
+// needs: every model's and judge's engine.api_key_env (the keys of API
+// endpoints) and the live page's token, sorted, each once.
+func (c *Campaign) SecretEnv() []string {
+	names := []string{LiveTokenEnv}
+	for _, m := range slices.Concat(c.Resolved, c.ResolvedJudges) {
+		if m.Engine.APIKeyEnv != "" {
+			names = append(names, m.Engine.APIKeyEnv)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }

@@ -42,7 +42,7 @@ var sglangManaged = map[string]string{
 // ManagedFlag reports whether npcorch writes flag (as --name or
 // --name=value, underscores or dashes) on the command line of an engine of
 // kind, and which campaign field sets it ("" when npcorch alone does).
-func ManagedFlag(kind, flag string) (field string, managed bool) {
+func ManagedFlag(kind EngineKind, flag string) (field string, managed bool) {
 	name := flagName(flag)
 	switch kind {
 	case EngineVLLM, EngineSim:

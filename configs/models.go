@@ -1,12 +1,15 @@
 package configs
 
-// Engine kinds a model can be served by.
+// EngineKind says what serves a model: its engine.kind.
+type EngineKind string
+
+// The engine kinds a model can be served by.
 const (
-	EngineVLLM     = "vllm"     // `vllm serve` (or a fork through Engine.Command)
-	EngineSGLang   = "sglang"   // `python -m sglang.launch_server`
-	EngineExternal = "external" // an existing OpenAI-compatible endpoint; nothing launched
-	EngineSim      = "sim"      // npcorch's own simulated engine (`npcorch sim-engine`)
-	EngineWrapper  = "wrapper"  // a user command that serves the OpenAI API (e.g. HealthGPT)
+	EngineVLLM     EngineKind = "vllm"     // `vllm serve` (or a fork through Engine.Command)
+	EngineSGLang   EngineKind = "sglang"   // `python -m sglang.launch_server`
+	EngineExternal EngineKind = "external" // an existing OpenAI-compatible endpoint; nothing launched
+	EngineSim      EngineKind = "sim"      // npcorch's own simulated engine (`npcorch sim-engine`)
+	EngineWrapper  EngineKind = "wrapper"  // a user command that serves the OpenAI API (e.g. HealthGPT)
 )
 
 // Model is one entry of the model registry (configs/models.yaml), possibly
@@ -68,7 +71,7 @@ type Model struct {
 // Engine says how a model is served.
 type Engine struct {
 	// Kind is one of the Engine* constants.
-	Kind string `yaml:"kind" json:"kind"`
+	Kind EngineKind `yaml:"kind" json:"kind"`
 	// Command overrides the engine executable: a vLLM fork's binary or a
 	// virtual environment's bin/vllm (Hulu-Med), or a wrapper (HealthGPT).
 	// For vllm and sim engines it is the executable alone (with any

@@ -1,7 +1,9 @@
 // Package gpu is npcorch's view of the GPUs of one node: what they are
 // (inventory), how they are wired (topology), who uses them (processes) and
 // how busy they are (samples, windows, model spans, the Prometheus exporter
-// and the utilization report).
+// and the utilization report), and which node a command means: a NodeSpec
+// (auto, nvml or fake:NAME, parsed once by ParseNodeSpec) and the one list
+// of fake nodes (FakeNodeNames) that gpu/nvml and launcher/placement build.
 //
 // Everything here is plain Go over plain data and builds with
 // CGO_ENABLED=0. The hardware comes in through the small [Source]

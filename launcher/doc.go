@@ -7,7 +7,9 @@
 // A Replica is one engine serving one model on one GPU set. One goroutine
 // owns each replica's state; public methods send it a request and wait for
 // the reply, so no caller acts on a stale state. A Supervisor runs many
-// replicas, hands out their Endpoints and broadcasts their Events.
+// replicas, hands out their Endpoints and broadcasts their Events. A
+// Backend is what a run drives its replicas through: LocalBackend (a
+// Supervisor on this machine) or package slurm's Replicas (Slurm jobs).
 //
 // The package decides nothing about placement or scheduling (subpackages
 // placement and schedule do), reads no GPU itself (a MemoryProbe comes in

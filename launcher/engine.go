@@ -117,7 +117,7 @@ type Engines struct {
 
 // For returns the engine serving kind (one of the configs.Engine*
 // constants).
-func (e Engines) For(kind string) (Engine, error) {
+func (e Engines) For(kind configs.EngineKind) (Engine, error) {
 	switch kind {
 	case configs.EngineVLLM, "":
 		return VLLM{Binary: e.vllm()}, nil

@@ -193,7 +193,7 @@ func TestSimInvocationGolden(t *testing.T) {
 	}
 }
 
-func (e Engines) mustFor(t *testing.T, kind string) Engine {
+func (e Engines) mustFor(t *testing.T, kind configs.EngineKind) Engine {
 	t.Helper()
 	eng, err := e.For(kind)
 	if err != nil {
@@ -266,7 +266,7 @@ func TestEveryFlagNpcorchWritesIsManaged(t *testing.T) {
 	sglang := configs.Model{Name: "Lingshu-7B", HFID: "lingshu-medical-mllm/Lingshu-7B", ContextLength: 32768,
 		Engine: configs.Engine{Kind: configs.EngineSGLang, MaxNumSeqs: 32, ReasoningParser: "qwen3", TrustRemoteCode: true}}
 	for _, c := range []struct {
-		kind string
+		kind configs.EngineKind
 		eng  Engine
 		m    configs.Model
 	}{

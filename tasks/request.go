@@ -74,7 +74,7 @@ func (r *Request) ForRepeat(repeat int) (*Request, error) {
 type RequestBuilder struct {
 	Model configs.Model
 	// Media is configs.MediaFile or configs.MediaBase64.
-	Media string
+	Media configs.MediaMode
 	// Root is the prepared dataset folder image paths are relative to.
 	Root string
 	// MaxBytes caps the images of one request (0 = no cap).

@@ -130,7 +130,7 @@ func TestForRepeatIsTheRepeatsOwnRequest(t *testing.T) {
 	prompts, _ := tasks.LoadPrompts(configs.Defaults, "prompts", benchmark())
 	for _, c := range []struct {
 		model string
-		media string
+		media configs.MediaMode
 		it    tasks.Item
 	}{
 		{"Qwen3-VL-8B-Instruct", configs.MediaFile, tasks.Item{ID: "t_groups/P1", Task: npcbench.TGroups, Images: imgs, Planes: []string{"axial", "axial", "coronal"}}},

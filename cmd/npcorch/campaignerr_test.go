@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/gpu/nvml"
 )
 
@@ -48,7 +49,7 @@ func TestCampaignMistakesAreRefusedBeforeTheRunFolder(t *testing.T) {
 	}
 	// node: nvml on a machine without the driver (CI's) failed only once
 	// the run folder held run.json, status.json and events.log.
-	if src, err := nvml.Open("nvml"); err == nil {
+	if src, err := nvml.Open(gpu.NodeSpec{Kind: gpu.NodeNVML}); err == nil {
 		_ = src.Close()
 	} else {
 		cases["no driver"] = mistake{"node: nvml\ndataset: {raw: {raw}, prepared: {prep}}\n",

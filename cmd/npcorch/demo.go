@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/gpu/nvml"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks/campaign"
@@ -93,7 +94,7 @@ func runDemo(ctx context.Context, out string, seed int64, resume bool, stdout, s
 		return err
 	}
 	c.Seed = seed
-	if node, err := nvml.Open("auto"); err == nil {
+	if node, err := nvml.Open(gpu.NodeSpec{Kind: gpu.NodeAuto}); err == nil {
 		if inv, err := node.Inventory(ctx); err == nil && len(inv.GPUs) > 0 {
 			c.Node = "nvml"
 			fmt.Fprintf(stderr, "demo: NVML found %d GPUs; planning on them (engines are still simulated)\n", len(inv.GPUs))

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -26,7 +25,11 @@ parallelism 2, 4 and 8. On a machine without the NVIDIA driver it says so in
 one line and exits 0; --json then prints {"gpus": [], "reason": "..."}.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			src, err := nvml.Open(node)
+			spec, err := gpu.ParseNodeSpec(node)
+			if err != nil {
+				return fmt.Errorf("gpus: --node: %w", err)
+			}
+			src, err := nvml.Open(spec)
 			if err != nil {
 				return err
 			}
@@ -45,7 +48,7 @@ one line and exits 0; --json then prints {"gpus": [], "reason": "..."}.`,
 			if err := gpu.WriteInventoryText(cmd.OutOrStdout(), inv, topo); err != nil || len(inv.GPUs) > 0 {
 				return err
 			}
-			return fakeNodeNote(cmd.OutOrStdout(), node)
+			return fakeNodeNote(cmd.OutOrStdout(), spec)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (unknown values are null)")
@@ -55,10 +58,10 @@ one line and exits 0; --json then prints {"gpus": [], "reason": "..."}.`,
 
 // fakeNodeNote says, after "no GPUs", how to look at a simulated node
 // instead, unless one was asked for.
-func fakeNodeNote(w io.Writer, node string) error {
-	if strings.HasPrefix(node, "fake:") {
+func fakeNodeNote(w io.Writer, node gpu.NodeSpec) error {
+	if node.IsFake() {
 		return nil
 	}
-	_, err := fmt.Fprintf(w, "(--node fake:NAME shows a simulated node: %s)\n", nvml.FakeNodeSpecs())
+	_, err := fmt.Fprintf(w, "(--node fake:NAME shows a simulated node: %s)\n", gpu.FakeNodeSpecs())
 	return err
 }

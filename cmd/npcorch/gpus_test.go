@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/gpu/nvml"
 )
 
@@ -12,7 +13,7 @@ import (
 // message no longer names --node, which run has not); asked for a fake
 // node, they do not.
 func TestNoGPUsSaysHowToSeeAFakeNode(t *testing.T) {
-	if src, err := nvml.Open("nvml"); err == nil {
+	if src, err := nvml.Open(gpu.NodeSpec{Kind: gpu.NodeNVML}); err == nil {
 		_ = src.Close()
 		t.Skip("this machine has the NVIDIA driver")
 	}

@@ -31,7 +31,11 @@ and prints a per-GPU summary.`,
 		PreRunE: refuseOutOfRange(flagRange{"duration", 0, "give a duration such as 30s, or 0 to run until interrupted"},
 			flagRange{"interval", 1e-9, "give a duration such as 1s"}),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			src, err := nvml.Open(node)
+			spec, err := gpu.ParseNodeSpec(node)
+			if err != nil {
+				return fmt.Errorf("monitor: --node: %w", err)
+			}
+			src, err := nvml.Open(spec)
 			if err != nil {
 				return err
 			}
@@ -44,7 +48,7 @@ and prints a per-GPU summary.`,
 				if err := gpu.WriteInventoryText(cmd.OutOrStdout(), inv, gpu.Topology{}); err != nil {
 					return err
 				}
-				return fakeNodeNote(cmd.OutOrStdout(), node)
+				return fakeNodeNote(cmd.OutOrStdout(), spec)
 			}
 			m := &gpu.Monitor{
 				Sampler:  &gpu.Sampler{Source: src, Host: gpu.SystemHost{}, Interval: every},

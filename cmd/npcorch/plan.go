@@ -99,7 +99,7 @@ fake:a800-sxm-8, fake:a800-pcie-8, fake:h100-sxm-4, fake:h200-1.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&campaignFile, "campaign", "c", "", "campaign file (default: every model of the registry, every task)")
-	f.StringVar(&node, "node", "", "node to plan for: nvml, auto or fake:NAME ("+strings.Join(placement.ShapeNames(), ", ")+"); default: the campaign's node, else fake:a800-sxm-8")
+	f.StringVar(&node, "node", "", "node to plan for: nvml, auto or fake:NAME ("+strings.Join(gpu.FakeNodeNames(), ", ")+"); default: the campaign's node, else fake:a800-sxm-8")
 	f.BoolVar(&simulate, "simulate", false, "also print every event of the simulated campaign")
 	f.BoolVar(&asJSON, "json", false, "print the plan as JSON")
 	f.BoolVar(&paperScale, "paper-scale", true, "count requests at the NPCBench paper's scale (L1–L6)")
@@ -158,6 +158,9 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 		}
 		if nodeName == "" {
 			nodeName = c.Node
+			if _, err := gpu.ParseNodeSpec(nodeName); err != nil {
+				return schedule.Config{}, c.Errorf("node", "%v", err)
+			}
 		}
 	} else {
 		if !paperScale {
@@ -176,15 +179,19 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 		}
 	}
 	if nodeName == "" {
-		nodeName = "fake:" + placement.ShapeA800SXM8
+		nodeName = gpu.FakeNode(gpu.FakeA800SXM8).String()
 		fmt.Fprintf(notes, "plan: no node given; planning for %s\n", nodeName)
 	}
-	src, err := nvml.Open(nodeName)
+	spec, err := gpu.ParseNodeSpec(nodeName)
+	if err != nil {
+		return schedule.Config{}, fmt.Errorf("plan: --node: %w", err)
+	}
+	src, err := nvml.Open(spec)
 	if err != nil {
 		return schedule.Config{}, fmt.Errorf("plan: node %s: %w%s", nodeName, err, fakeNodeHint(err))
 	}
 	defer src.Close()
-	n, nodeNotes, err := campaign.PlanNode(ctx, nodeName, src)
+	n, nodeNotes, err := placement.ReadNode(ctx, spec, src)
 	if err != nil {
 		return schedule.Config{}, fmt.Errorf("plan: %w%s", err, fakeNodeHint(err))
 	}
@@ -229,8 +236,8 @@ func unplaceable(p *schedule.Plan) error {
 // fakeNodeHint tells a plan on a machine without GPUs how to plan for a
 // fake node instead ("" for other errors).
 func fakeNodeHint(err error) string {
-	if errors.Is(err, campaign.ErrNoGPU) || errors.Is(err, gpu.ErrNoDriver) || errors.Is(err, gpu.ErrNVMLNotCompiled) {
-		return "; or plan for a fake node with --node fake:NAME (" + nvml.FakeNodeSpecs() + ")"
+	if errors.Is(err, placement.ErrNoGPU) || errors.Is(err, gpu.ErrNoDriver) || errors.Is(err, gpu.ErrNVMLNotCompiled) {
+		return "; or plan for a fake node with --node fake:NAME (" + gpu.FakeNodeSpecs() + ")"
 	}
 	return ""
 }

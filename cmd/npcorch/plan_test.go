@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/gpu/nvml"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks/campaign"
@@ -216,7 +217,7 @@ models:
 // NVIDIA driver, plan --node auto said how to choose a fake node twice
 // (the driver's message and the planner's each added it).
 func TestPlanWithoutGPUsNamesTheFakeNodeFlagOnce(t *testing.T) {
-	if src, err := nvml.Open("nvml"); err == nil {
+	if src, err := nvml.Open(gpu.NodeSpec{Kind: gpu.NodeNVML}); err == nil {
 		_ = src.Close()
 		t.Skip("this machine has the NVIDIA driver")
 	}

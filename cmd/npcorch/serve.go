@@ -11,7 +11,6 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher"
-	"github.com/npcorch/npcorch/tasks/campaign"
 )
 
 func newServeCmd() *cobra.Command {
@@ -118,9 +117,6 @@ func serveModel(campaignFile, name string) (served, error) {
 	if err != nil {
 		return served{}, err
 	}
-	if _, err := campaign.CheckTasks(campaign.Benchmark(), c); err != nil {
-		return served{}, err
-	}
 	m, ok := c.Model(name)
 	if !ok {
 		var names []string
@@ -130,7 +126,7 @@ func serveModel(campaignFile, name string) (served, error) {
 		return served{}, fmt.Errorf("serve: campaign %s has no model %q; it lists: %s", campaignFile, name, strings.Join(names, ", "))
 	}
 	return served{model: m, mediaRoot: c.Path(c.Dataset.Prepared), host: c.Host, out: c.Path(c.Output), launch: c.Launch,
-		secrets: campaign.SecretEnv(c)}, nil
+		secrets: c.SecretEnv()}, nil
 }
 
 func parseGPUSets(flags []string) [][]string {

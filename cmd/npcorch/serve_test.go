@@ -2,9 +2,14 @@ package main
 
 import (
 	"fmt"
+	"go/parser"
+	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/npcorch/npcorch/configs"
@@ -62,6 +67,37 @@ models:
 	for _, want := range []string{"NPCORCH_TEST_REMOTE_KEY", live.TokenEnv} {
 		if !slices.Contains(sv.secrets, want) {
 			t.Errorf("secrets kept from the engine %q lack %s", sv.secrets, want)
+		}
+	}
+}
+
+// TestServeImportsNoBenchmark: `npcorch serve` starts engines for any
+// workload; its file imports no tasks package (the benchmark, the
+// campaign), and neither does anything it imports of ours (issue 26:
+// serve imported the campaign for the engine backend and the secrets).
+func TestServeImportsNoBenchmark(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "serve.go", nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const module = "github.com/npcorch/npcorch/"
+	args := []string{"list", "-deps"}
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		if strings.HasPrefix(path, module) {
+			args = append(args, path)
+		}
+	}
+	if len(args) == 2 {
+		t.Fatal("serve.go imports nothing of ours; the test reads the wrong file")
+	}
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		t.Fatalf("go %s: %v", strings.Join(args, " "), err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, module+"tasks") {
+			t.Errorf("serve.go's imports %q bring in %s", args[2:], dep)
 		}
 	}
 }

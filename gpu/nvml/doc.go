@@ -5,18 +5,19 @@
 // servers dgxa100, dgxh100 and dgxh200, so that fakes and real GPUs run the
 // same adapter code).
 //
-// Open is the entry point: "auto", "nvml" or "fake:NAME" (a800-sxm-8,
-// a800-pcie-8, h100-sxm-4, h200-1). NewFake gives tests a fake node whose
-// free memory, processes and telemetry timeline they script.
+// Open is the entry point: it opens a gpu.NodeSpec (auto, nvml or one of
+// gpu.FakeNodeNames, parsed once by gpu.ParseNodeSpec). NewFake gives tests
+// a fake node whose free memory, processes and telemetry timeline they
+// script.
 //
 // go-nvml opens libnvidia-ml.so.1 at run time and needs cgo to compile:
 //
 //   - built with CGO_ENABLED=0, Load and the fakes return errors matching
-//     gpu.ErrNVMLNotCompiled ("NVML support not compiled in"), and Open("auto")
+//     gpu.ErrNVMLNotCompiled ("NVML support not compiled in"), and Open of auto
 //     returns a gpu.Absent source that says so;
 //   - built with cgo on a machine without the driver, Init reports
 //     ERROR_LIBRARY_NOT_FOUND; Load returns an error matching gpu.ErrNoDriver
-//     and Open("auto") a gpu.Absent source saying "no NVIDIA driver found".
+//     and Open of auto a gpu.Absent source saying "no NVIDIA driver found".
 //
 // Neither case crashes, and neither needs the caller to special-case it.
 //

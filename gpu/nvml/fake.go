@@ -40,12 +40,12 @@ type fakeGPU struct {
 	timeline func(step int) Reading
 }
 
-// NewFake builds the fake node of that name (see [FakeNodeNames]) with no
+// NewFake builds the fake node of that name (see [gpu.FakeNodeNames]) with no
 // processes, all memory free and the default timeline.
 func NewFake(name string) (*Fake, error) {
 	spec, ok := nodeSpecs(name)
 	if !ok {
-		return nil, fmt.Errorf("unknown fake GPU node %q: valid nodes are %v", name, FakeNodeNames())
+		return nil, gpu.UnknownFakeNode(name)
 	}
 	cfgs := make([]gpus.Config, spec.count)
 	for i := range cfgs {
@@ -181,6 +181,15 @@ func (f *Fake) defaultTimeline(i int) func(int) Reading {
 
 // wire fills in the mock device's calls that go-nvml's servers leave unset.
 func (f *Fake) wire(i int, g *fakeGPU) {
+	f.wirePlacement(i, g)
+	f.wireNVLink(i, g.dev)
+	f.wireProcesses(g)
+	f.wireTelemetry(i, g.dev)
+}
+
+// wirePlacement answers GPU i's memory, PCI address, NUMA node, CPU
+// affinity and common ancestor with each other GPU.
+func (f *Fake) wirePlacement(i int, g *fakeGPU) {
 	d, spec := g.dev, f.spec
 	other := func(o nv.Device) int { return o.(*server.Device).Index }
 	d.GetMemoryInfo_v2Func = func() (nv.Memory_v2, nv.Return) {
@@ -203,7 +212,13 @@ func (f *Fake) wire(i int, g *fakeGPU) {
 	d.GetTopologyCommonAncestorFunc = func(o nv.Device) (nv.GpuTopologyLevel, nv.Return) {
 		return spec.ancestor(i, other(o)), nv.SUCCESS
 	}
-	// NVLink lanes: into the switch first, then to each peer in index order.
+}
+
+// wireNVLink answers GPU i's NVLink lanes: into the switch first, then to
+// each peer in index order; and which peers it reaches over NVLink.
+func (f *Fake) wireNVLink(i int, d *server.Device) {
+	spec := f.spec
+	other := func(o nv.Device) int { return o.(*server.Device).Index }
 	type lane struct {
 		toSwitch bool
 		peer     int
@@ -257,6 +272,11 @@ func (f *Fake) wire(i int, g *fakeGPU) {
 		}
 		return p, nv.SUCCESS
 	}
+}
+
+// wireProcesses answers the compute processes the test set on the GPU.
+func (f *Fake) wireProcesses(g *fakeGPU) {
+	d := g.dev
 	d.GetComputeRunningProcessesFunc = func() ([]nv.ProcessInfo, nv.Return) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -266,6 +286,12 @@ func (f *Fake) wire(i int, g *fakeGPU) {
 		}
 		return out, nv.SUCCESS
 	}
+}
+
+// wireTelemetry answers GPU i's utilization, power, energy, temperature,
+// clocks, throttle reasons and GPM samples from its timeline's reading.
+func (f *Fake) wireTelemetry(i int, d *server.Device) {
+	spec := f.spec
 	d.GetUtilizationRatesFunc = func() (nv.Utilization, nv.Return) {
 		r := f.reading(i)
 		return nv.Utilization{Gpu: r.GPUUtil, Memory: r.MemUtil}, nv.SUCCESS

@@ -15,13 +15,13 @@ func TestWithoutCgo(t *testing.T) {
 	if _, err := Load("here"); !errors.Is(err, gpu.ErrNVMLNotCompiled) {
 		t.Errorf("Load = %v", err)
 	}
-	if _, err := Open("nvml"); !errors.Is(err, gpu.ErrNVMLNotCompiled) {
+	if _, err := openSpec("nvml"); !errors.Is(err, gpu.ErrNVMLNotCompiled) {
 		t.Errorf("Open(nvml) = %v", err)
 	}
-	if _, err := Open("fake:a800-sxm-8"); !errors.Is(err, gpu.ErrNVMLNotCompiled) {
+	if _, err := openSpec("fake:a800-sxm-8"); !errors.Is(err, gpu.ErrNVMLNotCompiled) {
 		t.Errorf("Open(fake) = %v", err)
 	}
-	src, err := Open("auto")
+	src, err := openSpec("auto")
 	if err != nil {
 		t.Fatal(err)
 	}

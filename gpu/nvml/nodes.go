@@ -11,6 +11,8 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh200"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
+
+	"github.com/npcorch/npcorch/gpu"
 )
 
 // nodeSpec describes a fake node: its GPUs and how they are wired.
@@ -52,7 +54,7 @@ func sameGroup(a, b, n int) bool { return a/n == b/n }
 // nodeSpecs returns the fake node of that name.
 func nodeSpecs(name string) (nodeSpec, bool) {
 	switch name {
-	case "a800-sxm-8":
+	case gpu.FakeA800SXM8:
 		// DGX/HGX A800: every GPU 8 lanes into NVSwitch; PCIe pairs under a
 		// switch, pairs of pairs in a NUMA node, two NUMA nodes of four.
 		return nodeSpec{
@@ -70,7 +72,7 @@ func nodeSpecs(name string) (nodeSpec, bool) {
 			},
 			switchLanes: 8, reservedMiB: 512, idleW: 60, maxW: 400, boostMHz: 1410,
 		}, true
-	case "a800-pcie-8":
+	case gpu.FakeA800PCIe8:
 		// PCIe cards, NVLink bridges on pairs (0,1) (2,3) (4,5) (6,7).
 		// Socket 0: host bridge 0 with switch S0 {0,1} and switch S1 {2,3}.
 		// Socket 1: host bridge 1 with switch S2 {4,6}, host bridge 2 with
@@ -100,7 +102,7 @@ func nodeSpecs(name string) (nodeSpec, bool) {
 			},
 			reservedMiB: 512, idleW: 45, maxW: 300, boostMHz: 1410,
 		}, true
-	case "h100-sxm-4":
+	case gpu.FakeH100SXM4:
 		// HGX H100 4-GPU: every pair joined directly by 6 NVLink lanes, no
 		// NVSwitch; two NUMA nodes of two.
 		return nodeSpec{
@@ -116,7 +118,7 @@ func nodeSpecs(name string) (nodeSpec, bool) {
 			nvlink:      func(a, b int) int { return 6 },
 			reservedMiB: 600, gpm: true, idleW: 70, maxW: 700, boostMHz: 1980,
 		}, true
-	case "h200-1":
+	case gpu.FakeH200x1:
 		return nodeSpec{
 			gpu: gpus.H200_SXM5_141GB, count: 1, build: dgxh200.NewWithGPUs,
 			busIDs: []string{"18"}, numa: []int{0}, cpus: []string{"0-31"},

@@ -41,7 +41,7 @@ func TestInventoryOfEveryFakeNode(t *testing.T) {
 		"h100-sxm-4":  {4, "NVIDIA H100 80GB HBM3", "9.0", 81920, []int{0, 0, 1, 1}},
 		"h200-1":      {1, "NVIDIA H200 141GB HBM3e", "9.0", 144384, []int{0}},
 	}
-	for _, name := range FakeNodeNames() {
+	for _, name := range gpu.FakeNodeNames() {
 		t.Run(name, func(t *testing.T) {
 			_, src := openFake(t, name)
 			inv, err := src.Inventory(context.Background())
@@ -323,7 +323,7 @@ func TestDefaultTimelineEnergyMatchesPower(t *testing.T) {
 }
 
 func TestOpenSpecs(t *testing.T) {
-	src, err := Open("fake:h200-1")
+	src, err := openSpec("fake:h200-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,13 +332,16 @@ func TestOpenSpecs(t *testing.T) {
 	if len(inv.GPUs) != 1 || inv.Node != "h200-1" {
 		t.Errorf("fake:h200-1 inventory %+v", inv)
 	}
+	if _, err := NewFake("dgx-9"); err == nil || err.Error() != gpu.UnknownFakeNode("dgx-9").Error() {
+		t.Errorf("NewFake(dgx-9) = %v; want the one wording of an unknown fake node", err)
+	}
 	for _, bad := range []string{"fake:dgx-9", "fake:", "cuda", "fake:A800-SXM-8"} {
-		_, err := Open(bad)
+		_, err := openSpec(bad)
 		if err == nil {
 			t.Errorf("Open(%q) succeeded", bad)
 			continue
 		}
-		for _, n := range FakeNodeNames() {
+		for _, n := range gpu.FakeNodeNames() {
 			if !strings.Contains(err.Error(), n) {
 				t.Errorf("Open(%q) error %q does not list %s", bad, err, n)
 			}
@@ -362,10 +365,10 @@ func TestNoDriverMachine(t *testing.T) {
 	if !errors.Is(err, gpu.ErrNoDriver) {
 		t.Fatalf("Load without driver: %v, want ErrNoDriver", err)
 	}
-	if _, err := Open("nvml"); !errors.Is(err, gpu.ErrNoDriver) {
+	if _, err := openSpec("nvml"); !errors.Is(err, gpu.ErrNoDriver) {
 		t.Errorf("Open(nvml) = %v", err)
 	}
-	auto, err := Open("auto")
+	auto, err := openSpec("auto")
 	if err != nil {
 		t.Fatalf("Open(auto) without driver: %v", err)
 	}

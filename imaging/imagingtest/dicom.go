@@ -103,6 +103,24 @@ func ds(tag uint32, vs ...float64) element {
 
 // Encode returns the file's bytes.
 func (s DICOMSlice) Encode() []byte {
+	s = s.withDefaults()
+	sop := fmt.Sprintf("%s.%d", s.SeriesUID, s.Instance)
+	els := s.dataset(sop)
+	var out bytes.Buffer
+	if !s.NoPreamble {
+		out.Write(make([]byte, 128))
+		out.WriteString("DICM")
+	}
+	writeFileMeta(&out, sop)
+	for _, e := range els {
+		writeElement(&out, e)
+	}
+	return out.Bytes()
+}
+
+// withDefaults fills the fields a test left zero: an MR slice of 16-bit
+// MONOCHROME2 pixels, a T1-like spin echo, its protocol its description.
+func (s DICOMSlice) withDefaults() DICOMSlice {
 	if s.Modality == "" {
 		s.Modality = "MR"
 	}
@@ -130,12 +148,43 @@ func (s DICOMSlice) Encode() []byte {
 	if s.HighBit == 0 {
 		s.HighBit = s.BitsStored - 1
 	}
-	sop := fmt.Sprintf("%s.%d", s.SeriesUID, s.Instance)
+	return s
+}
+
+// dataset is the slice's data set, in tag order: the header every slice
+// has, the optional elements the slice sets, and the pixels.
+func (s DICOMSlice) dataset(sop string) []element {
+	els := s.header(sop)
+	if s.InversionTime != 0 {
+		els = append(els, ds(0x00180082, s.InversionTime))
+	}
+	if s.ContrastAgent != "" {
+		els = append(els, str(0x00180010, "LO", s.ContrastAgent))
+	}
+	if s.NoGeometry {
+		els = slices.DeleteFunc(els, func(e element) bool { return e.tag == 0x00200032 || e.tag == 0x00200037 })
+	}
+	if s.WindowWidth > 0 {
+		els = append(els, ds(0x00281050, s.WindowCenter), ds(0x00281051, s.WindowWidth))
+	}
+	if s.Slope != 0 {
+		els = append(els, ds(0x00281052, s.Intercept), ds(0x00281053, s.Slope), str(0x00281054, "LO", "US"))
+	}
+	if !s.NoPixelData {
+		els = append(els, s.pixelData())
+	}
+	sort.SliceStable(els, func(a, b int) bool { return els[a].tag < els[b].tag })
+	return els
+}
+
+// header is what every slice has: the study, series and instance, the
+// patient, the acquisition, the geometry and the pixel format.
+func (s DICOMSlice) header(sop string) []element {
 	pr := 0
 	if s.Signed {
 		pr = 1
 	}
-	els := []element{
+	return []element{
 		str(0x00080005, "CS", "ISO_IR 100"),
 		str(0x00080008, "CS", s.ImageType),
 		str(0x00080016, "UI", MRImageStorage),
@@ -186,47 +235,32 @@ func (s DICOMSlice) Encode() []byte {
 		us(0x00280102, s.HighBit),
 		us(0x00280103, pr),
 	}
-	if s.InversionTime != 0 {
-		els = append(els, ds(0x00180082, s.InversionTime))
-	}
-	if s.ContrastAgent != "" {
-		els = append(els, str(0x00180010, "LO", s.ContrastAgent))
-	}
-	if s.NoGeometry {
-		els = slices.DeleteFunc(els, func(e element) bool { return e.tag == 0x00200032 || e.tag == 0x00200037 })
-	}
-	if s.WindowWidth > 0 {
-		els = append(els, ds(0x00281050, s.WindowCenter), ds(0x00281051, s.WindowWidth))
-	}
-	if s.Slope != 0 {
-		els = append(els, ds(0x00281052, s.Intercept), ds(0x00281053, s.Slope), str(0x00281054, "LO", "US"))
-	}
-	if !s.NoPixelData {
-		var px []byte
-		if s.BitsAllocated == 8 {
-			px = make([]byte, len(s.Pixels), len(s.Pixels)+1)
-			for i, v := range s.Pixels {
-				px[i] = byte(v)
-			}
-			if len(px)%2 == 1 {
-				px = append(px, 0)
-			}
-			els = append(els, element{tag: 0x7FE00010, vr: "OB", value: px})
-		} else {
-			px = make([]byte, 2*len(s.Pixels))
-			for i, v := range s.Pixels {
-				binary.LittleEndian.PutUint16(px[2*i:], v)
-			}
-			els = append(els, element{tag: 0x7FE00010, vr: "OW", value: px})
-		}
-	}
-	sort.SliceStable(els, func(a, b int) bool { return els[a].tag < els[b].tag })
+}
 
-	var out bytes.Buffer
-	if !s.NoPreamble {
-		out.Write(make([]byte, 128))
-		out.WriteString("DICM")
+// pixelData is the pixel data element: OB for 8-bit pixels (padded to an
+// even length), OW for 16-bit ones.
+func (s DICOMSlice) pixelData() element {
+	if s.BitsAllocated == 8 {
+		px := make([]byte, len(s.Pixels), len(s.Pixels)+1)
+		for i, v := range s.Pixels {
+			px[i] = byte(v)
+		}
+		if len(px)%2 == 1 {
+			px = append(px, 0)
+		}
+		return element{tag: 0x7FE00010, vr: "OB", value: px}
 	}
+	px := make([]byte, 2*len(s.Pixels))
+	for i, v := range s.Pixels {
+		binary.LittleEndian.PutUint16(px[2*i:], v)
+	}
+	return element{tag: 0x7FE00010, vr: "OW", value: px}
+}
+
+// writeFileMeta writes the file meta information (group 0002, explicit VR
+// little endian) of an MR image with that SOP instance UID, its group
+// length first.
+func writeFileMeta(out *bytes.Buffer, sop string) {
 	meta := []element{
 		{tag: 0x00020001, vr: "OB", value: []byte{0, 1}},
 		str(0x00020002, "UI", MRImageStorage),
@@ -238,12 +272,8 @@ func (s DICOMSlice) Encode() []byte {
 	for _, e := range meta {
 		writeElement(&mb, e)
 	}
-	writeElement(&out, element{tag: 0x00020000, vr: "UL", value: binary.LittleEndian.AppendUint32(nil, uint32(mb.Len()))})
+	writeElement(out, element{tag: 0x00020000, vr: "UL", value: binary.LittleEndian.AppendUint32(nil, uint32(mb.Len()))})
 	out.Write(mb.Bytes())
-	for _, e := range els {
-		writeElement(&out, e)
-	}
-	return out.Bytes()
 }
 
 // longVR are the explicit VRs with a reserved field and a 32-bit length.

@@ -11,10 +11,11 @@
 // Result.BestWithin) that picks by estimated throughput.
 //
 // Everything here is a pure function over plain data: Node and GPU are this
-// package's own types (the lead adapts the gpu package's inventory into
-// them), and models come as configs.Model. The package starts no process,
-// reads no GPU, keeps no state and does not touch the gpu package or the
-// launcher's engines.
+// package's own types, and models come as configs.Model. NodeFromGPU adapts
+// the gpu package's inventory and topology into a Node, and ReadNode reads
+// them through a gpu.Source the caller opened (or builds a fake node's
+// shape, FakeNode). The package starts no process, keeps no state and does
+// not touch the launcher's engines.
 //
 // # Memory rules
 //

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/gpu"
 )
 
 // Fixtures shaped like registry entries (heads and sizes from config.json).
@@ -416,8 +417,8 @@ func TestOptionsOrder(t *testing.T) {
 }
 
 func TestNodes(t *testing.T) {
-	for _, name := range ShapeNames() {
-		n, err := FakeNode("fake:" + name)
+	for _, name := range gpu.FakeNodeNames() {
+		n, err := FakeNode(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -429,7 +430,7 @@ func TestNodes(t *testing.T) {
 			t.Errorf("%s: JSON %s, %v", name, b, err)
 		}
 	}
-	if _, err := FakeNode("dgx-9000"); err == nil || !strings.Contains(err.Error(), "a800-sxm-8") {
+	if _, err := FakeNode("dgx-9000"); err == nil || err.Error() != gpu.UnknownFakeNode("dgx-9000").Error() {
 		t.Errorf("unknown node: err %v, want one listing the shapes", err)
 	}
 	bad := Node{Name: "n", GPUs: []GPU{{Index: 0, MemTotal: gib}, {Index: 0, MemTotal: gib}}}
@@ -496,7 +497,7 @@ func TestGreedyGrowOnLargeNodes(t *testing.T) {
 // one: each lets a feasible input through and rules out an infeasible one
 // with its own reason.
 func TestFeasibilityFiltersNameTheirReason(t *testing.T) {
-	n, err := FakeNode("fake:a800-sxm-8")
+	n, err := FakeNode(gpu.FakeA800SXM8)
 	if err != nil {
 		t.Fatal(err)
 	}

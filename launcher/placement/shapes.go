@@ -2,8 +2,8 @@ package placement
 
 import (
 	"fmt"
-	"sort"
-	"strings"
+
+	"github.com/npcorch/npcorch/gpu"
 )
 
 const (
@@ -13,40 +13,20 @@ const (
 	idleReserve = 512 * mib
 )
 
-// Shape names of the fake nodes, as accepted by FakeNode and the
-// `--node fake:NAME` flag.
-const (
-	ShapeA800SXM8  = "a800-sxm-8"
-	ShapeA800PCIe8 = "a800-pcie-8"
-	ShapeH100SXM4  = "h100-sxm-4"
-	ShapeH200x1    = "h200-1"
-)
-
-var shapes = map[string]func() Node{
-	ShapeA800SXM8:  A800SXM8,
-	ShapeA800PCIe8: A800PCIe8,
-	ShapeH100SXM4:  H100SXM4,
-	ShapeH200x1:    H200x1,
-}
-
-// ShapeNames lists the fake node shapes in sorted order.
-func ShapeNames() []string {
-	names := make([]string, 0, len(shapes))
-	for n := range shapes {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// FakeNode returns the idle fake node of the given shape; name may carry a
-// "fake:" prefix.
+// FakeNode returns the idle shape of the fake node of that name (one of
+// gpu.FakeNodeNames, without "fake:").
 func FakeNode(name string) (Node, error) {
-	build, ok := shapes[strings.TrimPrefix(name, "fake:")]
-	if !ok {
-		return Node{}, fmt.Errorf("unknown fake node %q; use one of %s", name, strings.Join(ShapeNames(), ", "))
+	switch name {
+	case gpu.FakeA800SXM8:
+		return A800SXM8(), nil
+	case gpu.FakeA800PCIe8:
+		return A800PCIe8(), nil
+	case gpu.FakeH100SXM4:
+		return H100SXM4(), nil
+	case gpu.FakeH200x1:
+		return H200x1(), nil
 	}
-	return build(), nil
+	return Node{}, gpu.UnknownFakeNode(name)
 }
 
 // uniformGPUs builds n idle GPUs of one product, with NUMA node numa(i).
@@ -72,7 +52,7 @@ func allNVLink(a, b int) LinkClass { return LinkNVLink }
 // (two 32-core Xeons, as in common HGX A800 servers).
 func A800SXM8() Node {
 	return Node{
-		Name:  "fake:" + ShapeA800SXM8,
+		Name:  gpu.FakeNode(gpu.FakeA800SXM8).String(),
 		GPUs:  uniformGPUs("a800sxm", "NVIDIA A800-SXM4-80GB", 8, 80*gib, func(i int) int { return i / 4 }),
 		Link:  allNVLink,
 		Speed: 1,
@@ -86,7 +66,7 @@ func A800SXM8() Node {
 // 64 CPU cores.
 func A800PCIe8() Node {
 	return Node{
-		Name: "fake:" + ShapeA800PCIe8,
+		Name: gpu.FakeNode(gpu.FakeA800PCIe8).String(),
 		GPUs: uniformGPUs("a800pcie", "NVIDIA A800 80GB PCIe", 8, 80*gib, func(i int) int { return i / 4 }),
 		Link: func(a, b int) LinkClass {
 			switch {
@@ -107,7 +87,7 @@ func A800PCIe8() Node {
 // 64 CPU cores.
 func H100SXM4() Node {
 	return Node{
-		Name:  "fake:" + ShapeH100SXM4,
+		Name:  gpu.FakeNode(gpu.FakeH100SXM4).String(),
 		GPUs:  uniformGPUs("h100sxm", "NVIDIA H100 80GB HBM3", 4, 81559*mib, func(i int) int { return i / 2 }),
 		Link:  allNVLink,
 		Speed: 2,
@@ -119,7 +99,7 @@ func H100SXM4() Node {
 // memory bandwidth than an H100).
 func H200x1() Node {
 	return Node{
-		Name:  "fake:" + ShapeH200x1,
+		Name:  gpu.FakeNode(gpu.FakeH200x1).String(),
 		GPUs:  uniformGPUs("h200", "NVIDIA H200", 1, 143771*mib, func(int) int { return 0 }),
 		Link:  allNVLink,
 		Speed: 2.3,

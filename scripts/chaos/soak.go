@@ -39,43 +39,19 @@ const soakModel = "Qwen3-VL-8B-Instruct"
 // client, pool, runner and journal to fast simulated engines started by
 // the launcher, sampling this process's RSS as it goes.
 func runSoak(ctx context.Context, o soakOptions, w io.Writer) error {
-	reg, err := configs.DefaultRegistry()
+	m, err := soakEngineModel(o)
 	if err != nil {
 		return err
 	}
-	m, ok := reg.Get(soakModel)
-	if !ok {
-		return fmt.Errorf("soak: %s is not in the registry", soakModel)
-	}
-	m.Engine = configs.Engine{Kind: configs.EngineSim, MaxNumSeqs: o.Concurrency,
-		Sim: []string{"--sim-policy", "garbage", "--sim-workers", "0", "--sim-decode-tps", "1000000",
-			"--sim-prefill-tps", "1000000000", "--sim-chunk-tokens", "8", "--disable-uvicorn-access-log"}}
 	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", npcbench.Registry(configs.DefaultStructures()))
 	if err != nil {
 		return err
 	}
-	sup := launcher.NewSupervisor(launcher.Config{
-		Engines: launcher.Engines{Sim: append(append([]string{}, o.Self...), "sim-engine")},
-		Shim:    append(append([]string{}, o.Self...), "serve", "engine-shim"),
-		LogDir:  filepath.Join(o.Dir, "engines"),
-		Timing:  launcher.Timing{Grace: 2 * time.Second, RestartBackoff: 100 * time.Millisecond},
-	})
-	specs := make([]launcher.ReplicaSpec, o.Replicas)
-	for i := range specs {
-		specs[i] = launcher.ReplicaSpec{Model: m, Replica: i}
-	}
-	eps, err := sup.Start(ctx, specs...)
-	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := sup.StopAll(stopCtx); err != nil {
-			fmt.Fprintln(w, "soak: stopping the engines:", err)
-		}
-	}()
+	tep, stopEngines, err := startSoakEngines(ctx, o, m)
+	defer stopEngines(w)
 	if err != nil {
 		return fmt.Errorf("soak: start the engines: %w", err)
 	}
-	tep := eps
 	items := make([]tasks.Item, o.Requests)
 	for i := range items {
 		id := fmt.Sprintf("P%05d", i)
@@ -110,13 +86,66 @@ func runSoak(ctx context.Context, o soakOptions, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	writeSoakReport(w, o, sum, wall, after-before, prog)
+	if sum.Answered != sum.Requests {
+		return fmt.Errorf("soak: %d of %d requests not answered", sum.Requests-sum.Answered, sum.Requests)
+	}
+	return nil
+}
+
+// soakEngineModel is the soak's model served by a simulated engine that
+// answers garbage as fast as it can, o.Concurrency requests at a time.
+func soakEngineModel(o soakOptions) (configs.Model, error) {
+	reg, err := configs.DefaultRegistry()
+	if err != nil {
+		return configs.Model{}, err
+	}
+	m, ok := reg.Get(soakModel)
+	if !ok {
+		return configs.Model{}, fmt.Errorf("soak: %s is not in the registry", soakModel)
+	}
+	m.Engine = configs.Engine{Kind: configs.EngineSim, MaxNumSeqs: o.Concurrency,
+		Sim: []string{"--sim-policy", "garbage", "--sim-workers", "0", "--sim-decode-tps", "1000000",
+			"--sim-prefill-tps", "1000000000", "--sim-chunk-tokens", "8", "--disable-uvicorn-access-log"}}
+	return m, nil
+}
+
+// startSoakEngines starts o.Replicas replicas of m through the launcher.
+// stop stops them all, verified, within 30 s, saying on w why it could
+// not; call it whether or not the start succeeded.
+func startSoakEngines(ctx context.Context, o soakOptions, m configs.Model) (eps []launcher.Endpoint, stop func(w io.Writer), err error) {
+	sup := launcher.NewSupervisor(launcher.Config{
+		Engines: launcher.Engines{Sim: append(append([]string{}, o.Self...), "sim-engine")},
+		Shim:    append(append([]string{}, o.Self...), "serve", "engine-shim"),
+		LogDir:  filepath.Join(o.Dir, "engines"),
+		Timing:  launcher.Timing{Grace: 2 * time.Second, RestartBackoff: 100 * time.Millisecond},
+	})
+	specs := make([]launcher.ReplicaSpec, o.Replicas)
+	for i := range specs {
+		specs[i] = launcher.ReplicaSpec{Model: m, Replica: i}
+	}
+	eps, err = sup.Start(ctx, specs...)
+	stop = func(w io.Writer) {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := sup.StopAll(stopCtx); err != nil {
+			fmt.Fprintln(w, "soak: stopping the engines:", err)
+		}
+	}
+	return eps, stop, err
+}
+
+// writeSoakReport writes what the soak measured: throughput, CPU per
+// request, peak RSS, and the RSS and live heap per thousand requests,
+// first against last.
+func writeSoakReport(w io.Writer, o soakOptions, sum send.Summary, wall, cpu time.Duration, prog *soakProgress) {
 	peak, _ := procStatus("VmHWM")
 	first, last := prog.window(0, 1000), prog.window(o.Requests-1000, o.Requests)
 	fmt.Fprintf(w, "soak: %d requests (%d answered, %d not run) over %d sim engine replicas, %d in flight\n",
 		sum.Requests, sum.Answered, sum.NotRun, o.Replicas, o.Concurrency)
 	fmt.Fprintf(w, "throughput: %.0f requests/s (%.1fs wall)\n", float64(sum.Requests)/wall.Seconds(), wall.Seconds())
 	fmt.Fprintf(w, "npcorch CPU: %.0f µs per request (%.1fs user+system in all)\n",
-		float64((after-before).Microseconds())/float64(sum.Requests), (after - before).Seconds())
+		float64(cpu.Microseconds())/float64(sum.Requests), cpu.Seconds())
 	fmt.Fprintf(w, "npcorch peak RSS (VmHWM): %.1f MiB\n", float64(peak)/1024)
 	fmt.Fprintf(w, "RSS over requests 0–1000: max %.1f MiB; over the last 1000: max %.1f MiB; change %+.1f %%\n",
 		float64(first)/1024, float64(last)/1024, 100*(float64(last)-float64(first))/float64(first))
@@ -133,10 +162,6 @@ func runSoak(ctx context.Context, o soakOptions, w io.Writer) error {
 		fmt.Fprintf(w, " %.1f", float64(prog.live[k])/(1<<20))
 	}
 	fmt.Fprintln(w)
-	if sum.Answered != sum.Requests {
-		return fmt.Errorf("soak: %d of %d requests not answered", sum.Requests-sum.Answered, sum.Requests)
-	}
-	return nil
 }
 
 // soakProgress samples the RSS every `every` journaled requests.

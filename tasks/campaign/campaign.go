@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
-	"github.com/npcorch/npcorch/gpu/nvml"
+	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
@@ -129,23 +129,82 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 // Run runs the campaign to the end, or until ctx ends: then every engine is
 // stopped and verified gone, the journal is synced, and the scores of what
 // was answered are written (provisional where items are missing).
+//
+// It goes in four steps: the preflight checks everything the campaign
+// names and reads the node, leaving nothing behind when it refuses; the
+// run folder is made, locked and given its event log and run.json; the
+// driver places, launches and feeds the engines; the end writes what was
+// left unsent and the scores, and says why a run is incomplete.
 func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
-	c := opt.Campaign
 	if opt.Live != nil {
 		defer opt.Live.Close() // a listener never served; Serve's server closes it too
 	}
-	if err := checkFakeNode(c); err != nil {
+	reg := Benchmark()
+	pre, err := preflight(ctx, opt, reg)
+	if err != nil {
 		return nil, err
 	}
-	if err := checkNode(c); err != nil {
+	gpus := pre.here.gpus
+	defer func() {
+		if gpus != nil { // not handed to the driver
+			err = errors.Join(err, gpus.Close())
+		}
+	}()
+	folder, err := openRunFolder(&opt, pre.runDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, folder.unlock()) }()
+	defer folder.events.Close()
+	hub, srv, err := startLive(opt, pre.runDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { stopLive(opt.Log, hub, srv, live.Ended{State: endState(ctx, err), Err: err}) }()
+	pre.bench.Problems.Report(opt.Log)
+	noteUnjudged(opt.Log, opt.Campaign, reg, pre.bench.Items)
+	out = &Outcome{RunDir: pre.runDir, Problems: pre.bench.Problems}
+	meta, err := writeMeta(opt.Campaign, reg, pre.src, pre.runDir)
+	if err != nil {
+		return nil, err
+	}
+
+	d, err := newDriver(ctx, opt, pre.here, pre.runDir, pre.src.Prepared, reg, pre.prompts, pre.bench.Items)
+	gpus = nil // the driver's now
+	if err != nil {
+		return nil, err
+	}
+	runErr := drive(ctx, d, hub, srv, out)
+	return out, endRun(ctx, opt, out, folder.events, meta, pre.bench, runErr)
+}
+
+// preflighted is what the preflight found: the campaign's dataset, items
+// and prompts, its run folder's absolute path, and the node.
+type preflighted struct {
+	src     Source
+	bench   *Bench
+	prompts *tasks.Prompts
+	runDir  string
+	here    machine
+}
+
+// preflight checks everything the campaign names before the run folder is
+// made, so that a mistake leaves nothing behind: the node, the engines,
+// the task keys, the dataset's folders, its items and prompts, that a
+// --resume has a run to continue, and the node's GPUs (NVML without a
+// driver is refused here too). The caller closes here.gpus.
+func preflight(ctx context.Context, opt Options, reg *tasks.Registry) (*preflighted, error) {
+	c := opt.Campaign
+	node, err := nodeSpec(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFakeNode(c, node); err != nil {
 		return nil, err
 	}
 	if err := checkEngines(c, launcher.Engines{Sim: opt.Self}, exec.LookPath, os.Getenv); err != nil {
 		return nil, err
 	}
-	reg := Benchmark()
-	// Everything the campaign names is checked before the run folder is
-	// made: a mistake leaves nothing behind.
 	src, err := CampaignSource(reg, c)
 	if err != nil {
 		return nil, err
@@ -161,20 +220,31 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	if opt.Resume && !Begun(runDir) {
 		return nil, fmt.Errorf("--resume: %s holds no run to continue (no run.json, no journal/); give the --out of the interrupted run, or drop --resume to start the campaign there", runDir)
 	}
-	// The node too: NVML without a driver leaves no run folder behind.
-	gpus, err := gpuSource(c)
+	gpus, err := gpuSource(c, node)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if gpus != nil { // not handed to the driver
-			err = errors.Join(err, gpus.Close())
-		}
-	}()
-	here, err := localMachine(ctx, c, gpus)
+	here, err := localMachine(ctx, c, node, gpus)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, gpus.Close())
 	}
+	return &preflighted{src: src, bench: b, prompts: prompts, runDir: runDir, here: here}, nil
+}
+
+// runFolder is the run folder while a run holds it: its lock and its
+// event log (RUN/events.log).
+type runFolder struct {
+	events *os.File
+	unlock func() error
+}
+
+// openRunFolder makes and locks the run folder, empties it for --fresh,
+// takes the repeats and seed a resumed run recorded, opens its event log
+// (opt.Log then writes there too, one whole line at a time) and refuses a
+// journal that holds answers unless the run resumes it. On an error the
+// folder is unlocked again.
+func openRunFolder(opt *Options, runDir string) (f *runFolder, err error) {
+	c := opt.Campaign
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
@@ -182,7 +252,11 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = errors.Join(err, unlock()) }()
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, unlock())
+		}
+	}()
 	if opt.Fresh && !opt.Resume {
 		if err := clearRunDir(runDir); err != nil {
 			return nil, err
@@ -200,7 +274,6 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
-	defer events.Close()
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
@@ -209,17 +282,16 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	opt.Log = &syncWriter{w: io.MultiWriter(opt.Log, events)}
 	if !opt.Resume {
 		if st, err := journal.Read(runDir); err == nil && len(st.Records) > 0 {
+			events.Close()
 			return nil, fmt.Errorf("%s already holds a journal of %d requests; pass --resume to continue it, or choose another output directory", runDir, len(st.Records))
 		}
 	}
-	hub, srv, err := startLive(opt, runDir)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { stopLive(opt.Log, hub, srv, live.Ended{State: endState(ctx, err), Err: err}) }()
-	b.Problems.Report(opt.Log)
-	noteUnjudged(opt.Log, c, reg, b.Items)
-	out = &Outcome{RunDir: runDir, Problems: b.Problems}
+	return &runFolder{events: events, unlock: unlock}, nil
+}
+
+// writeMeta writes RUN/run.json: the campaign, its dataset, the tasks each
+// model is asked, the repeats, seed and node.
+func writeMeta(c *configs.Campaign, reg *tasks.Registry, src Source, runDir string) (Meta, error) {
 	meta := Meta{Campaign: c.Name, Raw: abs(src.Raw), Prepared: abs(src.Prepared), Tasks: src.Tasks, Repeats: c.Repeat, Seed: c.Seed, Node: c.Node}
 	if _, err := os.Stat(c.File); err == nil {
 		meta.CampaignFile = abs(c.File)
@@ -229,15 +301,13 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		meta.Models = append(meta.Models, m.Name)
 		meta.ModelTasks[m.Name] = askedTasks(reg.TrimTasks(m), src.Tasks)
 	}
-	if err := writeJSON(filepath.Join(runDir, "run.json"), meta); err != nil {
-		return nil, err
-	}
+	return meta, writeJSON(filepath.Join(runDir, "run.json"), meta)
+}
 
-	d, err := newDriver(ctx, opt, here, runDir, src.Prepared, reg, prompts, b.Items)
-	gpus = nil // the driver's now
-	if err != nil {
-		return nil, err
-	}
+// drive runs the driver to its end and closes it (every engine stopped and
+// verified gone, the journal synced), keeping each model's summary and the
+// plan in out; the live page sees it all.
+func drive(ctx context.Context, d *driver, hub *live.Hub, srv *live.Server, out *Outcome) error {
 	d.live = hub
 	if srv != nil {
 		srv.SetGPUs(d.gpuCollector(ctx))
@@ -247,26 +317,33 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	if err := d.close(); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
-	if err := writeUnsent(runDir, unsentItems(out.Summaries), opt.Log); err != nil {
-		return out, errors.Join(runErr, err)
+	return runErr
+}
+
+// endRun finishes a driven run: it writes the items left unsent and the
+// scores of what the journal holds (the table to opt.Out), and, unless
+// ctx ended, says why a run is incomplete, to opt.Out and events.log
+// (where `npcorch status` points). runErr is the driver's.
+func endRun(ctx context.Context, opt Options, out *Outcome, events io.Writer, meta Meta, b *Bench, runErr error) error {
+	if err := writeUnsent(out.RunDir, unsentItems(out.Summaries), opt.Log); err != nil {
+		return errors.Join(runErr, err)
 	}
-	res, err := scoreBench(runDir, meta, b)
+	res, err := scoreBench(out.RunDir, meta, b)
 	if err != nil {
-		return out, errors.Join(runErr, err)
+		return errors.Join(runErr, err)
 	}
 	out.Results = res
 	if opt.Out != nil {
 		res.WriteMarkdown(opt.Out)
 	}
 	if ctx.Err() == nil {
-		// The reasons go to events.log too, where `npcorch status` points.
-		var w io.Writer = events
+		w := events
 		if opt.Out != nil {
 			w = io.MultiWriter(opt.Out, events)
 		}
 		runErr = errors.Join(runErr, checkComplete(res, out.Summaries, w))
 	}
-	return out, runErr
+	return runErr
 }
 
 // noteUnjudged says, at the start of a run, that the answers of a judged
@@ -326,23 +403,22 @@ func (m Meta) runModels() []score.RunModel {
 	return out
 }
 
-// checkNode refuses a fake node npcorch does not have (a typo), naming the
-// campaign file's line, before the dataset is read; gpuSource opens the
-// others once the campaign's folders are checked.
-func checkNode(c *configs.Campaign) error {
-	name, fake := strings.CutPrefix(c.Node, "fake:")
-	if !fake || slices.Contains(nvml.FakeNodeNames(), name) {
-		return nil
+// nodeSpec reads the campaign's node, refusing one npcorch does not have
+// (a typo), naming the campaign file's line, before the dataset is read;
+// gpuSource opens it once the campaign's folders are checked.
+func nodeSpec(c *configs.Campaign) (gpu.NodeSpec, error) {
+	spec, err := gpu.ParseNodeSpec(c.Node)
+	if err != nil {
+		return gpu.NodeSpec{}, c.Errorf("node", "%v", err)
 	}
-	return c.Errorf("node", "%q is not a fake node; use one of %s, or auto (or nvml) for this machine's GPUs",
-		c.Node, nvml.FakeNodeSpecs())
+	return spec, nil
 }
 
 // checkFakeNode refuses to launch a real engine on a fake node: its
 // CUDA_VISIBLE_DEVICES would name GPUs that do not exist. The simulated
 // engine and external endpoints need no GPU and stay allowed.
-func checkFakeNode(c *configs.Campaign) error {
-	if !strings.HasPrefix(c.Node, "fake:") || c.Backend != configs.BackendLocal {
+func checkFakeNode(c *configs.Campaign, node gpu.NodeSpec) error {
+	if !node.IsFake() || c.Backend != configs.BackendLocal {
 		return nil
 	}
 	var errs []error

@@ -10,5 +10,12 @@
 // a run needs comes in through Options. A run's changing state (the
 // scheduler, the replicas, the pools, the runners, the measurements) is
 // owned by one goroutine, the driver's loop (loop.go); engines run through
-// a Backend (backend.go): this machine's launcher, or Slurm.
+// a launcher.Backend (set up in backend.go): this machine's
+// launcher.LocalBackend, or Slurm's slurm.Replicas.
+//
+// Run goes in four steps (campaign.go): the preflight checks everything
+// the campaign names and reads the node before anything is written; the
+// run folder is made, locked and given its event log and run.json; the
+// driver (driver.go, loop.go) runs the engines and the runners; the end
+// writes what was left unsent and the scores.
 package campaign

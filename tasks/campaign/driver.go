@@ -38,8 +38,9 @@ type driver struct {
 	items    []tasks.Item
 	models   map[string]configs.Model
 	node     placement.Node
+	nodeSpec gpu.NodeSpec // the campaign's node:, parsed
 	gpuSrc   gpu.Source
-	backend  Backend
+	backend  launcher.Backend
 	runner   modelRunner
 	client   *inference.Client
 	journal  *journal.Journal
@@ -85,7 +86,7 @@ func newDriver(ctx context.Context, opt Options, m machine, runDir, prepDir stri
 	c := opt.Campaign
 	d := &driver{opt: opt, runDir: runDir, prepDir: prepDir, reg: reg, items: items, models: map[string]configs.Model{}, now: time.Now}
 	src := m.gpus
-	d.gpuSrc = src
+	d.gpuSrc, d.nodeSpec = src, m.spec
 	var notes []string
 	var err error
 	d.node, d.backend, notes, err = d.setUp(ctx, m)
@@ -394,7 +395,7 @@ func externalEndpoint(m configs.Model) (launcher.Endpoint, error) {
 // the run lasts. Fake nodes are not sampled: their readings would be
 // invented, and a report must not show invented utilization.
 func (d *driver) startSampler(ctx context.Context) (stop func()) {
-	if strings.HasPrefix(d.opt.Campaign.Node, "fake:") {
+	if d.nodeSpec.IsFake() {
 		return func() {}
 	}
 	if _, absent := d.gpuSrc.(gpu.Absent); absent {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/placement"
 	"github.com/npcorch/npcorch/launcher/schedule"
@@ -297,7 +298,11 @@ func newUnit(t *testing.T, node, launch, models string) *unit {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := placement.FakeNode(c.Node)
+	spec, err := gpu.ParseNodeSpec(c.Node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := placement.FakeNode(spec.Fake)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +316,7 @@ func newUnit(t *testing.T, node, launch, models string) *unit {
 	u := &unit{b: newFakeBackend(), r: &fakeRunner{runs: make(chan *fakeRun, 16)}, clock: &fakeClock{t: time.Unix(1e9, 0)},
 		tick: make(chan time.Time), log: &watchedLog{wrote: make(chan struct{})}, result: make(chan error, 1)}
 	u.d = &driver{opt: Options{Campaign: c, Log: u.log}, runDir: dir, prepDir: filepath.Join(dir, "prep"), items: items,
-		models: map[string]configs.Model{}, node: n, backend: u.b, runner: u.r, imgLimit: imageLimits(items),
+		models: map[string]configs.Model{}, node: n, nodeSpec: spec, backend: u.b, runner: u.r, imgLimit: imageLimits(items),
 		answered: map[string]map[string]int{}, now: u.clock.Now, measure: u.tick}
 	for _, m := range c.Resolved {
 		u.d.models[m.Name] = m

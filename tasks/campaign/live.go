@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -91,9 +90,8 @@ func taskInfo(reg *tasks.Registry, items []tasks.Item) []live.TaskInfo {
 // gpuNote says why the run does not sample its GPUs, "" when it does
 // (startSampler's conditions).
 func (d *driver) gpuNote() string {
-	c := d.opt.Campaign
-	if strings.HasPrefix(c.Node, "fake:") {
-		return fmt.Sprintf("%s is a fake node: its readings would be invented", c.Node)
+	if d.nodeSpec.IsFake() {
+		return fmt.Sprintf("%s is a fake node: its readings would be invented", d.nodeSpec)
 	}
 	if a, absent := d.gpuSrc.(gpu.Absent); absent {
 		return a.Reason

@@ -13,8 +13,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/launcher"
-	"github.com/npcorch/npcorch/launcher/placement"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
 )
@@ -155,10 +155,10 @@ func TestCampaignReferenceMatchesTheLoader(t *testing.T) {
 	// Lists of values the code owns, which the reference spells out.
 	for path, want := range map[string][]string{
 		"tasks":                   taskNames(Benchmark()),
-		"node":                    placement.ShapeNames(),
-		"media":                   {configs.MediaAuto, configs.MediaFile, configs.MediaBase64},
-		"backend":                 {configs.BackendLocal, configs.BackendSlurm},
-		"models[].engine.kind":    {configs.EngineVLLM, configs.EngineSGLang, configs.EngineExternal, configs.EngineSim, configs.EngineWrapper},
+		"node":                    gpu.FakeNodeNames(),
+		"media":                   words(configs.MediaModes()...),
+		"backend":                 words(configs.BackendLocal, configs.BackendSlurm),
+		"models[].engine.kind":    words(configs.EngineVLLM, configs.EngineSGLang, configs.EngineExternal, configs.EngineSim, configs.EngineWrapper),
 		"models[].engine.version": {configs.ReferenceVLLM, configs.VLLMAPIServerCount.String(), configs.VLLMPromptTokensDetails.String()},
 		"models[].engine.command": {configs.WrapperKeyEnv, configs.WrapperKeyFileEnv},
 	} {
@@ -328,4 +328,14 @@ func taskNames(reg *tasks.Registry) []string {
 		names = append(names, f.Name)
 	}
 	return names
+}
+
+// words are the values of a string enum of configs, as the reference
+// writes them.
+func words[T ~string](values ...T) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return out
 }

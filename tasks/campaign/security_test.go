@@ -407,7 +407,7 @@ func TestRequestsNeverPointOutsideThePreparedRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, media := range []string{configs.MediaFile, configs.MediaBase64} {
+	for _, media := range []configs.MediaMode{configs.MediaFile, configs.MediaBase64} {
 		b := tasks.RequestBuilder{Model: m, Media: media, Root: prep}
 		for path, want := range map[string]string{
 			"../secret/x.png":               "leaves the prepared folder",
@@ -451,7 +451,7 @@ judges:
 		t.Fatal(err)
 	}
 	d := &driver{opt: Options{Campaign: c}}
-	got := d.launcherConfig(nil).SecretEnv
+	got := d.launcherConfig(machine{}).SecretEnv
 	want := []string{"JUDGE_KEY", "LAB_ENDPOINT_KEY", "NPCORCH_LIVE_TOKEN", "OPENAI_API_KEY"}
 	if !slices.Equal(got, want) {
 		t.Errorf("SecretEnv = %q, want %q", got, want)

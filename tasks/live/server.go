@@ -17,13 +17,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/npcorch/npcorch/configs"
 )
 
 //go:embed page/index.html
 var page []byte
 
 // TokenEnv is the environment variable that may hold the server's token.
-const TokenEnv = "NPCORCH_LIVE_TOKEN"
+const TokenEnv = configs.LiveTokenEnv
 
 // DefaultPort is the port `--listen` takes when given none.
 const DefaultPort = "9410"

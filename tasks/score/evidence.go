@@ -99,131 +99,182 @@ func Evidence(patients []PanelPatient, s *configs.Structures, opt Options) (Evid
 	}
 	pts := append([]PanelPatient(nil), patients...)
 	sort.SliceStable(pts, func(i, j int) bool { return pts[i].Patient < pts[j].Patient })
-	ids := s.IDs()
 	var es EvidenceScore
 	es.Patients = len(pts)
-	n := len(pts)
-	cardStats := make([][]float64, n) // struct ok, cards, inv ok | struct ok, struct ok, joint ok
-	oracle, model, gold := make([][]float64, n), make([][]float64, n), make([][]float64, n)
-	ptInv, complete, direct, eg := make([][]float64, n), make([][]float64, n), make([][]float64, n), make([][]float64, n)
-	structFail, invFail := map[extract.FailureKind]int{}, map[extract.FailureKind]int{}
-	var directUnits []Unit
+	ps := newPanelStats(len(pts), s)
 	for i, pt := range pts {
 		if i > 0 && pt.Patient == pts[i-1].Patient {
 			return EvidenceScore{}, fmt.Errorf("score: panel patient %s is listed twice; give one entry per patient", pt.Patient)
 		}
-		if indexOf(TClasses(), pt.TStage) < 0 {
-			return EvidenceScore{}, fmt.Errorf("score: panel patient %s: gold T stage %q is not one of T1..T4; check the dataset's t_stage", pt.Patient, pt.TStage)
-		}
-		goldInv, covered, err := goldInvasion(pt, s)
-		if err != nil {
+		if err := ps.addPatient(&es, i, pt); err != nil {
 			return EvidenceScore{}, err
 		}
-		zero := []float64{0, 0}
-		oracle[i], model[i], gold[i] = zero, zero, zero
-		ptInv[i], complete[i], direct[i], eg[i] = zero, zero, zero, zero
-		if len(pt.Findings) > 0 {
-			gold[i] = []float64{b2f(s.TRule(invadedIDs(goldInv, ids)) == pt.TStage), 1}
-		}
-
-		// Cards (A7).
-		var v [5]float64
-		cardsRun := len(pt.Cards) > 0
-		oracleInv, modelInv := map[string]bool{}, map[string]bool{}
-		for _, c := range pt.Cards {
-			if c.NotRun {
-				es.NotRun++
-				cardsRun = false
-				continue
-			}
-			if _, ok := s.Get(c.Gold.Structure); !ok {
-				return EvidenceScore{}, fmt.Errorf("score: panel patient %s card %s: gold structure %q is not in the structure list; check the dataset or configs/structures.yaml", pt.Patient, c.Item, c.Gold.Structure)
-			}
-			es.Cards++
-			structOK := c.Pred.Structure.Is(c.Gold.Structure)
-			invOK := c.Pred.Invasion.Is(fmt.Sprint(c.Gold.Invasion))
-			v[0] += b2f(structOK)
-			v[1]++
-			if structOK {
-				v[2] += b2f(invOK)
-				v[3]++
-			}
-			v[4] += b2f(structOK && invOK)
-			if f := c.Pred.Structure.Failure; f != nil {
-				structFail[f.Kind]++
-			}
-			if f := c.Pred.Invasion.Failure; f != nil {
-				invFail[f.Kind]++
-			}
-			if c.Pred.Invasion.Is("1") {
-				oracleInv[c.Gold.Structure] = true
-				if c.Pred.Structure.OK() {
-					modelInv[c.Pred.Structure.Value] = true
-				}
-			}
-		}
-		cardStats[i] = v[:]
-		if cardsRun {
-			oracle[i] = []float64{b2f(s.TRule(invadedIDs(oracleInv, ids)) == pt.TStage), 1}
-			model[i] = []float64{b2f(s.TRule(invadedIDs(modelInv, ids)) == pt.TStage), 1}
-		}
-
-		// Patient-level staging (A8).
-		st := pt.Staging
-		if st == nil {
-			continue
-		}
-		if st.NotRun {
-			es.NotRun++
-			directUnits = append(directUnits, Unit{Patient: pt.Patient, Item: "t_stage", Gold: pt.TStage, NotRun: true})
-			continue
-		}
-		if !covered {
-			return EvidenceScore{}, fmt.Errorf("score: panel patient %s: the gold findings do not cover all %d structures, so Pt.Inv and Complete Inv cannot be scored; add the missing findings to the dataset", pt.Patient, len(ids))
-		}
-		right := 0
-		for _, id := range ids {
-			want := "0"
-			if goldInv[id] {
-				want = "1"
-			}
-			if stagingLabel(st.Pred, id).Is(want) {
-				right++
-			}
-		}
-		all := right == len(ids)
-		tOK := st.Pred.TStage.Is(pt.TStage)
-		ptInv[i] = []float64{float64(right) / float64(len(ids)), 1}
-		complete[i] = []float64{b2f(all), 1}
-		direct[i] = []float64{b2f(tOK), 1}
-		eg[i] = []float64{b2f(all && tOK), 1}
-		directUnits = append(directUnits, Unit{Patient: pt.Patient, Item: "t_stage", Gold: pt.TStage, Pred: st.Pred.TStage})
 	}
 	es.Complete = es.NotRun == 0
-	es.StructureFailures, es.InvasionFailures = failureList(structFail), failureList(invFail)
+	if err := ps.score(&es, opt); err != nil {
+		return EvidenceScore{}, err
+	}
+	return es, nil
+}
 
-	rs := newResampler(n, opt)
-	es.Structure = scoreAt(cardStats, 0, 1, rs)
-	es.InvasionGivenStructure = scoreAt(cardStats, 2, 3, rs)
-	es.Joint = scoreAt(cardStats, 4, 1, rs)
-	es.OracleSlotT = scoreAt(oracle, 0, 1, rs)
-	es.ModelSlotT = scoreAt(model, 0, 1, rs)
-	es.GoldRuleT = scoreAt(gold, 0, 1, rs)
-	es.PtInv = scoreAt(ptInv, 0, 1, rs)
-	es.CompleteInv = scoreAt(complete, 0, 1, rs)
-	es.DirectT = scoreAt(direct, 0, 1, rs)
-	es.EGT = scoreAt(eg, 0, 1, rs)
+// panelStats gathers the anatomical panel's per-patient statistics: a
+// [numerator, denominator] row per patient for each patient-level score
+// (zeros where the patient's answers were not run), the card columns, the
+// extraction failures and the direct T units.
+type panelStats struct {
+	s   *configs.Structures
+	ids []string
+	// cards: struct ok, cards, inv ok | struct ok, struct ok, joint ok.
+	cards                       [][]float64
+	oracle, model, gold         [][]float64
+	ptInv, complete, direct, eg [][]float64
+	structFail, invFail         map[extract.FailureKind]int
+	directUnits                 []Unit
+}
+
+func newPanelStats(n int, s *configs.Structures) *panelStats {
+	return &panelStats{
+		s: s, ids: s.IDs(),
+		cards:  make([][]float64, n),
+		oracle: make([][]float64, n), model: make([][]float64, n), gold: make([][]float64, n),
+		ptInv: make([][]float64, n), complete: make([][]float64, n), direct: make([][]float64, n), eg: make([][]float64, n),
+		structFail: map[extract.FailureKind]int{}, invFail: map[extract.FailureKind]int{},
+	}
+}
+
+// addPatient adds patient i: the T stage its gold findings give under the
+// T rule, its cards (A7) and its staging answer (A8).
+func (ps *panelStats) addPatient(es *EvidenceScore, i int, pt PanelPatient) error {
+	if indexOf(TClasses(), pt.TStage) < 0 {
+		return fmt.Errorf("score: panel patient %s: gold T stage %q is not one of T1..T4; check the dataset's t_stage", pt.Patient, pt.TStage)
+	}
+	goldInv, covered, err := goldInvasion(pt, ps.s)
+	if err != nil {
+		return err
+	}
+	zero := []float64{0, 0}
+	ps.oracle[i], ps.model[i], ps.gold[i] = zero, zero, zero
+	ps.ptInv[i], ps.complete[i], ps.direct[i], ps.eg[i] = zero, zero, zero, zero
+	if len(pt.Findings) > 0 {
+		ps.gold[i] = []float64{b2f(ps.s.TRule(invadedIDs(goldInv, ps.ids)) == pt.TStage), 1}
+	}
+	if err := ps.addCards(es, i, pt); err != nil {
+		return err
+	}
+	return ps.addStaging(es, i, pt, goldInv, covered)
+}
+
+// addCards scores patient i's structure cards (A7): structure, invasion
+// given the structure and both, per card; and, when every card was run,
+// the T stage the rule gives from the invasions the cards found (on the
+// gold structures: oracle slots; on the model's: model slots).
+func (ps *panelStats) addCards(es *EvidenceScore, i int, pt PanelPatient) error {
+	var v [5]float64
+	cardsRun := len(pt.Cards) > 0
+	oracleInv, modelInv := map[string]bool{}, map[string]bool{}
+	for _, c := range pt.Cards {
+		if c.NotRun {
+			es.NotRun++
+			cardsRun = false
+			continue
+		}
+		if _, ok := ps.s.Get(c.Gold.Structure); !ok {
+			return fmt.Errorf("score: panel patient %s card %s: gold structure %q is not in the structure list; check the dataset or configs/structures.yaml", pt.Patient, c.Item, c.Gold.Structure)
+		}
+		es.Cards++
+		structOK := c.Pred.Structure.Is(c.Gold.Structure)
+		invOK := c.Pred.Invasion.Is(fmt.Sprint(c.Gold.Invasion))
+		v[0] += b2f(structOK)
+		v[1]++
+		if structOK {
+			v[2] += b2f(invOK)
+			v[3]++
+		}
+		v[4] += b2f(structOK && invOK)
+		if f := c.Pred.Structure.Failure; f != nil {
+			ps.structFail[f.Kind]++
+		}
+		if f := c.Pred.Invasion.Failure; f != nil {
+			ps.invFail[f.Kind]++
+		}
+		if c.Pred.Invasion.Is("1") {
+			oracleInv[c.Gold.Structure] = true
+			if c.Pred.Structure.OK() {
+				modelInv[c.Pred.Structure.Value] = true
+			}
+		}
+	}
+	ps.cards[i] = v[:]
+	if cardsRun {
+		ps.oracle[i] = []float64{b2f(ps.s.TRule(invadedIDs(oracleInv, ps.ids)) == pt.TStage), 1}
+		ps.model[i] = []float64{b2f(ps.s.TRule(invadedIDs(modelInv, ps.ids)) == pt.TStage), 1}
+	}
+	return nil
+}
+
+// addStaging scores patient i's staging answer (A8), if it has one: the
+// share of the structures whose invasion it labels right (Pt.Inv), all of
+// them right (Complete Inv), its T stage (Direct T) and both (EG-T).
+func (ps *panelStats) addStaging(es *EvidenceScore, i int, pt PanelPatient, goldInv map[string]bool, covered bool) error {
+	st := pt.Staging
+	if st == nil {
+		return nil
+	}
+	if st.NotRun {
+		es.NotRun++
+		ps.directUnits = append(ps.directUnits, Unit{Patient: pt.Patient, Item: "t_stage", Gold: pt.TStage, NotRun: true})
+		return nil
+	}
+	if !covered {
+		return fmt.Errorf("score: panel patient %s: the gold findings do not cover all %d structures, so Pt.Inv and Complete Inv cannot be scored; add the missing findings to the dataset", pt.Patient, len(ps.ids))
+	}
+	right := 0
+	for _, id := range ps.ids {
+		want := "0"
+		if goldInv[id] {
+			want = "1"
+		}
+		if stagingLabel(st.Pred, id).Is(want) {
+			right++
+		}
+	}
+	all := right == len(ps.ids)
+	tOK := st.Pred.TStage.Is(pt.TStage)
+	ps.ptInv[i] = []float64{float64(right) / float64(len(ps.ids)), 1}
+	ps.complete[i] = []float64{b2f(all), 1}
+	ps.direct[i] = []float64{b2f(tOK), 1}
+	ps.eg[i] = []float64{b2f(all && tOK), 1}
+	ps.directUnits = append(ps.directUnits, Unit{Patient: pt.Patient, Item: "t_stage", Gold: pt.TStage, Pred: st.Pred.TStage})
+	return nil
+}
+
+// score turns the statistics into es's scores, each with its bootstrap
+// interval (over patients), exact intervals for the patient-level
+// proportions, and the direct T answers' class table.
+func (ps *panelStats) score(es *EvidenceScore, opt Options) error {
+	es.StructureFailures, es.InvasionFailures = failureList(ps.structFail), failureList(ps.invFail)
+	rs := newResampler(len(ps.cards), opt)
+	es.Structure = scoreAt(ps.cards, 0, 1, rs)
+	es.InvasionGivenStructure = scoreAt(ps.cards, 2, 3, rs)
+	es.Joint = scoreAt(ps.cards, 4, 1, rs)
+	es.OracleSlotT = scoreAt(ps.oracle, 0, 1, rs)
+	es.ModelSlotT = scoreAt(ps.model, 0, 1, rs)
+	es.GoldRuleT = scoreAt(ps.gold, 0, 1, rs)
+	es.PtInv = scoreAt(ps.ptInv, 0, 1, rs)
+	es.CompleteInv = scoreAt(ps.complete, 0, 1, rs)
+	es.DirectT = scoreAt(ps.direct, 0, 1, rs)
+	es.EGT = scoreAt(ps.eg, 0, 1, rs)
 	for _, sc := range []*Score{es.OracleSlotT, es.ModelSlotT, es.GoldRuleT, es.CompleteInv, es.DirectT, es.EGT} {
 		opt.exact(sc)
 	}
-	if len(directUnits) > 0 {
-		ts, err := Classify(directUnits, TClasses(), opt)
+	if len(ps.directUnits) > 0 {
+		ts, err := Classify(ps.directUnits, TClasses(), opt)
 		if err != nil {
-			return EvidenceScore{}, err
+			return err
 		}
 		es.DirectTClasses = &ts
 	}
-	return es, nil
+	return nil
 }
 
 // scoreAt builds a ratio score from columns num and den of per-patient

@@ -114,13 +114,38 @@ func (c canvas) tissueAt(x, y float64) bool {
 // glands when the label is 0, nests of crowded, large, dark tumour nuclei
 // in pale cytoplasm when it is 1.
 func (s *slide) render(rd *renderer) ([]byte, error) {
-	r := rand.New(rand.NewPCG(s.seed[0], s.seed[1]))
-	w, h := s.width, s.height
-	img := image.NewPaletted(image.Rect(0, 0, w, h), slidePalette())
-	c := canvas{img}
-	scale := float64(min(w, h)) / 1500
+	img := image.NewPaletted(image.Rect(0, 0, s.width, s.height), slidePalette())
+	p := &slidePainter{r: rand.New(rand.NewPCG(s.seed[0], s.seed[1])), c: canvas{img}, w: s.width, h: s.height,
+		scale: float64(min(s.width, s.height)) / 1500}
+	p.tissue()
+	p.cells()
+	if s.label == 0 {
+		p.glands()
+	} else {
+		p.carcinoma()
+	}
+	b, err := rd.png.encodeRGB(img)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", s.file, err)
+	}
+	return b, nil
+}
 
-	// Tissue fragments: ellipses with a noisy edge, filled with stroma.
+// slidePainter paints one slide from its random stream, layer by layer:
+// the tissue, the cells every slide has, then glands (normal) or carcinoma
+// nests. The layers draw from r in that order, so a slide's seed gives
+// the same pixels.
+type slidePainter struct {
+	r     *rand.Rand
+	c     canvas
+	w, h  int
+	scale float64 // of the slide's short side to 1500 pixels
+}
+
+// tissue paints the tissue fragments: ellipses with a noisy edge, filled
+// with stroma.
+func (p *slidePainter) tissue() {
+	r, w, h, scale, img := p.r, p.w, p.h, p.scale, p.c.img
 	edge := newValueNoise(r, w, h, 90*scale+8, 90*scale+8)
 	fibre := newValueNoise(r, w, h, 110*scale+8, 28*scale+4)
 	type fragment struct{ cx, cy, rx, ry float64 }
@@ -159,85 +184,92 @@ func (s *slide) render(rd *renderer) ([]byte, error) {
 			row[x] = idxStroma + uint8(min(int(t*nStroma), nStroma-1))
 		}
 	}
-	tissuePoint := func() (float64, float64, bool) {
-		for range 200 {
-			x, y := r.Float64()*float64(w), r.Float64()*float64(h)
-			if c.tissueAt(x, y) {
-				return x, y, true
-			}
-		}
-		return 0, 0, false
-	}
-	nucleus := func(dark int) uint8 {
-		return idxNucleus + uint8(min(dark+r.IntN(4), nNucleus-1))
-	}
-	area := float64(w * h)
+}
 
-	// Stromal cells (elongated), red cells, lymphocyte clusters.
+// tissuePoint is a random point on the tissue; false after 200 misses.
+func (p *slidePainter) tissuePoint() (float64, float64, bool) {
+	for range 200 {
+		x, y := p.r.Float64()*float64(p.w), p.r.Float64()*float64(p.h)
+		if p.c.tissueAt(x, y) {
+			return x, y, true
+		}
+	}
+	return 0, 0, false
+}
+
+// nucleus is a nucleus colour at least dark steps into the nucleus range.
+func (p *slidePainter) nucleus(dark int) uint8 {
+	return idxNucleus + uint8(min(dark+p.r.IntN(4), nNucleus-1))
+}
+
+// cells paints what every slide has: stromal cells (elongated), red
+// cells, lymphocyte clusters.
+func (p *slidePainter) cells() {
+	r, c, area := p.r, p.c, float64(p.w*p.h)
 	for range int(area / 900) {
-		x, y, ok := tissuePoint()
+		x, y, ok := p.tissuePoint()
 		if !ok {
 			break
 		}
-		c.blob(x, y, 3+2*r.Float64(), 1.5+r.Float64(), nucleus(4), true)
+		c.blob(x, y, 3+2*r.Float64(), 1.5+r.Float64(), p.nucleus(4), true)
 	}
 	for range int(area / 6000) {
-		if x, y, ok := tissuePoint(); ok {
+		if x, y, ok := p.tissuePoint(); ok {
 			c.blob(x, y, 2.5, 2.5, idxRBC, true)
 		}
 	}
 	for range 3 + r.IntN(4) {
-		cx, cy, ok := tissuePoint()
+		cx, cy, ok := p.tissuePoint()
 		if !ok {
 			break
 		}
-		rad := (50 + 40*r.Float64()) * scale
+		rad := (50 + 40*r.Float64()) * p.scale
 		for range int(rad * rad / 25) {
 			a, d := r.Float64()*2*math.Pi, rad*math.Sqrt(r.Float64())
-			c.blob(cx+d*math.Cos(a), cy+d*math.Sin(a), 2.6, 2.6, nucleus(11), true)
+			c.blob(cx+d*math.Cos(a), cy+d*math.Sin(a), 2.6, 2.6, p.nucleus(11), true)
 		}
 	}
+}
 
-	if s.label == 0 {
-		// Normal seromucous glands: a pale lumen ringed by small nuclei.
-		for range 8 + r.IntN(8) {
-			cx, cy, ok := tissuePoint()
-			if !ok {
-				break
-			}
-			rx, ry := (14+20*r.Float64())*scale+4, (12+16*r.Float64())*scale+4
-			c.blob(cx, cy, rx+7, ry+7, idxCyto, true)
-			c.blob(cx, cy, rx, ry, idxLumen, true)
-			for k := range int(2 * math.Pi * (rx + ry) / 2 / 6) {
-				a := float64(k) * 6 / ((rx + ry) / 2)
-				c.blob(cx+(rx+4)*math.Cos(a), cy+(ry+4)*math.Sin(a), 2.8, 2.2, nucleus(6), true)
-			}
+// glands paints normal seromucous glands: a pale lumen ringed by small
+// nuclei.
+func (p *slidePainter) glands() {
+	r, c, scale := p.r, p.c, p.scale
+	for range 8 + r.IntN(8) {
+		cx, cy, ok := p.tissuePoint()
+		if !ok {
+			break
 		}
-	} else {
-		// Carcinoma nests: irregular sheets of crowded, pleomorphic nuclei.
-		for range 5 + r.IntN(5) {
-			cx, cy, ok := tissuePoint()
-			if !ok {
-				break
-			}
-			rad := (60 + 110*r.Float64()) * scale
-			parts := 3 + r.IntN(4)
-			for range parts {
-				a, d := r.Float64()*2*math.Pi, rad*0.5*r.Float64()
-				px, py := cx+d*math.Cos(a), cy+d*math.Sin(a)
-				prx, pry := rad*(0.45+0.4*r.Float64()), rad*(0.45+0.4*r.Float64())
-				c.blob(px, py, prx, pry, idxCyto+uint8(r.IntN(nCyto)), true)
-				for range int(math.Pi * prx * pry / 110) {
-					a, d := r.Float64()*2*math.Pi, math.Sqrt(r.Float64())
-					c.blob(px+d*prx*math.Cos(a), py+d*pry*math.Sin(a), 3.5+3*r.Float64(), 3+2.5*r.Float64(), nucleus(9), true)
-				}
-			}
+		rx, ry := (14+20*r.Float64())*scale+4, (12+16*r.Float64())*scale+4
+		c.blob(cx, cy, rx+7, ry+7, idxCyto, true)
+		c.blob(cx, cy, rx, ry, idxLumen, true)
+		for k := range int(2 * math.Pi * (rx + ry) / 2 / 6) {
+			a := float64(k) * 6 / ((rx + ry) / 2)
+			c.blob(cx+(rx+4)*math.Cos(a), cy+(ry+4)*math.Sin(a), 2.8, 2.2, p.nucleus(6), true)
 		}
 	}
+}
 
-	b, err := rd.png.encodeRGB(img)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", s.file, err)
+// carcinoma paints carcinoma nests: irregular sheets of crowded,
+// pleomorphic nuclei.
+func (p *slidePainter) carcinoma() {
+	r, c, scale := p.r, p.c, p.scale
+	for range 5 + r.IntN(5) {
+		cx, cy, ok := p.tissuePoint()
+		if !ok {
+			break
+		}
+		rad := (60 + 110*r.Float64()) * scale
+		parts := 3 + r.IntN(4)
+		for range parts {
+			a, d := r.Float64()*2*math.Pi, rad*0.5*r.Float64()
+			px, py := cx+d*math.Cos(a), cy+d*math.Sin(a)
+			prx, pry := rad*(0.45+0.4*r.Float64()), rad*(0.45+0.4*r.Float64())
+			c.blob(px, py, prx, pry, idxCyto+uint8(r.IntN(nCyto)), true)
+			for range int(math.Pi * prx * pry / 110) {
+				a, d := r.Float64()*2*math.Pi, math.Sqrt(r.Float64())
+				c.blob(px+d*prx*math.Cos(a), py+d*pry*math.Sin(a), 3.5+3*r.Float64(), 3+2.5*r.Float64(), p.nucleus(9), true)
+			}
+		}
 	}
-	return b, nil
 }

@@ -37,15 +37,15 @@ const benchTask = npcbench.TGroups
 
 // clientResult is what a client child reports on stdout, Go or Python.
 type clientResult struct {
-	Client      string  `json:"client"`
-	Media       string  `json:"media"`
-	Requests    int     `json:"requests"`
-	Errors      int     `json:"errors"`
-	WrongAnswer int     `json:"wrong_answers"`
-	CPUSeconds  float64 `json:"cpu_s"` // user + system time of the sending loop
-	WallSeconds float64 `json:"wall_s"`
-	MaxRSSKB    int64   `json:"maxrss_kb"`
-	BodyBytes   int     `json:"body_bytes"`
+	Client      string            `json:"client"`
+	Media       configs.MediaMode `json:"media"`
+	Requests    int               `json:"requests"`
+	Errors      int               `json:"errors"`
+	WrongAnswer int               `json:"wrong_answers"`
+	CPUSeconds  float64           `json:"cpu_s"` // user + system time of the sending loop
+	WallSeconds float64           `json:"wall_s"`
+	MaxRSSKB    int64             `json:"maxrss_kb"`
+	BodyBytes   int               `json:"body_bytes"`
 	// ProcessCPUSeconds is the child's whole user + system time, start-up
 	// included, as the parent saw it.
 	ProcessCPUSeconds float64 `json:"process_cpu_s"`
@@ -127,7 +127,7 @@ func goClient(ctx context.Context, args []string, stdout io.Writer) error {
 	base := fs.String("base", "", "engine base URL")
 	root := fs.String("root", "", "image folder")
 	imagesJSON := fs.String("images", "", "images.json")
-	media := fs.String("media", configs.MediaFile, "file or base64")
+	media := fs.String("media", string(configs.MediaFile), "file or base64")
 	n := fs.Int("requests", 10, "requests")
 	conc := fs.Int("concurrency", 4, "requests in flight")
 	expect := fs.String("expect", "", "the answer the engine gives")
@@ -139,13 +139,13 @@ func goClient(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	b := tasks.RequestBuilder{Model: m, Media: *media, Root: *root}
+	b := tasks.RequestBuilder{Model: m, Media: configs.MediaMode(*media), Root: *root}
 	item := stagingItem(images)
 	client := inference.NewClient(clientSettings())
 	defer client.Close()
 	ep := launcher.Endpoint{Model: benchModel, BaseURL: *base + "/v1"}
 
-	res := clientResult{Client: "go", Media: *media, Requests: *n}
+	res := clientResult{Client: "go", Media: configs.MediaMode(*media), Requests: *n}
 
 	var errs, wrong, bodyBytes atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
@@ -279,7 +279,7 @@ func goRunner(ctx context.Context, args []string, stdout io.Writer) error {
 	base := fs.String("base", "", "engine base URL")
 	root := fs.String("root", "", "image folder")
 	imagesJSON := fs.String("images", "", "images.json")
-	media := fs.String("media", configs.MediaBase64, "file or base64")
+	media := fs.String("media", string(configs.MediaBase64), "file or base64")
 	n := fs.Int("n", 1000, "items")
 	repeats := fs.Int("repeats", 1, "repeats of each item")
 	workers := fs.Int("workers", 4, "requests in flight")
@@ -333,7 +333,7 @@ func goRunner(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}()
 	cpu0, t0 := cpuSeconds(), time.Now()
-	s, err := r.Run(ctx, send.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: *media, Root: *root},
+	s, err := r.Run(ctx, send.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaMode(*media), Root: *root},
 		Pool: inference.NewPool([]launcher.Endpoint{ep}, *workers), Items: src, Repeats: *repeats, Workers: *workers})
 	stop()
 	<-sampled

@@ -78,11 +78,50 @@ type options struct {
 	memSizes    []int
 	memWorkers  int
 	decodeTPS   float64
-	media       []string
+	media       []configs.MediaMode
 	memList     bool
 }
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {
+	o, err := parseOptions(args)
+	if err != nil {
+		return err
+	}
+	w, err := prepareWorkload(o)
+	if err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	base, stopEngine, err := startEngine(ctx, exe, w.root, w.keyPath, filepath.Join(o.out, "engine.log"), o.decodeTPS)
+	if err != nil {
+		return err
+	}
+	defer stopEngine()
+
+	results, err := runClients(ctx, o, w, exe, base)
+	if err != nil {
+		return err
+	}
+	report := report{Machine: machine(), Requests: o.requests, Concurrency: o.concurrency, Images: o.images,
+		ImageBytes: meanBytes(w.images), Clients: results}
+	if o.mem {
+		if report.Memory, err = runMemChecks(ctx, o, w, exe, base); err != nil {
+			return err
+		}
+	}
+	if err := writeJSON(filepath.Join(o.out, "results.json"), report); err != nil {
+		return err
+	}
+	report.write(stdout)
+	return nil
+}
+
+// parseOptions reads the flags into options, refusing counts, media modes
+// and speeds the benchmark cannot run; out becomes absolute.
+func parseOptions(args []string) (options, error) {
 	var o options
 	var sizes string
 	fs := flag.NewFlagSet("clientbench", flag.ContinueOnError)
@@ -97,146 +136,159 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.StringVar(&sizes, "mem-sizes", "1000,10000", "item counts of the memory check; the first is also run with 10 repeats")
 	fs.IntVar(&o.memWorkers, "mem-workers", 4, "requests in flight in the memory check")
 	fs.Float64Var(&o.decodeTPS, "decode-tps", 1e9, "the engine's decode speed per request, tokens/s (1e9: as fast as it can write; a real engine streams 20-150)")
-	media := fs.String("media", configs.MediaFile+","+configs.MediaBase64, "media modes to run, separated by commas")
+	media := fs.String("media", string(configs.MediaFile)+","+string(configs.MediaBase64), "media modes to run, separated by commas")
 	fs.BoolVar(&o.memList, "mem-list", true, "also run the largest memory check with its items in an in-memory list, for comparison")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return o, err
 	}
 	if o.out == "" {
-		return errors.New("-out is required (a folder for images, key and results)")
+		return o, errors.New("-out is required (a folder for images, key and results)")
 	}
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
-			return fmt.Errorf("-mem-sizes %q: want positive counts separated by commas", sizes)
+			return o, fmt.Errorf("-mem-sizes %q: want positive counts separated by commas", sizes)
 		}
 		o.memSizes = append(o.memSizes, n)
 	}
-	for _, m := range strings.Split(*media, ",") {
-		if m = strings.TrimSpace(m); m != configs.MediaFile && m != configs.MediaBase64 {
-			return fmt.Errorf("-media %q: want %s and/or %s separated by commas", *media, configs.MediaFile, configs.MediaBase64)
+	for _, name := range strings.Split(*media, ",") {
+		m := configs.MediaMode(strings.TrimSpace(name))
+		if m != configs.MediaFile && m != configs.MediaBase64 {
+			return o, fmt.Errorf("-media %q: want %s and/or %s separated by commas", *media, configs.MediaFile, configs.MediaBase64)
 		}
 		o.media = append(o.media, m)
 	}
 	if o.decodeTPS <= 0 {
-		return fmt.Errorf("-decode-tps %g: want a positive speed", o.decodeTPS)
+		return o, fmt.Errorf("-decode-tps %g: want a positive speed", o.decodeTPS)
 	}
 	var err error
-	if o.out, err = filepath.Abs(o.out); err != nil {
-		return err
+	o.out, err = filepath.Abs(o.out)
+	return o, err
+}
+
+// workload is what every client sends: the images (written under root and
+// listed in imagesJSON), the staging prompt over them, the answer the
+// simulated engine gives (its key at keyPath) and the request's token
+// budget.
+type workload struct {
+	root, imagesJSON, keyPath string
+	images                    []dataset.Image
+	prompt, answer            string
+	maxTokens                 int
+}
+
+// prepareWorkload writes the images, their list and the engine's answer
+// key into o.out, and renders the prompt.
+func prepareWorkload(o options) (*workload, error) {
+	w := &workload{root: filepath.Join(o.out, "images"), imagesJSON: filepath.Join(o.out, "images.json"), keyPath: filepath.Join(o.out, "simkey.json")}
+	fmt.Fprintf(os.Stderr, "writing %d images of %dx%d into %s\n", o.images, imageWidth, imageHeight, w.root)
+	var err error
+	if w.images, err = writeImages(w.root, o.images, 1); err != nil {
+		return nil, err
 	}
-	root := filepath.Join(o.out, "images")
-	fmt.Fprintf(os.Stderr, "writing %d images of %dx%d into %s\n", o.images, imageWidth, imageHeight, root)
-	images, err := writeImages(root, o.images, 1)
-	if err != nil {
-		return err
-	}
-	imagesJSON := filepath.Join(o.out, "images.json")
-	if err := writeJSON(imagesJSON, images); err != nil {
-		return err
+	if err := writeJSON(w.imagesJSON, w.images); err != nil {
+		return nil, err
 	}
 	m, err := benchModelConfig()
 	if err != nil {
-		return err
+		return nil, err
 	}
+	w.maxTokens = m.Tasks[benchTask].MaxTokens
 	prompts, err := tasks.LoadPrompts(configs.Defaults, "prompts", npcbench.Registry(configs.DefaultStructures()))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	item := stagingItem(images)
-	prompt, err := prompts.Render(item, nil)
-	if err != nil {
-		return err
+	if w.prompt, err = prompts.Render(stagingItem(w.images), nil); err != nil {
+		return nil, err
 	}
-	answer := stagingAnswer(configs.DefaultStructures())
-	keyPath := filepath.Join(o.out, "simkey.json")
-	if err := writeKey(keyPath, images, answer); err != nil {
-		return err
+	w.answer = stagingAnswer(configs.DefaultStructures())
+	if err := writeKey(w.keyPath, w.images, w.answer); err != nil {
+		return nil, err
 	}
+	return w, nil
+}
 
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	base, stopEngine, err := startEngine(ctx, exe, root, keyPath, filepath.Join(o.out, "engine.log"), o.decodeTPS)
-	if err != nil {
-		return err
-	}
-	defer stopEngine()
-
-	abs := make([]string, len(images))
-	for i, img := range images {
-		abs[i] = filepath.Join(root, img.Path)
+// runClients runs every client o.reps times per media mode against the
+// engine at base: the Go client, the Python one, and (for file://) the two
+// floors. A failed request or a wrong answer stops the benchmark.
+func runClients(ctx context.Context, o options, w *workload, exe, base string) ([]clientResult, error) {
+	abs := make([]string, len(w.images))
+	for i, img := range w.images {
+		abs[i] = filepath.Join(w.root, img.Path)
 	}
 	var results []clientResult
 	for rep := 0; rep < o.reps; rep++ {
 		for _, media := range o.media {
-			spec := pySpec{Base: base, Model: benchModel, Prompt: prompt, Images: abs, Media: media, Requests: o.requests,
-				Concurrency: o.concurrency, MaxTokens: m.Tasks[benchTask].MaxTokens, Expect: answer}
-			specPath := filepath.Join(o.out, "python-"+media+".json")
+			spec := pySpec{Base: base, Model: benchModel, Prompt: w.prompt, Images: abs, Media: media, Requests: o.requests,
+				Concurrency: o.concurrency, MaxTokens: w.maxTokens, Expect: w.answer}
+			specPath := filepath.Join(o.out, "python-"+string(media)+".json")
 			if err := writeJSON(specPath, spec); err != nil {
-				return err
+				return nil, err
 			}
-			goArgs := []string{exe, "go-client", "-base", base, "-root", root, "-images", imagesJSON, "-media", media,
-				"-requests", strconv.Itoa(o.requests), "-concurrency", strconv.Itoa(o.concurrency), "-expect", answer}
-			clients := [][]string{goArgs, {o.python, o.script, specPath}}
-			if media == configs.MediaFile {
-				for _, mode := range []string{"http", "tcp"} {
-					clients = append(clients, []string{exe, "go-floor", "-mode", mode, "-base", base, "-root", root, "-images", imagesJSON,
-						"-requests", strconv.Itoa(o.requests), "-concurrency", strconv.Itoa(o.concurrency)})
-				}
-			}
-			for _, argv := range clients {
+			for _, argv := range clientCommands(o, w, exe, base, media, specPath) {
 				r, err := runClient(ctx, argv)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				fmt.Fprintf(os.Stderr, "rep %d: %s %s: %.1f ms CPU/request, %d MB peak, %d errors\n", rep+1, r.Client, r.Media,
 					1000*r.CPUSeconds/float64(r.Requests), r.MaxRSSKB/1024, r.Errors+r.WrongAnswer)
 				if r.Errors+r.WrongAnswer > 0 {
-					return fmt.Errorf("%s client (%s): %d failed requests and %d wrong answers; see %s", r.Client, r.Media, r.Errors, r.WrongAnswer, filepath.Join(o.out, "engine.log"))
+					return nil, fmt.Errorf("%s client (%s): %d failed requests and %d wrong answers; see %s", r.Client, r.Media, r.Errors, r.WrongAnswer, filepath.Join(o.out, "engine.log"))
 				}
 				results = append(results, r)
 			}
 		}
 	}
-	report := report{Machine: machine(), Requests: o.requests, Concurrency: o.concurrency, Images: o.images,
-		ImageBytes: meanBytes(images), Clients: results}
-	if o.mem {
-		// The same items sent 10 times over, then more items: requests
-		// grow 10-fold either way. The items come from a source that
-		// makes each when the runner asks; the last run hands the largest
-		// count over as an item list instead.
-		type memRun struct {
-			items, repeats int
-			list           bool
-		}
-		runs := []memRun{{o.memSizes[0], 1, false}, {o.memSizes[0], 10, false}}
-		for _, n := range o.memSizes[1:] {
-			runs = append(runs, memRun{n, 1, false})
-		}
-		if o.memList {
-			runs = append(runs, memRun{o.memSizes[len(o.memSizes)-1], 1, true})
-		}
-		for _, mr := range runs {
-			dir := filepath.Join(o.out, fmt.Sprintf("mem-%dx%d", mr.items, mr.repeats))
-			if mr.list {
-				dir += "-list"
-			}
-			r, err := runMem(ctx, exe, base, root, imagesJSON, dir, mr.items, mr.repeats, o.memWorkers, mr.list)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(os.Stderr, "memory: %d items x %d from %s: peak live heap %.1f MB, max RSS %.1f MB\n", mr.items, mr.repeats,
-				r.from(), float64(r.PeakLiveBytes)/(1<<20), float64(r.MaxRSSKB)/1024)
-			report.Memory = append(report.Memory, r)
+	return results, nil
+}
+
+// clientCommands are the command lines of the clients of one media mode:
+// the Go client, the Python one (reading specPath) and, for file://, the
+// HTTP and TCP floors.
+func clientCommands(o options, w *workload, exe, base string, media configs.MediaMode, specPath string) [][]string {
+	goArgs := []string{exe, "go-client", "-base", base, "-root", w.root, "-images", w.imagesJSON, "-media", string(media),
+		"-requests", strconv.Itoa(o.requests), "-concurrency", strconv.Itoa(o.concurrency), "-expect", w.answer}
+	clients := [][]string{goArgs, {o.python, o.script, specPath}}
+	if media == configs.MediaFile {
+		for _, mode := range []string{"http", "tcp"} {
+			clients = append(clients, []string{exe, "go-floor", "-mode", mode, "-base", base, "-root", w.root, "-images", w.imagesJSON,
+				"-requests", strconv.Itoa(o.requests), "-concurrency", strconv.Itoa(o.concurrency)})
 		}
 	}
-	if err := writeJSON(filepath.Join(o.out, "results.json"), report); err != nil {
-		return err
+	return clients
+}
+
+// runMemChecks runs the runner's memory-flatness check: the same items
+// sent 10 times over, then more items: requests grow 10-fold either way.
+// The items come from a source that makes each when the runner asks; the
+// last run hands the largest count over as an item list instead.
+func runMemChecks(ctx context.Context, o options, w *workload, exe, base string) ([]memResult, error) {
+	type memRun struct {
+		items, repeats int
+		list           bool
 	}
-	report.write(stdout)
-	return nil
+	runs := []memRun{{o.memSizes[0], 1, false}, {o.memSizes[0], 10, false}}
+	for _, n := range o.memSizes[1:] {
+		runs = append(runs, memRun{n, 1, false})
+	}
+	if o.memList {
+		runs = append(runs, memRun{o.memSizes[len(o.memSizes)-1], 1, true})
+	}
+	var out []memResult
+	for _, mr := range runs {
+		dir := filepath.Join(o.out, fmt.Sprintf("mem-%dx%d", mr.items, mr.repeats))
+		if mr.list {
+			dir += "-list"
+		}
+		r, err := runMem(ctx, exe, base, w.root, w.imagesJSON, dir, mr.items, mr.repeats, o.memWorkers, mr.list)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "memory: %d items x %d from %s: peak live heap %.1f MB, max RSS %.1f MB\n", mr.items, mr.repeats,
+			r.from(), float64(r.PeakLiveBytes)/(1<<20), float64(r.MaxRSSKB)/1024)
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // stagingAnswer is a realistic L3 T-staging answer (about 700 characters,
@@ -339,15 +391,15 @@ func startEngine(ctx context.Context, exe, root, key, logPath string, decodeTPS 
 
 // pySpec is what scripts/bench/client_bench.py reads.
 type pySpec struct {
-	Base        string   `json:"base"`
-	Model       string   `json:"model"`
-	Prompt      string   `json:"prompt"`
-	Images      []string `json:"images"`
-	Media       string   `json:"media"`
-	Requests    int      `json:"requests"`
-	Concurrency int      `json:"concurrency"`
-	MaxTokens   int      `json:"max_tokens"`
-	Expect      string   `json:"expect"`
+	Base        string            `json:"base"`
+	Model       string            `json:"model"`
+	Prompt      string            `json:"prompt"`
+	Images      []string          `json:"images"`
+	Media       configs.MediaMode `json:"media"`
+	Requests    int               `json:"requests"`
+	Concurrency int               `json:"concurrency"`
+	MaxTokens   int               `json:"max_tokens"`
+	Expect      string            `json:"expect"`
 }
 
 // runClient runs one client process and reads its clientResult.
@@ -463,7 +515,7 @@ func (r report) writeClients(w io.Writer) {
 		r.Machine, r.Requests, r.Images, r.ImageBytes/1000, r.Concurrency)
 	fmt.Fprintln(w, "| media | client | CPU ms / request | CPU ratio Python/Go | whole-process CPU s | peak RSS MB | request body bytes |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
-	for _, media := range []string{configs.MediaFile, configs.MediaBase64} {
+	for _, media := range []configs.MediaMode{configs.MediaFile, configs.MediaBase64} {
 		clients := []string{"go", "python"}
 		if media == configs.MediaFile {
 			clients = append(clients, floorHTTP, floorTCP)

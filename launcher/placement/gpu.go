@@ -1,4 +1,4 @@
-package campaign
+package placement
 
 import (
 	"context"
@@ -9,22 +9,21 @@ import (
 	"github.com/shirou/gopsutil/v4/cpu"
 
 	"github.com/npcorch/npcorch/gpu"
-	"github.com/npcorch/npcorch/launcher/placement"
 )
 
 // NodeFromGPU turns an NVML inventory and topology into the placement's
 // view of the node. A GPU whose memory or UUID NVML could not read is left
 // out, with the reason in the returned notes: placing work on a GPU we
 // cannot measure would be a guess.
-func NodeFromGPU(inv gpu.Inventory, topo gpu.Topology) (placement.Node, []string) {
-	n := placement.Node{Name: inv.Node}
+func NodeFromGPU(inv gpu.Inventory, topo gpu.Topology) (Node, []string) {
+	n := Node{Name: inv.Node}
 	var notes []string
 	for _, g := range inv.GPUs {
 		if g.UUID == nil || g.MemoryTotalBytes == nil || g.MemoryFreeBytes == nil {
 			notes = append(notes, fmt.Sprintf("GPU %d: NVML did not report its UUID or memory; it is left out of the plan", g.Index))
 			continue
 		}
-		pg := placement.GPU{Index: g.Index, UUID: *g.UUID, MemTotal: *g.MemoryTotalBytes, MemFree: *g.MemoryFreeBytes, NUMA: -1}
+		pg := GPU{Index: g.Index, UUID: *g.UUID, MemTotal: *g.MemoryTotalBytes, MemFree: *g.MemoryFreeBytes, NUMA: -1}
 		if g.Name != nil {
 			pg.Name = *g.Name
 		}
@@ -33,7 +32,7 @@ func NodeFromGPU(inv gpu.Inventory, topo gpu.Topology) (placement.Node, []string
 		}
 		n.GPUs = append(n.GPUs, pg)
 	}
-	n.Link = func(a, b int) placement.LinkClass { return linkClass(topo.Between(a, b).Class) }
+	n.Link = func(a, b int) LinkClass { return linkClass(topo.Between(a, b).Class) }
 	// Physical cores bound how many API servers engines can be given.
 	if cores, err := cpu.Counts(false); err == nil {
 		n.CPUs = cores
@@ -48,42 +47,42 @@ func NodeFromGPU(inv gpu.Inventory, topo gpu.Topology) (placement.Node, []string
 // choose a fake node instead (a flag, or the campaign's node:).
 var ErrNoGPU = errors.New("no GPU to plan on")
 
-// PlanNode returns the node a campaign plans on: a fake node by name
-// ("fake:a800-sxm-8"), or the GPUs NVML finds ("nvml", "auto"), with notes
-// on GPUs left out. A machine without GPUs is an ErrNoGPU that says why.
-func PlanNode(ctx context.Context, spec string, src gpu.Source) (placement.Node, []string, error) {
-	if strings.HasPrefix(spec, "fake:") {
-		n, err := placement.FakeNode(spec)
+// ReadNode returns the node a campaign plans on: a fake node's shape, or
+// the GPUs src (NVML, for nvml and auto) finds, with notes on GPUs left
+// out. A machine without GPUs is an ErrNoGPU that says why.
+func ReadNode(ctx context.Context, spec gpu.NodeSpec, src gpu.Source) (Node, []string, error) {
+	if spec.IsFake() {
+		n, err := FakeNode(spec.Fake)
 		return n, nil, err
 	}
 	inv, err := src.Inventory(ctx)
 	if err != nil {
-		return placement.Node{}, nil, fmt.Errorf("reading the GPUs: %w", err)
+		return Node{}, nil, fmt.Errorf("reading the GPUs: %w", err)
 	}
 	if len(inv.GPUs) == 0 {
-		return placement.Node{}, nil, fmt.Errorf("node %s has %w: %s", spec, ErrNoGPU, inv.Reason)
+		return Node{}, nil, fmt.Errorf("node %s has %w: %s", spec, ErrNoGPU, inv.Reason)
 	}
 	topo, err := src.Topology(ctx)
 	if err != nil {
-		return placement.Node{}, nil, fmt.Errorf("reading the GPU topology: %w", err)
+		return Node{}, nil, fmt.Errorf("reading the GPU topology: %w", err)
 	}
 	n, notes := NodeFromGPU(inv, topo)
 	return n, notes, nil
 }
 
 // linkClass maps NVML's link classes onto the placement's.
-func linkClass(c gpu.LinkClass) placement.LinkClass {
+func linkClass(c gpu.LinkClass) LinkClass {
 	switch c {
 	case gpu.LinkNVLink:
-		return placement.LinkNVLink
+		return LinkNVLink
 	case gpu.LinkPCIeSwitch:
-		return placement.LinkPCIeSwitch
+		return LinkPCIeSwitch
 	case gpu.LinkHostBridge:
-		return placement.LinkHostBridge
+		return LinkHostBridge
 	case gpu.LinkNUMANode:
-		return placement.LinkSameNUMA
+		return LinkSameNUMA
 	default:
-		return placement.LinkCrossSocket
+		return LinkCrossSocket
 	}
 }
 
@@ -98,23 +97,4 @@ func speedOf(name string) float64 {
 	default:
 		return 1
 	}
-}
-
-// memoryProbe lets the launcher check that an engine's GPU memory came back.
-type memoryProbe struct{ src gpu.Source }
-
-func (m memoryProbe) FreeBytes(uuid string) (uint64, error) {
-	inv, err := m.src.Inventory(context.Background())
-	if err != nil {
-		return 0, err
-	}
-	for _, g := range inv.GPUs {
-		if g.UUID != nil && *g.UUID == uuid {
-			if g.MemoryFreeBytes == nil {
-				return 0, fmt.Errorf("GPU %s: NVML did not report free memory", uuid)
-			}
-			return *g.MemoryFreeBytes, nil
-		}
-	}
-	return 0, fmt.Errorf("GPU %s is not on this node", uuid)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -226,26 +225,30 @@ type held struct {
 }
 
 // dispatcher sends one model run's requests (see the comment above
-// outputWeight). The run's goroutine runs its loop; the feeder and the
-// requests' goroutines report to it.
+// outputWeight). Its state has one owner, the run's goroutine, which runs
+// its loop (next, resolve, start); the feeder and the requests' goroutines
+// never touch it: they post what happened (a problem, a skipped request, a
+// journaled record) as a function the loop runs (post), and the loop drains
+// those until every goroutine has returned.
 type dispatcher struct {
 	r   *Runner
 	mr  ModelRun
 	act *activity
 	g   *errgroup.Group
 	ctx context.Context
+	// events carries what the feeder and the requests' goroutines report,
+	// to be applied by the loop; unbuffered, so that a report is applied
+	// before its goroutine goes on.
+	events chan func()
 
-	smu sync.Mutex // guards s
-	s   *Summary
-
-	mu       sync.Mutex
+	// Owned by the loop.
+	s        *Summary
 	ready    []*held                // released items, in the order released
 	waiting  map[itemRepeat][]*held // held items by a missing answer
 	failed   map[itemRepeat]string  // answers that will not come this run: the root cause
 	inflight int
 	settle   bool           // nothing more will be answered: held items are problems
 	rank     map[string]int // each task's place in the feeder's order
-	wake     chan struct{}
 	// cap bounds the requests in flight (ModelRun.Workers); nil: the
 	// pool alone bounds them.
 	cap chan struct{}
@@ -253,13 +256,17 @@ type dispatcher struct {
 
 func (r *Runner) newDispatcher(ctx context.Context, mr ModelRun, act *activity, s *Summary) *dispatcher {
 	g, ctx := errgroup.WithContext(ctx)
-	d := &dispatcher{r: r, mr: mr, act: act, g: g, ctx: ctx, s: s,
-		rank: map[string]int{}, waiting: map[itemRepeat][]*held{}, failed: map[itemRepeat]string{}, wake: make(chan struct{}, 1)}
+	d := &dispatcher{r: r, mr: mr, act: act, g: g, ctx: ctx, s: s, events: make(chan func()),
+		rank: map[string]int{}, waiting: map[itemRepeat][]*held{}, failed: map[itemRepeat]string{}}
 	if mr.Workers > 0 {
 		d.cap = make(chan struct{}, mr.Workers)
 	}
 	return d
 }
+
+// post hands the loop a report to apply. It is called only from the
+// dispatcher's goroutines, which the loop waits for, so it always returns.
+func (d *dispatcher) post(f func()) { d.events <- f }
 
 // run sends every request of the run and returns once all are journaled,
 // or with the first error.
@@ -286,11 +293,22 @@ func (d *dispatcher) run() error {
 			break
 		}
 	}
-	return d.g.Wait()
+	// Apply what the goroutines still report until the last has returned.
+	done := make(chan error, 1)
+	go func() { done <- d.g.Wait() }()
+	for {
+		select {
+		case apply := <-d.events:
+			apply()
+		case err := <-done:
+			return err
+		}
+	}
 }
 
 // feed reads the items task by task in rank order and sends each (item,
 // repeat) that is not answered yet: built when it needs no other answer.
+// What it cannot send, it reports to the loop.
 func (d *dispatcher) feed(order []string, out chan<- candidate) error {
 	defer close(out)
 	for _, task := range order {
@@ -303,7 +321,9 @@ func (d *dispatcher) feed(order []string, out chan<- candidate) error {
 			for rep := range d.mr.Repeats {
 				c := candidate{it: it, rep: rep}
 				if !dependent {
-					if c.req, built = d.build(it, rep, built); c.req == nil {
+					var report func()
+					if c.req, built, report = d.build(it, rep, built); c.req == nil {
+						d.post(report)
 						continue
 					}
 				}
@@ -321,9 +341,10 @@ func (d *dispatcher) feed(order []string, out chan<- candidate) error {
 // build makes the request of (it, rep) — as like's for another repeat
 // when like is given (Request.ForRepeat) — and returns it twice: as req
 // when it is to be sent, and as built for the item's next repeat. req is
-// nil for a problem (counted, and built is like) or a request answered
-// before (counted as skipped).
-func (d *dispatcher) build(it tasks.Item, rep int, like *tasks.Request) (req, built *tasks.Request) {
+// nil for a problem (built is then like) or a request answered before;
+// report is then what the loop must count (it touches no state itself,
+// so that the feeder may call it).
+func (d *dispatcher) build(it tasks.Item, rep int, like *tasks.Request) (req, built *tasks.Request, report func()) {
 	var problem *tasks.ItemProblem
 	if like != nil {
 		var err error
@@ -335,29 +356,24 @@ func (d *dispatcher) build(it tasks.Item, rep int, like *tasks.Request) (req, bu
 	}
 	switch {
 	case problem != nil:
-		d.problem(it, rep, *problem, problem.Reason)
-		return nil, like
+		p := *problem
+		return nil, like, func() { d.problem(it, rep, p, p.Reason) }
 	case d.r.answered(req.Key):
-		d.smu.Lock()
-		d.s.Skipped++
-		d.smu.Unlock()
-		return nil, req
+		return nil, req, func() { d.s.Skipped++ }
 	}
-	return req, req
+	return req, req, nil
 }
 
 // problem counts (it, rep) not run for p, and, when other items' prompts
 // need its answer, fails them with cause: the root of a chain of items
 // that wait for each other, so that a conversation's last turn says why
-// its first was not answered.
+// its first was not answered. The loop alone calls it.
 func (d *dispatcher) problem(it tasks.Item, rep int, p tasks.ItemProblem, cause string) {
-	d.smu.Lock()
 	d.s.Problems = append(d.s.Problems, p)
 	d.s.NotRun++
 	d.s.Reasons[p.Reason]++
-	d.smu.Unlock()
 	if d.r.upstream(it.Task) {
-		d.signal(func() { d.failLocked(itemRepeat{d.mr.Model.Name, it.ID, rep}, cause) })
+		d.fail(itemRepeat{d.mr.Model.Name, it.ID, rep}, cause)
 	}
 }
 
@@ -367,17 +383,6 @@ func (d *dispatcher) problem(it tasks.Item, rep int, p tasks.ItemProblem, cause 
 func unansweredNeed(it tasks.Item, need, cause string) tasks.ItemProblem {
 	task, _, _ := strings.Cut(need, "/")
 	return tasks.ItemProblem{Item: it.ID, Reason: fmt.Sprintf("its prompt needs the model's answer to a %s item, which was not answered: %s", task, cause)}
-}
-
-// signal runs f under the dispatcher's lock and wakes its loop.
-func (d *dispatcher) signal(f func()) {
-	d.mu.Lock()
-	f()
-	d.mu.Unlock()
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
 }
 
 // feederLine is the feeder's side of the line, read by the dispatcher's
@@ -413,33 +418,29 @@ func (f *feederLine) peek() *candidate {
 // another with the engine half empty at the end. Once the feeder's last
 // candidate is read and nothing is in flight, the items still held are
 // released as problems (their answers will not come); ok is false when
-// nothing is left, or the run is ending.
+// nothing is left, or the run is ending. While it waits, it applies what
+// the goroutines report.
 func (d *dispatcher) next(f *feederLine) (c candidate, ok bool) {
 	for {
-		d.mu.Lock()
+		d.applyReported()
 		if len(d.ready) > 0 {
 			h := d.ready[0]
 			d.ready[0] = nil
 			d.ready = d.ready[1:]
-			d.mu.Unlock()
 			return h.c, true
 		}
 		if f.peek() != nil {
 			c := *f.pending
 			f.pending = nil
-			d.mu.Unlock()
 			return c, true
 		}
 		if f.ch == nil && d.inflight == 0 {
 			if len(d.waiting) == 0 {
-				d.mu.Unlock()
 				return candidate{}, false
 			}
-			d.settleLocked()
-			d.mu.Unlock()
+			d.settleHeld()
 			continue
 		}
-		d.mu.Unlock()
 		select {
 		case c, ok := <-f.ch:
 			if !ok {
@@ -447,16 +448,31 @@ func (d *dispatcher) next(f *feederLine) (c candidate, ok bool) {
 				continue
 			}
 			f.pending = &c // compared with what was released meanwhile
-		case <-d.wake:
+		case apply := <-d.events:
+			apply()
 		case <-d.ctx.Done():
 			return candidate{}, false
 		}
 	}
 }
 
-// settleLocked puts every held item in line: nothing more will be
+// applyReported applies every report a goroutine is waiting to hand over,
+// without waiting for more: what was answered is released before the
+// feeder's next candidate is taken.
+func (d *dispatcher) applyReported() {
+	for {
+		select {
+		case apply := <-d.events:
+			apply()
+		default:
+			return
+		}
+	}
+}
+
+// settleHeld puts every held item in line: nothing more will be
 // answered, so resolve makes each a problem.
-func (d *dispatcher) settleLocked() {
+func (d *dispatcher) settleHeld() {
 	d.settle = true
 	var hs []*held
 	for key, waiting := range d.waiting {
@@ -471,11 +487,11 @@ func (d *dispatcher) settleLocked() {
 			cmp.Compare(a.c.it.ID, b.c.it.ID), cmp.Compare(a.c.rep, b.c.rep))
 	})
 	for _, h := range hs {
-		d.queueLocked(h)
+		d.queue(h)
 	}
 }
 
-func (d *dispatcher) queueLocked(h *held) {
+func (d *dispatcher) queue(h *held) {
 	if !h.queued {
 		h.queued = true
 		d.ready = append(d.ready, h)
@@ -489,7 +505,6 @@ func (d *dispatcher) resolve(c candidate) *tasks.Request {
 		return c.req
 	}
 	model := d.mr.Model.Name
-	d.mu.Lock()
 	var missing []itemRepeat
 	need, cause := "", ""
 	for _, id := range d.r.Tasks.Needs(c.it) {
@@ -502,7 +517,6 @@ func (d *dispatcher) resolve(c candidate) *tasks.Request {
 		}
 	}
 	if cause != "" {
-		d.mu.Unlock()
 		d.problem(c.it, c.rep, unansweredNeed(c.it, need, cause), cause)
 		return nil
 	}
@@ -511,12 +525,13 @@ func (d *dispatcher) resolve(c candidate) *tasks.Request {
 		for _, key := range missing {
 			d.waiting[key] = append(d.waiting[key], h)
 		}
-		d.mu.Unlock()
 		return nil
 	}
-	d.mu.Unlock()
 	// Built now, with the answers there (prepare names a missing one).
-	req, _ := d.build(c.it, c.rep, nil)
+	req, _, report := d.build(c.it, c.rep, nil)
+	if report != nil {
+		report()
+	}
 	return req
 }
 
@@ -539,36 +554,51 @@ func (d *dispatcher) start(req *tasks.Request, w *workerState) error {
 		}
 		return d.ctx.Err()
 	}
-	d.mu.Lock()
 	d.inflight++
-	d.mu.Unlock()
 	d.g.Go(func() error {
+		rec, fails, err := d.send(req, lease, err)
 		if d.cap != nil {
-			defer func() { <-d.cap }()
+			<-d.cap // before the report: the loop may be waiting for the slot
 		}
-		return d.send(req, lease, err)
+		if err != nil {
+			return err
+		}
+		d.post(func() { d.recorded(rec, fails) })
+		return nil
 	})
 	return nil
 }
 
-// send makes the request's attempts, journals its outcome and releases
-// the items waiting for it.
-func (d *dispatcher) send(req *tasks.Request, lease inference.Lease, acquired error) error {
+// send makes the request's attempts and journals its outcome; it touches
+// none of the dispatcher's state.
+func (d *dispatcher) send(req *tasks.Request, lease inference.Lease, acquired error) (journal.Record, []string, error) {
 	r, mr := d.r, d.mr
 	w := d.act.worker()
 	defer d.act.forget(w)
 	rec, fails, err := r.send(d.ctx, mr, req, d.act, w, lease, acquired)
 	if err != nil {
-		return err
+		return rec, fails, err
 	}
 	if err := r.Journal.Append(rec); err != nil {
-		return err
+		return rec, fails, err
 	}
 	d.act.recorded()
 	r.mu.Lock()
 	r.rememberLocked(rec)
 	r.mu.Unlock()
-	d.smu.Lock()
+	if r.Progress != nil {
+		r.Progress.Record(rec)
+	}
+	if mr.OnRecord != nil {
+		mr.OnRecord(rec)
+	}
+	return rec, fails, nil
+}
+
+// recorded counts a journaled record and releases the items waiting for
+// its answer (or fails them, when it will not come). The loop alone calls
+// it.
+func (d *dispatcher) recorded(rec journal.Record, fails []string) {
 	if rec.Status == journal.StatusAnswered {
 		d.s.Answered++
 	} else {
@@ -578,43 +608,31 @@ func (d *dispatcher) send(req *tasks.Request, lease inference.Lease, acquired er
 	for _, k := range fails {
 		d.s.Failures[k]++
 	}
-	d.smu.Unlock()
-	if r.Progress != nil {
-		r.Progress.Record(rec)
+	d.inflight--
+	key := itemRepeat{d.mr.Model.Name, rec.Item, rec.Repeat}
+	if rec.Status == journal.StatusAnswered {
+		d.answered(key)
+	} else if d.r.upstream(rec.Task) {
+		d.fail(key, NotRunReason(rec))
 	}
-	if mr.OnRecord != nil {
-		mr.OnRecord(rec)
-	}
-	d.signal(func() {
-		d.inflight--
-		key := itemRepeat{mr.Model.Name, rec.Item, rec.Repeat}
-		if rec.Status == journal.StatusAnswered {
-			d.answeredLocked(key)
-		} else if r.upstream(rec.Task) {
-			d.failLocked(key, NotRunReason(rec))
-		}
-	})
-	return nil
 }
 
-// answeredLocked puts in line the held items whose last missing answer is
-// key's.
-func (d *dispatcher) answeredLocked(key itemRepeat) {
+// answered puts in line the held items whose last missing answer is key's.
+func (d *dispatcher) answered(key itemRepeat) {
 	for _, h := range d.waiting[key] {
 		if h.missing--; h.missing == 0 {
-			d.queueLocked(h)
+			d.queue(h)
 		}
 	}
 	delete(d.waiting, key)
 }
 
-// failLocked records that key's answer will not come this run, and why,
-// and puts the items waiting for it in line, where resolve makes them
-// problems.
-func (d *dispatcher) failLocked(key itemRepeat, cause string) {
+// fail records that key's answer will not come this run, and why, and puts
+// the items waiting for it in line, where resolve makes them problems.
+func (d *dispatcher) fail(key itemRepeat, cause string) {
 	d.failed[key] = cause
 	for _, h := range d.waiting[key] {
-		d.queueLocked(h)
+		d.queue(h)
 	}
 	delete(d.waiting, key)
 }

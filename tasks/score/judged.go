@@ -7,7 +7,6 @@ import (
 
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
-	"github.com/npcorch/npcorch/tasks/extract"
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/judge"
 )
@@ -57,32 +56,11 @@ func (a *Answers) Judged(judgeTask, judgeModel string, it tasks.Item) JudgedItem
 	}
 	for _, cr := range c.Criteria {
 		jc := JudgedCriterion{ID: cr.ID, Kind: cr.Kind, Section: cr.Section, Weight: cr.Weight}
-		v, why := a.verdict(judgeTask, judgeModel, tasks.Judged{Generator: a.model, Item: it.ID, Criterion: cr})
+		v, why := judge.Verdict(a.idx, judgeTask, judgeModel, tasks.Judged{Generator: a.model, Item: it.ID, Criterion: cr})
 		jc.Met, jc.Invalid = v.Met, why
 		ji.Criteria = append(ji.Criteria, jc)
 	}
 	return ji
-}
-
-// verdict is a judge's verdict on one (response, criterion): the one of
-// the highest rung it answered; why says why there is no valid one.
-func (a *Answers) verdict(judgeTask, judgeModel string, j tasks.Judged) (extract.Verdict, string) {
-	last := len(tasks.JudgeAttempts()) - 1
-	for j.Attempt = last; j.Attempt >= 0; j.Attempt-- {
-		rec, ok := a.idx.Answered(judgeModel, judge.ItemID(judgeTask, &j), 0)
-		if !ok {
-			continue
-		}
-		v := extract.JudgeVerdict(rec.Answer.Content)
-		if !v.OK() {
-			return v, fmt.Sprintf("no valid verdict after %d attempt(s) (%s)", j.Attempt+1, v.Failure.Kind)
-		}
-		return v, ""
-	}
-	if a.idx.NotRun(judgeModel, judge.ItemID(judgeTask, &j), 0) {
-		return extract.Verdict{}, "the judge's request was not run"
-	}
-	return extract.Verdict{}, "not judged"
 }
 
 // calibrate measures each judge of each judge task against the physician
@@ -103,7 +81,7 @@ func calibrate(reg *tasks.Registry, items []tasks.Item, idx journal.Outcomes, ju
 						if !ok {
 							continue
 						}
-						v, why := a.verdict(t.Key, judgeModel, tasks.Judged{Generator: judge.AuditGenerator, Audit: au.ID, Item: it.ID, Criterion: cr})
+						v, why := judge.Verdict(a.idx, t.Key, judgeModel, tasks.Judged{Generator: judge.AuditGenerator, Audit: au.ID, Item: it.ID, Criterion: cr})
 						pairs = append(pairs, LabelPair{Response: au.ID, Criterion: it.ID + "/" + cr.ID, Kind: cr.Kind,
 							Physician: l.Met, Judge: v.Met, Invalid: why})
 					}

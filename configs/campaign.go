@@ -144,6 +144,11 @@ type LaunchSettings struct {
 	// MaxStartFailures is how many of a model's engines may fail (each on
 	// other GPUs) before the model is abandoned.
 	MaxStartFailures int `yaml:"max_start_failures"`
+	// MaxModelRestarts is how many times a model's engines, all its
+	// replicas together, may crash after they were ready (exit or hang;
+	// not a Slurm job the cluster took away) before the model is
+	// abandoned (0: the default, 5).
+	MaxModelRestarts int `yaml:"max_model_restarts"`
 	// StallWindow is how long requests may run without a new token before
 	// an engine counts as hung and is restarted.
 	StallWindow time.Duration `yaml:"stall_window"`
@@ -168,6 +173,8 @@ func (l LaunchSettings) validate(loc locator) error {
 		return loc.errorf("launch.warm_up_failures", "must not be negative")
 	case l.MaxStartFailures < 0:
 		return loc.errorf("launch.max_start_failures", "must not be negative")
+	case l.MaxModelRestarts < 0:
+		return loc.errorf("launch.max_model_restarts", "%d is negative; give 1 or more, or leave it out for the default 5", l.MaxModelRestarts)
 	case l.StartTimeout > 0 && l.NoProgressTimeout > l.StartTimeout:
 		return loc.errorf("launch.no_progress_timeout", "%v is longer than launch.start_timeout (%v), which would always fire first", l.NoProgressTimeout, l.StartTimeout)
 	}

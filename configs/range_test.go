@@ -31,6 +31,7 @@ var numericRanges = map[string]string{
 	"launch.restart_backoff":                  "-1s",
 	"launch.max_restart_backoff":              "-1s",
 	"launch.max_start_failures":               "-1",
+	"launch.max_model_restarts":               "-1",
 	"launch.stall_window":                     "-1s",
 	"launch.stop_grace":                       "-1s",
 	"slurm.time_limit":                        "30s",

@@ -18,7 +18,7 @@ import (
 )
 
 // DICOM transfer syntaxes the Go reader decodes itself; every other goes
-// to the ExternalDecoder (dcmtk).
+// to the ExternalDecoder (dcmtk, GDCM: decompressorFor).
 const (
 	syntaxJPEGBaseline = "1.2.840.10008.1.2.4.50" // 8-bit, through image/jpeg
 	sopClassDICOMDIR   = "1.2.840.10008.1.3.10"
@@ -397,20 +397,18 @@ func (d *dicomSlices) Slice(ctx context.Context, i int) (*image.Gray, error) {
 	return g, nil
 }
 
-// ErrNeedsDCMTK is wrapped by DecodeDICOMSlice when a file's transfer
-// syntax needs dcmtk and no ExternalDecoder was given.
-var ErrNeedsDCMTK = errors.New("needs dcmtk, which is not installed")
-
 // DecodeDICOMSlice decodes one single-frame grayscale DICOM slice to 8
 // bits: stored values (signed when PixelRepresentation is 1, masked to
 // BitsStored) go through RescaleSlope/Intercept, then through the file's
 // first VOI window, or a percentile window when the file has none
 // (PercentileWindow, ApplyWindow). Uncompressed pixel data is read in
 // bulk and mapped through a table of every stored value present; JPEG
-// baseline is decoded by image/jpeg and every other compressed transfer
-// syntax is decompressed by ext (dcmtk) and then decoded as uncompressed,
-// so the same pixels give the same bytes whatever the transfer syntax.
-// With ext nil such files fail with an error wrapping ErrNeedsDCMTK.
+// baseline is decoded by image/jpeg and the other compressed transfer
+// syntaxes that dcmtk or GDCM decompress (JPEG, JPEG-LS, RLE, JPEG 2000)
+// by ext and then decoded as uncompressed, so the same pixels give the
+// same bytes whatever the transfer syntax. With ext nil such files fail
+// with a *MissingToolError (wrapping ErrNeedsTool) naming the program;
+// any other transfer syntax is refused with the list of those read.
 func DecodeDICOMSlice(ctx context.Context, data []byte, ext ExternalDecoder) (*image.Gray, error) {
 	f, err := parseDICOM(data)
 	if err != nil {
@@ -435,7 +433,11 @@ func DecodeDICOMSlice(ctx context.Context, data []byte, ext ExternalDecoder) (*i
 	case h.syntax == syntaxJPEGBaseline:
 		return decodeJPEGBaseline(h, f.Pixels)
 	case ext == nil:
-		return nil, fmt.Errorf("transfer syntax %s (%s) %w", h.syntax, syntaxName(h.syntax), ErrNeedsDCMTK)
+		dc, err := decompressorFor(h.syntax)
+		if err != nil {
+			return nil, err
+		}
+		return nil, &MissingToolError{h.syntax, dc.tool, dc.pkg}
 	}
 	return decodeDecompressed(ctx, data, h, ext)
 }
@@ -449,14 +451,14 @@ func decodeDecompressed(ctx context.Context, data []byte, h dicomHeader, ext Ext
 	}
 	nf, err := parseDICOM(native)
 	if err != nil {
-		return nil, fmt.Errorf("decompressed %s: %w", syntaxName(h.syntax), err)
+		return nil, fmt.Errorf("decompressed %s: %w", SyntaxName(h.syntax), err)
 	}
 	nh, err := readDICOMHeader(nf)
 	if err != nil {
-		return nil, fmt.Errorf("decompressed %s: %w", syntaxName(h.syntax), err)
+		return nil, fmt.Errorf("decompressed %s: %w", SyntaxName(h.syntax), err)
 	}
 	if !nativeSyntaxes[nh.syntax] || !nf.HasPixelData || nf.Pixels.Encapsulated || nh.rows != h.rows || nh.cols != h.cols {
-		return nil, fmt.Errorf("decompressing %s gave transfer syntax %s with %dx%d pixels, want uncompressed %dx%d", syntaxName(h.syntax), nh.syntax, nh.cols, nh.rows, h.cols, h.rows)
+		return nil, fmt.Errorf("decompressing %s gave transfer syntax %s with %dx%d pixels, want uncompressed %dx%d", SyntaxName(h.syntax), nh.syntax, nh.cols, nh.rows, h.cols, h.rows)
 	}
 	return decodeNative(nh, nf.Pixels.Native, nf.BigEndian)
 }
@@ -487,8 +489,8 @@ func decodeJPEGBaseline(h dicomHeader, px *dicomfile.Pixels) (*image.Gray, error
 	return decodeNative(h, ToGray8(g).Pix, false)
 }
 
-// syntaxName names the compressed transfer syntaxes met in MRI.
-func syntaxName(uid string) string {
+// SyntaxName names the compressed transfer syntaxes met in MRI.
+func SyntaxName(uid string) string {
 	switch uid {
 	case "1.2.840.10008.1.2.4.50":
 		return "JPEG baseline"

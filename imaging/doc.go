@@ -1,6 +1,6 @@
 // Package imaging owns every pixel npcorch sends to a model: reading MRI
 // series (DICOM folders, or lists of DICOM files, read by
-// imaging/dicomfile, one SeriesInstanceUID of modality MR each, with dcmtk decompressing the transfer syntaxes Go
+// imaging/dicomfile, one SeriesInstanceUID of modality MR each, with dcmtk and GDCM (JPEG 2000) decompressing the transfer syntaxes Go
 // does not decode; or PNG/JPEG folders with a series.json sidecar) and
 // pathology slides (OpenSlide behind the build tag openslide, or plain
 // PNG/JPEG/TIFF), the pure transforms that build NPCBench's inputs, and

@@ -308,14 +308,14 @@ func TestDICOMCompressedNeedsDCMTK(t *testing.T) {
 	}
 	comp, _ := os.ReadFile(out)
 	_, err := DecodeDICOMSlice(context.Background(), comp, nil)
-	if !errors.Is(err, ErrNeedsDCMTK) || !strings.Contains(err.Error(), "needs dcmtk") {
+	if !errors.Is(err, ErrNeedsTool) || !strings.Contains(err.Error(), "needs dcmdjpeg (Debian package dcmtk) to decompress, which is not installed") {
 		t.Fatalf("without dcmtk: %v", err)
 	}
 	want, err := DecodeDICOMSlice(context.Background(), native, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := DecodeDICOMSlice(context.Background(), comp, DCMTK{TempDir: dir})
+	got, err := DecodeDICOMSlice(context.Background(), comp, DecompressTools{TempDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,7 +119,7 @@ func ValidateMeta(m SeriesMeta) error {
 type ReadOptions struct {
 	Limits Limits
 	// External decompresses DICOM transfer syntaxes the Go reader does not
-	// decode; nil means none (such files fail with ErrNeedsDCMTK).
+	// decode; nil means none (such files fail with a *MissingToolError).
 	External ExternalDecoder
 	// Tiles, when set, becomes every series' Tiles, and the series then
 	// keep no decoded slices: the tile cache keeps what several outputs

@@ -26,7 +26,7 @@ if [[ -n "${NPCORCH:-}" ]]; then
   bin=$NPCORCH
 else
   say "building npcorch (cgo on: NVML needs it)"
-  # go-nvml's cgo prints deprecation warnings; show the log only on failure.
+  # The build log is shown only on failure (go-nvml's C warnings are silenced: third_party/README.md).
   CGO_ENABLED=1 go build -o "$work/npcorch" ./cmd/npcorch 2> "$work/build.log" || { cat "$work/build.log"; exit 1; }
   bin=$work/npcorch
 fi

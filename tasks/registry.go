@@ -130,6 +130,8 @@ func (r *Registry) addTask(t *Task) error {
 		return fmt.Errorf("task registry: task %s has no simulated answers", t.Key)
 	case t.ScoredAlone && t.Answer == nil:
 		return fmt.Errorf("task registry: task %s is scored alone but extracts no answer", t.Key)
+	case t.Answer != nil && len(t.Graded) > 0:
+		return fmt.Errorf("task registry: task %s has both a closed answer and graded fields; repeats grade the answer, so give one", t.Key)
 	case (t.Needs != nil) != (len(t.After) > 0):
 		return fmt.Errorf("task registry: task %s needs other answers: give After and Needs together", t.Key)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/extract"
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/score"
 )
@@ -37,7 +38,11 @@ func TestNewRegistryRefusesWhatCannotRun(t *testing.T) {
 		"no cohort":  {func(b *tasks.Benchmark) { b.Tasks[0].Cohort = "" }, "task a names no dataset cohort"},
 		"no sim":     {func(b *tasks.Benchmark) { b.Tasks[0].Sim.Answers = nil }, "task a has no simulated answers"},
 		"alone":      {func(b *tasks.Benchmark) { b.Tasks[0].ScoredAlone = true }, "scored alone but extracts no answer"},
-		"after":      {func(b *tasks.Benchmark) { b.Tasks[0].After = []string{"b"} }, "give After and Needs together"},
+		"graded twice": {func(b *tasks.Benchmark) {
+			b.Tasks[0].Answer = func(tasks.Item, string) extract.Label { return extract.Label{} }
+			b.Tasks[0].Graded = []tasks.GradedField{{Name: "x"}}
+		}, "both a closed answer and graded fields"},
+		"after": {func(b *tasks.Benchmark) { b.Tasks[0].After = []string{"b"} }, "give After and Needs together"},
 		"after unknown": {func(b *tasks.Benchmark) {
 			b.Tasks[0].After = []string{"zz"}
 			b.Tasks[0].Needs = func(tasks.Item) []string { return nil }

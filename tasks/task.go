@@ -50,9 +50,14 @@ type Task struct {
 	// of its cohort whose images are there.
 	Build func(b *Builder)
 	// Answer extracts an item's closed answer, the label compared with
-	// Gold.Label; nil when the answer is not one label (a structure card),
-	// which leaves the task out of repeated-run reliability.
+	// Gold.Label; nil when the answer is not one label (a structure card).
 	Answer func(it Item, content string) extract.Label
+	// Graded, for a task whose answer is not one label (Answer nil), are
+	// the labels its answers are graded on in repeated-run reliability,
+	// one row of the repeats table each (a structure card: its structure,
+	// and its structure and invasion together). A task with neither has
+	// no reliability.
+	Graded []GradedField
 	// Classes lists the answer categories in display order, for class
 	// diagnostics and the majority baseline; nil when they differ from item
 	// to item (a care question's options).
@@ -96,6 +101,15 @@ type Task struct {
 	// Paper is the task's request mix at the paper's scale, for `npcorch
 	// plan` without a dataset (its Task is set from Key).
 	Paper schedule.RequestMix
+}
+
+// GradedField is one label of an answer that repeated-run reliability
+// grades: its name, the item's gold value and the label the answer gives
+// (a failed extraction is wrong and never agrees).
+type GradedField struct {
+	Name   string
+	Gold   func(it Item) string
+	Answer func(it Item, content string) extract.Label
 }
 
 // Sim is how the simulated engine recognises a task's requests and what

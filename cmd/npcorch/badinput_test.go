@@ -310,7 +310,7 @@ func streamFrom(t *testing.T, input string) (string, error) {
 	if err != nil {
 		f, ok := err.(*inference.AttemptFailure)
 		if !ok {
-			return "", fmt.Errorf("not a *tasks.AttemptFailure (%T): %w", err, err)
+			return "", fmt.Errorf("not a *inference.AttemptFailure (%T): %w", err, err)
 		}
 		return "", fmt.Errorf("%w [retryable=%v]", f, f.Retryable())
 	}

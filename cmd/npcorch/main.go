@@ -59,6 +59,7 @@ with simulated engines, no GPU needed.`,
 		newReportCmd(),
 		newMonitorCmd(),
 		newSimEngineCmd(),
+		newToolsCmd(),
 	)
 	return root
 }

@@ -12,6 +12,7 @@ import (
 
 func newSynthCmd() *cobra.Command {
 	opt := synth.DefaultOptions("")
+	clinicareOnly := false
 	cmd := &cobra.Command{
 		Use:   "synth --out DIR [--seed N] [--patients N] [--carepath N]",
 		Short: "Write a small deterministic synthetic NPCBench-shaped dataset",
@@ -24,6 +25,9 @@ Everything is drawn from --seed: the same flags give byte-identical files.
 No real patient data is involved.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if clinicareOnly {
+				return synthClinicare(opt.Out, opt.Seed, opt.Overwrite, cmd.OutOrStdout())
+			}
 			start := time.Now()
 			// Resolve --out first: replacing a dataset replaces its folder.
 			out, err := filepath.Abs(opt.Out)
@@ -59,6 +63,7 @@ No real patient data is involved.`,
 	f.IntVar(&opt.SlideHeight, "slide-height", opt.SlideHeight, "pathology slide height in pixels")
 	f.IntVar(&opt.Workers, "workers", 0, "images drawn at once (default: number of CPUs)")
 	f.BoolVar(&opt.Overwrite, "force", false, "replace an existing dataset in --out")
+	f.BoolVar(&clinicareOnly, "clinicare", false, "write the CliniCARE-Bench corpus instead: MIMIC-IV-shaped records, cases and planted truth (docs/clinicare.md)")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
 }

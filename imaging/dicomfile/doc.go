@@ -12,7 +12,9 @@
 // or undefined lengths, nested to a bounded depth) and kept as one
 // element each; File.Items reads their items (a DICOMDIR's directory
 // records) on demand. ScanHeader reads a file only up to its pixel data,
-// so a header scan touches a few kilobytes of each file.
+// so a header scan touches a few kilobytes of each file; CheckPixelData
+// then checks from the file's size and a few item headers, without reading
+// a pixel, that the pixel data the header declares lies whole in the file.
 //
 // It owns no state and knows nothing of series, modalities, windows or
 // images (package imaging interprets the elements). It never panics on

@@ -106,6 +106,14 @@ type File struct {
 	HasPixelData bool
 	// Pixels is the pixel data (Parse only; nil from ScanHeader).
 	Pixels *Pixels
+	// pixelAt is where the PixelData value starts in the data read (the
+	// file, or the inflated data set), pixelLength its declared length
+	// (undefinedLength when encapsulated); CheckPixelData reads them.
+	pixelAt     int
+	pixelLength uint32
+	// inflated is true for a deflated file, whose pixel data is checked
+	// when its data set is read (it is in memory whole).
+	inflated bool
 	// depth is how deep in sequences the elements are (0: the data set).
 	depth int
 }
@@ -319,9 +327,12 @@ func (d decoder) dataSet(f *File, pos int, withPixels bool) error {
 		}
 		switch {
 		case t == PixelData:
-			f.HasPixelData = true
-			if withPixels {
-				f.Pixels, err = d.pixelData(value, length)
+			f.HasPixelData, f.pixelAt, f.pixelLength, f.inflated = true, value, length, d.inflated
+			if withPixels || d.inflated {
+				var px *Pixels
+				if px, err = d.pixelData(value, length); withPixels {
+					f.Pixels = px
+				}
 			}
 			return err
 		case t.Group() == 0xFFFE:

@@ -2,6 +2,7 @@ package dicomfile_test
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/npcorch/npcorch/imaging/dicomfile"
@@ -23,12 +24,31 @@ func FuzzParse(f *testing.F) {
 		"\x08\x00\x40\x11\xff\xff\xff\xff\xfe\xff\x00\xe0\xff\xff\xff\xff\xfe\xff\x0d\xe0\x00\x00\x00\x00\xfe\xff\xdd\xe0\x00\x00\x00\x00" +
 		"\x28\x00\x10\x00\x02\x00\x00\x00\x01\x00" +
 		"\xe0\x7f\x10\x00\x02\x00\x00\x00\x07\x00"))
+	// Cut in its pixel data, and encapsulated pixel data (a basic offset
+	// table, one fragment, a delimiter) whole and cut.
+	f.Add(s.Encode()[:len(s.Encode())-5])
+	encap := []byte("\x08\x00\x60\x00CS\x02\x00MR" +
+		"\xe0\x7f\x10\x00OB\x00\x00\xff\xff\xff\xff" +
+		"\xfe\xff\x00\xe0\x00\x00\x00\x00\xfe\xff\x00\xe0\x04\x00\x00\x00abcd\xfe\xff\xdd\xe0\x00\x00\x00\x00")
+	f.Add(encap)
+	f.Add(encap[:len(encap)-6])
 	f.Fuzz(func(t *testing.T, data []byte) {
-		file, err := dicomfile.Parse(data)
-		if err != nil {
+		file, perr := dicomfile.Parse(data)
+		head, err := dicomfile.ScanHeader(bytes.NewReader(data))
+		if err == nil {
+			// The header scan's check of the pixel data's extent passes
+			// exactly the files whose pixel data Parse (prep) reads.
+			check := head.CheckPixelData(bytes.NewReader(data), int64(len(data)))
+			if errors.Is(check, dicomfile.ErrShortPixelData) {
+				check = nil
+			}
+			if (check == nil) != (perr == nil) {
+				t.Fatalf("CheckPixelData says %v, Parse %v", check, perr)
+			}
+		}
+		if perr != nil {
 			return
 		}
-		head, err := dicomfile.ScanHeader(bytes.NewReader(data))
 		if err != nil {
 			t.Fatalf("Parse read it, ScanHeader failed: %v", err)
 		}

@@ -5,8 +5,10 @@
 // DICOM preamble), honours a DICOMDIR where there is one (the files it
 // references are checked, those it misses are named), reads every file
 // only up to its pixel data (imaging/dicomfile.ScanHeader, in parallel),
-// skips and counts what is not DICOM, and groups the files by patient,
-// study and SeriesInstanceUID.
+// names a file cut short in its pixel data as unreadable (from its size
+// and the pixel data element's offset and length: CheckPixelData), skips
+// and counts what is not DICOM, and groups the files by patient, study
+// and SeriesInstanceUID.
 //
 // Classify says what an acquisition is from its attributes: the weighting
 // (T1, T2, PD, FLAIR, diffusion, …) from the series description, protocol

@@ -61,7 +61,11 @@ func newSeries(files []foundFile) *Series {
 			colour++
 		}
 		instances[fh.InstanceNumber]++
+		if !slices.Contains(s.Syntaxes, fh.Syntax) {
+			s.Syntaxes = append(s.Syntaxes, fh.Syntax)
+		}
 	}
+	slices.Sort(s.Syntaxes)
 	if s.UID == "" {
 		s.Problems = append(s.Problems, "no SeriesInstanceUID")
 	}

@@ -13,6 +13,8 @@ type Header struct {
 	SeriesNumber           int
 	InstanceNumber         int
 	SOPClass, Modality     string
+	// Syntax is the transfer syntax the file is read in.
+	Syntax string
 	// Acquisition holds what Classify reads.
 	Acquisition Acquisition
 	// Orientation is ImageOrientationPatient (6 numbers) and Position
@@ -40,6 +42,7 @@ func ReadHeader(f *dicomfile.File) Header {
 		SeriesUID:        f.String(dicomfile.SeriesInstanceUID),
 		SOPClass:         f.String(dicomfile.SOPClassUID),
 		Modality:         f.String(dicomfile.Modality),
+		Syntax:           f.Syntax,
 		FrameOfReference: f.String(dicomfile.FrameOfReferenceUID),
 		HasPixels:        f.HasPixelData,
 		Frames:           1,

@@ -71,5 +71,40 @@ func readOne(fsys fs.FS, name string) readResult {
 	case f.String(dicomfile.MediaStorageSOPClassUID) == sopClassDICOMDIR:
 		return readResult{dicomdir: true}
 	}
-	return readResult{h: ReadHeader(f)}
+	h := ReadHeader(f)
+	if err := checkPixelData(fh, f, h); err != nil {
+		return readResult{err: fmt.Errorf("corrupt or truncated DICOM (patient %s, series %d %q, instance %d): %w", h.PatientID, h.SeriesNumber, h.Acquisition.Description, h.InstanceNumber, err)}
+	}
+	return readResult{h: h}
+}
+
+// MR image storage SOP classes, whose Pixel Data is required (PS3.3
+// C.7.6.3, type 1), and the JPIP transfer syntaxes, which refer to pixels
+// elsewhere.
+const (
+	sopMRImage      = "1.2.840.10008.5.1.4.1.1.4"
+	syntaxJPIP      = "1.2.840.10008.1.2.4.94"
+	syntaxJPIPDeflt = "1.2.840.10008.1.2.4.95"
+)
+
+// checkPixelData checks that the open file holds the whole pixel data its
+// header declares (dicomfile.File.CheckPixelData), from its size and the
+// pixel data element's offset and length: no pixel is read. An MR image
+// without pixel data is taken for a file cut where its pixel data starts.
+func checkPixelData(fh fs.File, f *dicomfile.File, h Header) error {
+	if !f.HasPixelData {
+		if (h.SOPClass == sopMRImage || h.SOPClass == sopEnhancedMR) && f.Syntax != syntaxJPIP && f.Syntax != syntaxJPIPDeflt {
+			return fmt.Errorf("an MR image without pixel data %v, which every MR image has: cut short where its pixel data starts?", dicomfile.PixelData)
+		}
+		return nil
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		return err
+	}
+	r, ok := fh.(io.ReaderAt)
+	if !ok {
+		return fmt.Errorf("cannot check the pixel data: the file system gives no random access (io.ReaderAt)")
+	}
+	return f.CheckPixelData(r, st.Size())
 }

@@ -86,6 +86,8 @@ type Series struct {
 	Rows, Cols int
 	// FrameOfReference is the first file's.
 	FrameOfReference string
+	// Syntaxes are the transfer syntaxes of its files, sorted.
+	Syntaxes []string
 }
 
 // Scan reads the tree under the root of fsys; see the package comment.

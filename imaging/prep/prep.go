@@ -56,8 +56,8 @@ type Options struct {
 	Params imaging.Params
 	// Limits bound input images; the zero value means imaging.DefaultLimits.
 	Limits imaging.Limits
-	// External decodes DICOM the Go reader cannot; nil looks for dcmtk on
-	// PATH (imaging.FindDCMTK).
+	// External decodes DICOM the Go reader cannot; nil looks for dcmtk and
+	// GDCM on PATH (imaging.FindDecompressTools).
 	External imaging.ExternalDecoder
 }
 
@@ -95,7 +95,7 @@ func New(opt Options) (*Executor, error) {
 	}
 	ext := opt.External
 	if ext == nil {
-		ext = imaging.FindDCMTK()
+		ext = imaging.FindDecompressTools()
 	}
 	workers := opt.Workers
 	if workers <= 0 {
@@ -398,16 +398,28 @@ func (e *Executor) write(output, key string, m image.Image) (Image, error) {
 	return img, nil
 }
 
-// hints says once what to do about causes several errors share.
+// hints says once, per program, what to do about images that need a
+// decompressing program that is not installed.
 func hints(errs []FileError) []string {
-	n := 0
+	counts := map[string]int{}
+	var order []*imaging.MissingToolError
 	for _, e := range errs {
-		if errors.Is(e, imaging.ErrNeedsDCMTK) {
-			n++
+		var m *imaging.MissingToolError
+		if !errors.As(e, &m) {
+			continue
 		}
+		if counts[m.Package] == 0 {
+			order = append(order, m)
+		}
+		counts[m.Package]++
 	}
-	if n == 0 {
-		return nil
+	var out []string
+	for _, m := range order {
+		what := m.Package // dcmtk: several of its programs
+		if m.Package != "dcmtk" {
+			what = m.Tool
+		}
+		out = append(out, fmt.Sprintf("%d images need %s to decompress DICOM: install it (Debian: apt-get install %s) and run prep again", counts[m.Package], what, m.Package))
 	}
-	return []string{fmt.Sprintf("%d images need dcmtk to decompress DICOM: install it (Debian: apt-get install dcmtk) and run prep again", n)}
+	return out
 }

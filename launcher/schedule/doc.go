@@ -56,7 +56,11 @@
 // running model with the most remaining time, if that finishes it sooner
 // despite the start-up. A start failure records the model's GPU set as
 // failed; the model is re-planned elsewhere and reported after three
-// failures.
+// failures. The crashes of a model's engines after they were ready
+// (EventCrashed), all its replicas together, have a budget of their own
+// (Policy.MaxModelRestarts): past it the model is abandoned, so that an
+// engine that crashes on every request is not restarted replica after
+// replica, each with a fresh budget of the backend's restarts.
 //
 // The policy decides online and can lose to running the models one at a
 // time. New therefore simulates it first; when it ends after the

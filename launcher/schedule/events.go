@@ -74,9 +74,15 @@ const (
 	// EventSpeed: Replica was measured (Speed); Done, when above 0, is
 	// its model's share of work done, as in EventProgress.
 	EventSpeed
+	// EventCrashed: Replica's engine was lost after it was ready, by its
+	// own fault (it exited or hung; not a job the cluster took away), Err
+	// says why. The backend restarts it within its own budget; the
+	// scheduler counts the crashes of all the model's replicas against
+	// Policy.MaxModelRestarts.
+	EventCrashed
 )
 
-var kindNames = [...]string{"", "ready", "failed", "stopped", "finished", "progress", "speed"}
+var kindNames = [...]string{"", "ready", "failed", "stopped", "finished", "progress", "speed", "crashed"}
 
 // String returns the kind's name.
 func (k EventKind) String() string {
@@ -113,7 +119,7 @@ func (e Event) String() string {
 		return fmt.Sprintf("%-8s %s", e.Kind, e.Model)
 	case EventProgress:
 		return fmt.Sprintf("%-8s %s %.0f%%", e.Kind, e.Model, 100*e.Done)
-	case EventFailed:
+	case EventFailed, EventCrashed:
 		return fmt.Sprintf("%-8s %s: %s", e.Kind, ReplicaName(e.Model, e.Index), e.Err)
 	case EventSpeed:
 		return fmt.Sprintf("%-8s %s: %.0f tok/s over %s", e.Kind, ReplicaName(e.Model, e.Index),

@@ -19,6 +19,10 @@ type Policy struct {
 	// MaxStartFailures is how many failed starts a model gets (0 =
 	// DefaultMaxStartFailures).
 	MaxStartFailures int
+	// MaxModelRestarts is how many crashes (EventCrashed) a model's
+	// engines, all its replicas together, may have; the next abandons the
+	// model (0 = DefaultMaxModelRestarts).
+	MaxModelRestarts int
 	// NoScaleOut disables adding replicas to running models.
 	NoScaleOut bool
 	// MaxAPIServers caps each engine's API server processes, which
@@ -46,6 +50,21 @@ func (p Policy) maxStartFailures() int {
 		return p.MaxStartFailures
 	}
 	return DefaultMaxStartFailures
+}
+
+// DefaultMaxModelRestarts is how many crashes of its engines, all its
+// replicas together, a model gets when Policy.MaxModelRestarts is 0: as
+// many as one engine's restarts (launcher.DefaultTiming.MaxRestarts), so
+// that a model whose engine crashes whatever it runs on ends where its
+// first engine would have given up, instead of starting again on other
+// GPUs with a fresh budget.
+const DefaultMaxModelRestarts = 5
+
+func (p Policy) maxModelRestarts() int {
+	if p.MaxModelRestarts > 0 {
+		return p.MaxModelRestarts
+	}
+	return DefaultMaxModelRestarts
 }
 
 func orDefault(v, d float64) float64 {

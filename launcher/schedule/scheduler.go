@@ -99,6 +99,8 @@ type modelState struct {
 	target                        int
 	avoid                         [][]int
 	failures                      int
+	crashes                       int    // its engines' crashes after ready (EventCrashed)
+	crashed                       []int  // the replicas (Index) that crashed, in order, once each
 	replicas                      int    // replicas started so far: the next one's Index
 	lastFailure                   string // first line of the last failure
 	live                          []ReplicaID
@@ -269,7 +271,7 @@ func (s *Scheduler) Handle(ev Event) error {
 	var r *liveReplica
 	var ms *modelState
 	switch ev.Kind {
-	case EventReady, EventFailed, EventStopped, EventSpeed:
+	case EventReady, EventFailed, EventStopped, EventSpeed, EventCrashed:
 		var err error
 		if r, err = s.eventReplica(ev); err != nil {
 			return err
@@ -294,6 +296,8 @@ func (s *Scheduler) Handle(ev Event) error {
 		s.ready(ms, r)
 	case EventFailed:
 		s.failed(ms, r, ev.Err, ev.Permanent)
+	case EventCrashed:
+		s.crash(ms, r, ev.Err)
 	case EventStopped:
 		s.stopped(ms, r)
 	case EventFinished:
@@ -319,6 +323,8 @@ func (s *Scheduler) eventReplica(ev Event) (*liveReplica, error) {
 	switch {
 	case ev.Kind == EventSpeed:
 		return r, r.checkSample(ev)
+	case ev.Kind == EventCrashed && r.state == replicaGone:
+		return r, nil // a crash reported after its end: crash ignores it
 	case r.state == replicaGone:
 		return nil, fmt.Errorf("schedule: %s event for replica %d of %s, which has already ended", ev.Kind, r.ID, r.Model)
 	case ev.Kind == EventReady && !r.starting:
@@ -378,6 +384,37 @@ func (s *Scheduler) failed(ms *modelState, r *liveReplica, why string, permanent
 	case StatusStopping:
 		ms.status, ms.end = StatusDone, s.now
 	}
+}
+
+// crash counts a crash of one of ms's engines after it was ready. The
+// backend restarts that engine within its own budget, and a replica that
+// spends it fails and is re-planned on other GPUs; but an engine that
+// crashes on every request would crash there too, so the model as a
+// whole gets Policy.MaxModelRestarts crashes across all its replicas.
+// The next one abandons it: its replicas are stopped, its GPUs go to the
+// other models and its outstanding work ends not run with the reason.
+func (s *Scheduler) crash(ms *modelState, r *liveReplica, why string) {
+	if ms.status != StatusRunning || r.state == replicaStopping || r.state == replicaGone {
+		return // the replica or the model is ending anyway
+	}
+	ms.crashes++
+	if !slices.Contains(ms.crashed, r.Index) {
+		ms.crashed = append(ms.crashed, r.Index)
+	}
+	budget := s.cfg.Policy.maxModelRestarts()
+	if ms.crashes <= budget {
+		return
+	}
+	names := make([]string, len(ms.crashed))
+	for i, x := range ms.crashed {
+		names[i] = fmt.Sprintf("r%d", x)
+	}
+	if why == "" {
+		why = "no reason given"
+	}
+	s.stopLive(ms)
+	s.giveUp(ms, fmt.Sprintf("its engines crashed %d times after they were ready (replicas %s), more than the %d restarts a model gets (launch.max_model_restarts); last: %s",
+		ms.crashes, strings.Join(names, ", "), budget, firstLine(why)))
 }
 
 // giveUp marks ms failed for good and tells the effects, so that its

@@ -334,7 +334,8 @@ func TestMetricNamesAreVLLMs(t *testing.T) {
 			}
 		}
 	}
-	for _, read := range []string{"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc", "vllm:generation_tokens_total"} {
+	for _, read := range []string{"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc",
+		"vllm:num_preemptions_total", "vllm:generation_tokens_total"} {
 		if fams[read] == nil {
 			t.Errorf("/metrics lacks %s, which npcorch reads", read)
 		}

@@ -164,7 +164,11 @@ func (f *follower) jobEnded(j Job) *outcome {
 	cause := fmt.Errorf("Slurm job %s of %s ended %s%s", a.JobID, r.name(), j.State, reasonNote(j.Reason))
 	switch {
 	case f.ph == phaseReady:
-		r.emit(launcher.ReplicaCrashed, cause, func(e *launcher.ReplicaEvent) { e.Log = f.js.LogPath() })
+		lost := cause
+		if j.ClusterEnded() {
+			lost = launcher.Reclaimed(cause) // not the engine's crash: the model's restarts are not spent
+		}
+		r.emit(launcher.ReplicaCrashed, lost, func(e *launcher.ReplicaEvent) { e.Log = f.js.LogPath() })
 		return &outcome{endResubmit, cause}
 	case j.ClusterEnded():
 		return &outcome{endResubmit, cause}

@@ -28,6 +28,8 @@ var tasksRooms = map[string]string{
 	"tasks/live":      "the live view",
 	"tasks/campaign":  "the application",
 	"tasks/tasktest":  "the tests of adding a task and a family",
+	"tasks/ehr":       "the records of the governed tool environment",
+	"tasks/toolenv":   "the governed tool environment",
 }
 
 // knowsNoTask are the rooms of tasks/ that know no task, with the only

@@ -71,7 +71,7 @@ type driver struct {
 }
 
 // modelRunner sends a model's requests through its pool and journals
-// them; *tasks.Runner is the real one.
+// them; *send.Runner is the real one.
 type modelRunner interface {
 	Run(ctx context.Context, mr send.ModelRun) (send.Summary, error)
 }

@@ -158,7 +158,8 @@ func (l *loop) run(local []configs.Model, workloads []schedule.Workload, externa
 func (l *loop) begin(local []configs.Model, workloads []schedule.Workload) error {
 	c := l.d.opt.Campaign
 	s, err := schedule.New(schedule.Config{Node: l.d.node, Models: local, Workloads: workloads, Estimator: l.d.est,
-		Policy: schedule.Policy{MaxStartFailures: c.Launch.MaxStartFailures}, After: l.d.localAfter(local)}, effects{l})
+		Policy: schedule.Policy{MaxStartFailures: c.Launch.MaxStartFailures, MaxModelRestarts: c.Launch.MaxModelRestarts},
+		After:  l.d.localAfter(local)}, effects{l})
 	if err != nil {
 		return err
 	}
@@ -403,6 +404,7 @@ func (l *loop) onEngineEvent(ev launcher.ReplicaEvent) {
 	case launcher.ReplicaCrashed:
 		en.down = true
 		pool.SetDown(en.member)
+		l.tellCrash(en, ev.Err)
 	case launcher.ReplicaReady:
 		en.down = false
 		switch en.phase {
@@ -428,6 +430,21 @@ func (l *loop) onEngineEvent(ev launcher.ReplicaEvent) {
 	case launcher.ReplicaStopped:
 		pool.Remove(en.member)
 	}
+}
+
+// tellCrash tells the scheduler that en's engine crashed after it was
+// ready, which counts against its model's restarts
+// (launch.max_model_restarts); an engine the cluster took away
+// (launcher.IsReclaimed) or one being stopped does not count.
+func (l *loop) tellCrash(en *engine, err error) {
+	if en.stopAsked || launcher.IsReclaimed(err) {
+		return
+	}
+	why := "the engine was lost"
+	if err != nil {
+		why = err.Error()
+	}
+	l.tell(schedule.Event{Kind: schedule.EventCrashed, Replica: en.a.ID, Model: en.a.Model, Index: en.a.Index, Err: why})
 }
 
 // pool returns model's pool, made on first use.

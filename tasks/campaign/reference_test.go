@@ -249,7 +249,8 @@ func fieldByTag(v reflect.Value, name string) reflect.Value {
 // checkLaunchDefaults proves each launch: default against the code that
 // applies it: writing the documented value into a campaign changes
 // nothing in the launcher's Timing, and writing another value changes
-// something (the field is wired). max_start_failures is the scheduler's.
+// something (the field is wired). max_start_failures and
+// max_model_restarts are the scheduler's.
 func checkLaunchDefaults(t *testing.T, rows map[string]docRow) {
 	t.Helper()
 	def := launcher.Timing{}.WithDefaults()
@@ -274,6 +275,12 @@ func checkLaunchDefaults(t *testing.T, rows map[string]docRow) {
 		if name == "max_start_failures" {
 			if ls.MaxStartFailures != schedule.DefaultMaxStartFailures {
 				t.Errorf("%s:%d: %s defaults to `%s` there, but the scheduler gives a model %d failed starts", referenceDoc, r.line, path, lit, schedule.DefaultMaxStartFailures)
+			}
+			continue
+		}
+		if name == "max_model_restarts" {
+			if ls.MaxModelRestarts != schedule.DefaultMaxModelRestarts {
+				t.Errorf("%s:%d: %s defaults to `%s` there, but the scheduler gives a model %d crashes", referenceDoc, r.line, path, lit, schedule.DefaultMaxModelRestarts)
 			}
 			continue
 		}

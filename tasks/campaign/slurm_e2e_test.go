@@ -360,6 +360,12 @@ func TestSlurmJobKilledMidRunIsResubmitted(t *testing.T) {
 	if before >= journalLines(o.RunDir) {
 		t.Errorf("no request was answered after the kill (%d records before, %d after)", before, journalLines(o.RunDir))
 	}
+	// A job cancelled from outside is the cluster's doing, not a crash of
+	// the engine: the scheduler hears none, so launch.max_model_restarts
+	// is not spent (docs/slurm.md).
+	if log := m.log.String(); !strings.Contains(log, "Qwen3-VL-8B-Instruct/r0 crashed") || strings.Contains(log, "crashed  Qwen3-VL-8B-Instruct/r0") {
+		t.Errorf("want the engine's loss logged but no crash told to the scheduler:\n%s", log)
+	}
 }
 
 // TestSlurmHungEngineIsCancelledAndResubmitted makes the only replica's
@@ -391,6 +397,11 @@ func TestSlurmHungEngineIsCancelledAndResubmitted(t *testing.T) {
 	_, attempts := m.finish("its engine hung")
 	if first := attempts[0]; first.JobID != hung.Job || !strings.HasPrefix(first.Outcome, "resubmitted") || !strings.Contains(first.Outcome, "no new token") {
 		t.Errorf("first job %s: outcome %q; want job %s resubmitted because no new token came", first.JobID, first.Outcome, hung.Job)
+	}
+	// A hung engine is its own fault: it counts against the model's
+	// restarts (launch.max_model_restarts).
+	if log := m.log.String(); !strings.Contains(log, "crashed  Qwen3-VL-8B-Instruct/r0") {
+		t.Errorf("the scheduler was not told of the hung engine's crash:\n%s", log)
 	}
 }
 

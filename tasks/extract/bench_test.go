@@ -38,6 +38,10 @@ func BenchmarkOptionSearch1MB(b *testing.B) {
 		"option_lines":       rep("B\n"),
 		"unclosed_boxes":     rep(`\boxed{\fbox{`),
 		"remarks":            rep("Answer: B (confidence 0.9), not A or maybe\n"),
+		"heading_words":      rep("## Final Response final response ## Thinking "),
+		"chinese_labels":     rep("答案是B，选项A和C不对。最终答案"),
+		"conclusions":        rep("B. Radiotherapy alone would undertreat\nSo I'd go with C\n"),
+		"hyphen_words":       rep("D-dimer C-reactive 0.85 "),
 	} {
 		raw := text + "\nFinal answer: \\boxed{B}"
 		b.Run(name, func(b *testing.B) {
@@ -63,6 +67,8 @@ func BenchmarkChoicesSearch1MB(b *testing.B) {
 		"option_lines":       rep("A, C\n"),
 		"letter_list":        rep("A, C, "),
 		"remarks":            rep("Answer: A and C (both), not B or maybe\n"),
+		"box_run":            rep(`\boxed{A}\boxed{C}`),
+		"set_remarks":        rep("Final answers: A、C。 (B is reserved) A + C + "),
 	} {
 		raw := text + "\nFinal answer: \\boxed{A,C}"
 		b.Run(name, func(b *testing.B) {

@@ -21,23 +21,34 @@ func Choice(raw string, letters []string) Label {
 // explicit final answer (boxed or labelled "Final answer") beats a
 // labelled one, which beats a line that is only options; two different
 // sets at the same level conflict. Within one answer the letters may come
-// in any order and be written "A, C", "A and C", "C and A", "A C" or "AC";
-// an answer that hedges ("A or C", "A/C") conflicts.
+// in any order and be written "A, C", "A and C", "C and A", "A C", "AC",
+// "A + C", "A/C", "A、C", "A和C" or as boxes side by side
+// ("\boxed{A}\boxed{C}"); the set ends where its answer phrase ends. An
+// answer that hedges ("A or C", "A | C", "A或C") conflicts.
 func Choices(raw string, letters []string) Label {
 	return newChoiceSet(letters, nil, true).extractSet(raw, "answer")
 }
 
-// setSeparators may stand between the letters of one set.
-const setSeparators = " \t*_`\"'“”‘’()[]{}<>,;、，；&+.:："
+// setSeparators may stand between the letters of one set: "A, C", "A、C",
+// "A; C", "A & C", "A + C", "(A), (C)", "{A,C}", "$A$, $C$". In a
+// multiple-select answer "/" lists too: "A/C/D" is the set {A, C, D}
+// (docs/extraction.md).
+const setSeparators = " \t*_`\"'“”‘’()[]{}<>,;、，；&+/$"
 
 // hedges join options as alternatives, not as a set.
-const hedges = "/|"
+const hedges = "|"
 
-// connectives join the letters of a set ("A and C"); alternatives hedge
-// between them ("A or C").
+// phraseEnds end the answer phrase: a sentence end, a colon, a dash. What
+// follows is a remark ("A, C, D. E is contraindicated here"), and so is a
+// parenthesis that does not hold one option ("B, D (A is reserved for …)").
+const phraseEnds = ".。!！?？:：—–-"
+
+// connectives join the letters of a set ("A and C", "A和C", "A与C",
+// "A及C", "A以及C"); alternatives hedge between them ("A or C", "A或C").
 var (
-	connectives  = []string{"and", "和", "及", "以及"}
+	connectives  = []string{"and", "和", "与", "及", "以"}
 	alternatives = []string{"or", "或"}
+	optionWords  = []string{"选", "项"} // 选项 ("option"): "A选项和C选项"
 )
 
 // setReader reads one answer as a set of options.
@@ -45,24 +56,19 @@ type setReader struct {
 	c       choiceSet
 	letters []string // distinct valid letters read, in text order
 	invalid bool     // a letter that is not an option was read
-	hedge   bool     // an alternative ("or", "/") joined two options
+	hedge   bool     // an alternative ("or", "|") joined two options
 	pending bool     // an alternative was read; the next option hedges
 }
 
 // matchSet reads one answer string as a set of options. ok is false when
 // it names no valid set (no option, or a letter that is not an option);
-// conflict is true when it hedges between options. The set is read from
-// the start up to the first word that is not an option or a connective,
-// so "A and C, because ..." is {A, C}; a remark that rejects it ("A is
-// wrong") names none.
+// conflict is true when it hedges between options. The set is the answer
+// phrase at the start: options, connectives and separators up to the end
+// of the phrase (phraseEnds) or the first other word, so "A and C,
+// because ..." is {A, C} and "A, C, D. E is contraindicated" is {A, C,
+// D}; a remark that rejects it ("A is wrong") names none.
 func (c choiceSet) matchSet(s string) (set []string, ok, conflict bool) {
-	s = strings.TrimLeft(strings.TrimSpace(s), decoration)
-	for _, p := range []string{"options", "option"} {
-		if rest, found := cutFoldPrefix(s, p); found {
-			s = strings.TrimLeft(rest, decoration)
-			break
-		}
-	}
+	s = cutOptionWord(strings.TrimLeft(strings.TrimSpace(s), decoration))
 	r := &setReader{c: c}
 	rest := r.read(s, pureList(s))
 	switch {
@@ -83,60 +89,49 @@ func (c choiceSet) matchSet(s string) (set []string, ok, conflict bool) {
 // pure says s is nothing but a list of letters, where a lower-case letter
 // is an option too (in prose "a" is an article).
 func (r *setReader) read(s string, pure bool) string {
-	for i := 0; i < len(s); {
-		sep := i
-		for i < len(s) && !isWordByte(s, i) {
-			i += runeLen(s, i)
+	prev := 0
+	for _, w := range wordSpans(s) {
+		gap := s[prev:w.start]
+		if len(r.letters) > 0 && endsPhrase(gap, s[w.start:]) {
+			return s[prev:]
 		}
-		if strings.ContainsAny(s[sep:i], hedges) && len(r.letters) > 0 {
+		if len(r.letters) > 0 && strings.ContainsAny(gap, hedges) {
 			r.pending = true
 		}
-		j := i
-		for j < len(s) && isWordByte(s, j) {
-			j += runeLen(s, j)
+		if !r.word(s[w.start:w.end], pure) {
+			return s[prev:]
 		}
-		if j == i {
-			return ""
-		}
-		if !r.word(s[i:j], pure) {
-			return s[sep:]
-		}
-		i = j
+		prev = w.end
 	}
 	return ""
+}
+
+// endsPhrase reports whether gap, the text between two words of a set,
+// ends the answer phrase; next is the text from the next word on.
+func endsPhrase(gap, next string) bool {
+	if strings.ContainsAny(gap, phraseEnds) {
+		return true
+	}
+	if !strings.Contains(gap, "(") {
+		return false
+	}
+	// "(A), (C)" lists options; "(A is reserved for …)" is a remark.
+	w, after, _ := firstWord(next)
+	return utf8.RuneCountInString(w) != 1 || !strings.HasPrefix(after, ")")
 }
 
 // word takes one word of the set; false when the word ends the set.
 func (r *setReader) word(w string, pure bool) bool {
 	switch {
-	case foldIn(w, connectives):
+	case foldIn(w, connectives) || foldIn(w, optionWords):
 		r.pending = false
 		return true
 	case foldIn(w, alternatives):
 		r.pending = len(r.letters) > 0
 		return true
 	}
-	var got []string
-	switch n := utf8.RuneCountInString(w); {
-	case n == 1 && (pure || unicode.IsUpper([]rune(w)[0])):
-		v, found := r.c.byKey[choiceKey(w)]
-		if !found {
-			if unicode.IsLetter([]rune(w)[0]) {
-				r.invalid = true
-			}
-			return false
-		}
-		got = []string{v}
-	case n > 1 && pure && allUpper(w):
-		for _, ch := range w {
-			v, found := r.c.byKey[choiceKey(string(ch))]
-			if !found {
-				r.invalid = true
-				return false
-			}
-			got = append(got, v)
-		}
-	default:
+	got, ok := r.options(w, pure)
+	if !ok {
 		return false
 	}
 	for _, v := range got {
@@ -151,23 +146,56 @@ func (r *setReader) word(w string, pure bool) bool {
 	return true
 }
 
+// options reads one word as options: "C", "AC" (in a pure list), "A+C+D".
+// ok is false when the word is not options; a letter that is no option is
+// recorded as invalid.
+func (r *setReader) options(w string, pure bool) (got []string, ok bool) {
+	parts := strings.Split(w, "+")
+	for _, p := range parts {
+		n := utf8.RuneCountInString(p)
+		single := n == 1 && (pure || len(parts) > 1 || unicode.IsUpper([]rune(p)[0]))
+		if !single && !(n > 1 && pure && allUpper(p)) {
+			return nil, false
+		}
+		for _, ch := range p {
+			v, found := r.c.byKey[choiceKey(string(ch))]
+			if !found {
+				r.invalid = r.invalid || unicode.IsLetter(ch)
+				return nil, false
+			}
+			got = append(got, v)
+		}
+	}
+	return got, true
+}
+
 // pureList reports whether s is nothing but option-like letters,
-// connectives and separators: "A, C", "a and c", "AC", "{A,C}".
+// connectives and separators: "A, C", "a and c", "AC", "{A,C}", "A+C".
 func pureList(s string) bool {
-	words := answerTokens(s)
-	if len(words) == 0 {
+	spans := wordSpans(s)
+	if len(spans) == 0 {
 		return false
 	}
-	for _, w := range words {
-		if foldIn(w, connectives) || foldIn(w, alternatives) {
+	prev := 0
+	for i, sp := range spans {
+		if strings.Trim(s[prev:sp.start], setSeparators+hedges+".。") != "" {
+			return false
+		}
+		prev = sp.end
+		w := s[sp.start:sp.end]
+		if w == "选" && (i+1 == len(spans) || s[spans[i+1].start:spans[i+1].end] != "项") {
+			return false // "选A和C" ("choose A and C") is a conclusion, not a list
+		}
+		if foldIn(w, connectives) || foldIn(w, alternatives) || foldIn(w, optionWords) {
 			continue
 		}
-		if n := utf8.RuneCountInString(w); n == 1 && unicode.IsLetter([]rune(w)[0]) || n > 1 && allUpper(w) {
-			continue
+		for _, p := range strings.Split(w, "+") {
+			if n := utf8.RuneCountInString(p); !(n == 1 && unicode.IsLetter([]rune(p)[0]) || n > 1 && allUpper(p)) {
+				return false
+			}
 		}
-		return false
 	}
-	return strings.Trim(s, setSeparators+hedges+"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ和及以或") == ""
+	return strings.Trim(s[prev:], setSeparators+hedges+".。") == ""
 }
 
 func allUpper(w string) bool {
@@ -188,16 +216,41 @@ func foldIn(w string, list []string) bool {
 	return false
 }
 
-// isWordByte reports whether the rune at s[i] belongs to a word, as
-// answerTokens splits them.
-func isWordByte(s string, i int) bool {
-	r, _ := utf8.DecodeRuneInString(s[i:])
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '+'
+// boxRuns returns the boxed answers of a multiple-select text: boxes that
+// follow each other with nothing but separators or connectives between
+// them ("\boxed{A}\boxed{C}\boxed{D}", "$\boxed{A}$, $\boxed{C}$") are one
+// answer, the set of their contents (docs/extraction.md); boxes apart are
+// answers of their own.
+func boxRuns(text string) []string {
+	var runs [][]string
+	prev := -1
+	for _, b := range boxes(text) {
+		if prev >= 0 && runGap(text[prev:b.start]) {
+			runs[len(runs)-1] = append(runs[len(runs)-1], b.contents)
+		} else {
+			runs = append(runs, []string{b.contents})
+		}
+		prev = b.end
+	}
+	out := make([]string, len(runs))
+	for i, r := range runs {
+		out[i] = strings.Join(r, ",")
+	}
+	return out
 }
 
-func runeLen(s string, i int) int {
-	_, n := utf8.DecodeRuneInString(s[i:])
-	return max(n, 1)
+// runGap reports whether gap, the text between two boxes, joins them:
+// nothing but separators and connectives.
+func runGap(gap string) bool {
+	const join = " \t$,，、;；&+"
+	prev := 0
+	for _, w := range wordSpans(gap) {
+		if !foldIn(gap[w.start:w.end], connectives) || strings.Trim(gap[prev:w.start], join) != "" {
+			return false
+		}
+		prev = w.end
+	}
+	return strings.Trim(gap[prev:], join) == ""
 }
 
 // setTier is what one tier of evidence says about the chosen set.
@@ -233,13 +286,7 @@ func (c choiceSet) setLines(text string) []string {
 	var out []string
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.Trim(line, decoration)
-		body := line
-		for _, p := range []string{"options", "option"} {
-			if rest, found := cutFoldPrefix(body, p); found {
-				body = strings.TrimLeft(rest, decoration)
-				break
-			}
-		}
+		body := cutOptionWord(line)
 		if line != "" && (pureList(body) || slices.Contains(single, line)) {
 			out = append(out, line)
 		}
@@ -254,13 +301,14 @@ func (c choiceSet) extractSet(raw, field string) Label {
 	if f != nil {
 		return Label{Failure: f}.withField(field)
 	}
-	boxes := boxedContents(text)
+	text = normalizeWidth(text)
+	boxes := boxRuns(text)
 	tiers := []struct {
 		name    string
 		answers []string
 	}{
-		{"final answer (boxed or labelled)", append(append([]string(nil), boxes...), labelled(text, finalKeywords, finalSeparator)...)},
-		{"labelled answer", labelled(text, answerKeywords, labelSeparator)},
+		{"final answer (boxed or labelled)", append(append([]string(nil), boxes...), labelled(text, finalLabels)...)},
+		{"labelled answer", labelled(text, answerLabels)},
 		{"line of options", c.setLines(text)},
 	}
 	var invalid []string

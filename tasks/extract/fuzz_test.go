@@ -15,6 +15,17 @@ var fuzzSeeds = []string{
 	"Answer: 1 (confidence 0.9)", "Answer: C (T1+C_Ax), not A", "\\boxed{B}\nFinal answer: D", "Final answer: $\\boxed{\\boxed{A}}$",
 	"Draft {\"n_stage\":\"N1\"}\nFinal answer:\n```json\n{\"n_stage\":\"N2\"}\n```", "Answer: 0.9", "Answer: B or maybe C",
 	`\boxed{A,C}`, "Final answer: C and A", "Answer: A/C", "AC", "a, c", "Options: A 和 C", "\boxed{A,C}\nFinal answer: A",
+	// The grammar of issue 25: Chinese labels and connectives, remarks
+	// after a set, plural labels, words that begin with an option letter,
+	// HuatuoGPT-o1's sections, full width, stage spellings, box runs.
+	"答案是B", "正确答案为：C", "最终答案：A和D", "B选项", "选项B", "我的选择是：B", "答案：A、C。B为禁忌", "答案：A以及",
+	"\\boxed{A}\n最终答案：C", "Final answer: A, C, D. E is contraindicated here.", "Final answer: B, D (A is reserved for",
+	"A + C + D", "A+C+", "+A", "Final answers: A, C, D", "The correct answers are A, C and D.", "D-dimer was 4.2 mg/L",
+	"C-reactive protein", "A-", "-A", "B. Radiotherapy alone would undertreat\nSo I'd go with C", "1 (confidence: 0.85)",
+	"0.", ".0", "## Thinking\nThe answer is A?\n## Final Response\n\nD", "## Thinking", "## Final Response", "#final response\n",
+	"答案：Ｃ", "１", "\\boxed{A}\\boxed{C}\\boxed{D}", "$\\boxed{A}$, $\\boxed{C}$ and \\boxed{", "A/C/D", "((A), (C", "(A)",
+	`{"n_stage":"Stage N1"}`, `{"n_stage":"cN2"}`, `{"t_stage":"c T 3","structure_invasion":{}}`, `{"T_stage":"Ｔ３"}`,
+	"答案是\xe7\xad", "\u00a0A\u3000和\u3000C", "ǅ", "Ａ+Ｃ", "ﬁnal answer: A",
 }
 
 // checkLabel holds a label to the package's contract: exactly one of a
@@ -102,6 +113,24 @@ func FuzzTStaging(f *testing.F) {
 			if _, ok := s.Get(id); !ok {
 				t.Fatalf("%q: involved %q is no structure", raw, id)
 			}
+		}
+	})
+}
+
+// FuzzWords: the words of any text are non-empty, in order, apart, and
+// inside it.
+func FuzzWords(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, raw string) {
+		prev := 0
+		for _, w := range wordSpans(raw) {
+			if w.start < prev || w.end <= w.start || w.end > len(raw) {
+				t.Fatalf("%q: word [%d,%d) after %d", raw, w.start, w.end, prev)
+			}
+			prev = w.end
+		}
+		if word, rest, found := firstWord(raw); found && len(rest) >= len(raw)-len(word)+1 {
+			t.Fatalf("%q: first word %q leaves %q", raw, word, rest)
 		}
 	})
 }

@@ -2,9 +2,11 @@ package extract
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // choiceSet is the set of answers a closed question allows: option values
@@ -49,27 +51,24 @@ const decoration = " \t*_`\"'“”‘’()[]<>#>:;,.!。"
 // match maps one answer string to a value. ok is false when s does not name
 // a valid choice; conflict is true when it names two ("A or B", "A, C").
 // An option followed by a remark is that option: "1 (confidence 0.9)",
-// "C (T1+C_Ax), not A", "B because the CSF is bright".
+// "C (T1+C_Ax), not A", "B because the CSF is bright", "B，因为…".
 func (c choiceSet) match(s string) (value string, ok, conflict bool) {
 	s = strings.TrimSpace(s)
 	if v, found := c.byKey[choiceKey(strings.Trim(s, decoration))]; found {
 		return v, true, false
 	}
-	s = strings.TrimLeft(s, decoration)
-	if rest, found := cutFoldPrefix(s, "option"); found {
-		s = strings.TrimLeft(rest, decoration)
-	}
-	tokens := answerTokens(s)
-	if len(tokens) == 0 {
+	s = cutOptionWord(strings.TrimLeft(s, decoration))
+	word, rest, found := firstWord(s)
+	if !found {
 		return "", false, false
 	}
-	v, found := c.byKey[choiceKey(tokens[0])]
-	if !found || (len(tokens) > 1 && !c.standaloneToken(tokens[0])) {
+	v, found := c.byKey[choiceKey(word)]
+	if !found || (len(wordSpans(rest)) > 0 && !c.standaloneToken(word)) {
 		return "", false, false
 	}
-	switch rest := s[strings.Index(s, tokens[0])+len(tokens[0]):]; {
+	switch rest = cutOptionSuffix(rest); {
 	case !c.letter && startsNumber(rest):
-		return "", false, false // "0.9" is a number, not option 0
+		return "", false, false // "0,9" is a number, not option 0
 	case c.listsAnother(rest, v) || c.restatesAnother(rest, v):
 		return "", false, true
 	case negated(rest):
@@ -83,17 +82,22 @@ func startsNumber(rest string) bool {
 	return len(rest) >= 2 && (rest[0] == '.' || rest[0] == ',') && '0' <= rest[1] && rest[1] <= '9'
 }
 
-// listSeparators join two answers: "A/B", "A, C", "A; C", "A | B", "A & B".
-const listSeparators = " \t*_`\"'“”‘’,;/|&+"
+// listSeparators join two answers: "A/B", "A, C", "A; C", "A | B", "A & B",
+// "A、C".
+const listSeparators = " \t*_`\"'“”‘’,;/|&+、"
+
+// listWords join two answers as a list ("A and C", "A和C") or as
+// alternatives ("A or C", "A或C").
+var listWords = []string{"or ", "and ", "vs ", "vs. ", "versus ", "或", "和", "与", "及", "以及"}
 
 // listsAnother reports whether rest, the text after an answer's option,
 // gives a second, different option as an answer too: straight after it
-// ("A/B", "A, C", "A and C", "A B") or after an "or" ("B or maybe C"). A
-// remark that only mentions another option ("C, not A", "1 (confidence
-// 0.9)") lists none.
+// ("A/B", "A, C", "A and C", "A和C", "A B") or after an "or" ("B or maybe
+// C"). A remark that only mentions another option ("C, not A", "1
+// (confidence 0.9)") lists none.
 func (c choiceSet) listsAnother(rest, v string) bool {
 	r := strings.TrimLeft(rest, listSeparators)
-	for _, word := range []string{"or ", "and ", "vs ", "vs. ", "versus ", "或", "和"} {
+	for _, word := range listWords {
 		if after, found := cutFoldPrefix(r, word); found {
 			r = strings.TrimLeft(after, listSeparators+"(")
 			break
@@ -163,13 +167,6 @@ func (c choiceSet) standaloneToken(t string) bool {
 	return true
 }
 
-// answerTokens splits s into words of letters, digits, '_' and '+'.
-func answerTokens(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool {
-		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '+')
-	})
-}
-
 func cutFoldPrefix(s, prefix string) (string, bool) {
 	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
 		return s[len(prefix):], true
@@ -178,17 +175,43 @@ func cutFoldPrefix(s, prefix string) (string, bool) {
 }
 
 // A label is a keyword, then a separator within a few bytes: "Final
-// answer: C", "**Answer:** C", "The answer is C", "答案：C". Without a
-// separator there is no label, so "To answer this question" is none.
-// Keywords are found with strings.Index and the separator is matched
-// anchored right after them: a regexp scanning all of a long reasoning text
-// costs milliseconds.
+// answer: C", "Final answers: A, C", "**Answer:** C", "The answer is C",
+// "The correct answers are A and C", "答案：C", "答案是C", "正确答案为C",
+// "最终答案：C". Without a separator there is no label, so "To answer this
+// question" is none. Keywords are found with strings.Index and the
+// separator is matched anchored right after them: a regexp scanning all of
+// a long reasoning text costs milliseconds.
 var (
-	finalKeywords  = []string{"final"}
-	answerKeywords = []string{"answer", "option", "choice", "答案", "选项"}
-	labelSeparator = regexp.MustCompile(`^["']?\s*(?:\*\*|__)?\s*(?:is\s*:?|:|：|=)`)
-	finalSeparator = regexp.MustCompile(`^\s+answer\s*(?:\*\*|__)?\s*(?:is\s*:?|:|：|=|-)`)
+	englishSeparator = regexp.MustCompile(`^["']?\s*(?:\*\*|__)?\s*(?:is\s*:?|:|：|=)`)
+	// answersSeparator also reads the plural "answers are" / "answers:"
+	// (and "correct options are"); "The options are A. Surgery, B. …"
+	// restates the options and is no label.
+	answersSeparator = regexp.MustCompile(`^s?["']?\s*(?:\*\*|__)?\s*(?:is\s*:?|are\s*:?|:|：|=)`)
+	finalSeparator   = regexp.MustCompile(`^\s+answers?\s*(?:\*\*|__)?\s*(?:is\s*:?|are\s*:?|:|：|=|-)`)
+	// chineseSeparator: 是 ("is"), 为 ("is", formal), 选 ("choose"),
+	// optionally after 应该/应/就 ("should be"), a colon, or the bracket
+	// of an exam key ("【答案】B").
+	chineseSeparator = regexp.MustCompile(`^\s*(?:\*\*|__)?\s*(?:(?:应该|应当|应|就)?\s*(?:是|为|选)\s*(?:\*\*|__)?\s*[:：]?|[:：]|】\s*[:：]?)`)
 )
+
+// labelRule is one keyword and the separator that must follow it.
+type labelRule struct {
+	keyword string
+	sep     *regexp.Regexp
+}
+
+// finalLabels are the labels of a final answer, of the same standing as a
+// \boxed{} one: "Final answer" and its Chinese twin 最终答案.
+var finalLabels = []labelRule{{"final", finalSeparator}, {"最终答案", chineseSeparator}}
+
+// answerLabels are the labels of a plain answer: "Answer", "Option",
+// "Choice", "The correct options are", and 答案 ("answer"), 答 (its short
+// form, "答：B"), 选项 ("option"), 选择 ("choice").
+var answerLabels = []labelRule{
+	{"answer", answersSeparator}, {"option", englishSeparator}, {"choice", englishSeparator},
+	{"correct option", answersSeparator},
+	{"答案", chineseSeparator}, {"答", chineseSeparator}, {"选项", chineseSeparator}, {"选择", chineseSeparator},
+}
 
 // labelWindow bounds how far after a keyword its separator may end.
 const labelWindow = 24
@@ -198,21 +221,21 @@ const labelWindow = 24
 type labelHit struct{ start, end int }
 
 // labelHits returns the labels of text in text order: each keyword followed
-// by a separator. Matching ignores ASCII case.
-func labelHits(text string, keywords []string, sep *regexp.Regexp) []labelHit {
+// by its separator. Matching ignores ASCII case.
+func labelHits(text string, rules []labelRule) []labelHit {
 	lower := asciiLower(text)
 	var hits []labelHit
-	for _, kw := range keywords {
+	for _, rule := range rules {
 		for from := 0; ; {
-			i := strings.Index(lower[from:], kw)
+			i := strings.Index(lower[from:], rule.keyword)
 			if i < 0 {
 				break
 			}
-			at := from + i + len(kw)
+			at := from + i + len(rule.keyword)
 			from = at
 			window := lower[at:min(len(lower), at+labelWindow)]
-			if loc := sep.FindStringIndex(window); loc != nil {
-				hits = append(hits, labelHit{at - len(kw), at + loc[1]})
+			if loc := rule.sep.FindStringIndex(window); loc != nil {
+				hits = append(hits, labelHit{at - len(rule.keyword), at + loc[1]})
 			}
 		}
 	}
@@ -221,8 +244,8 @@ func labelHits(text string, keywords []string, sep *regexp.Regexp) []labelHit {
 }
 
 // labelEnds returns where each label of text ends, in text order.
-func labelEnds(text string, keywords []string, sep *regexp.Regexp) []int {
-	hits := labelHits(text, keywords, sep)
+func labelEnds(text string, rules []labelRule) []int {
+	hits := labelHits(text, rules)
 	ends := make([]int, len(hits))
 	for i, h := range hits {
 		ends[i] = h.end
@@ -234,8 +257,8 @@ func labelEnds(text string, keywords []string, sep *regexp.Regexp) []int {
 // text after its separator to the end of its line or the next label,
 // whichever comes first, with any \boxed{X} in it read as X. The spans do
 // not overlap, so a long line of labels is read in linear time.
-func labelled(text string, keywords []string, sep *regexp.Regexp) []string {
-	hits := labelHits(text, keywords, sep)
+func labelled(text string, rules []labelRule) []string {
+	hits := labelHits(text, rules)
 	var out []string
 	for i, h := range hits {
 		limit := len(text)
@@ -289,59 +312,118 @@ func contains(list []string, s string) bool {
 }
 
 // standaloneLines returns every line that is nothing but an option:
-// "C", "**C**", "(C)", "Option C", "T1+C_Ax", or an option followed by its
-// explanation after a separator ("C. T1+C_Ax", "A) Concurrent
-// chemoradiotherapy", "0 (normal tissue)") that names no other option.
-// Numbered-list lines ("1. The slide shows") are not options for the 0/1
-// questions: only "(", ":" and dashes separate an explanation there.
+// "C", "**C**", "(C)", "Option C", "选项C", "C选项", "T1+C_Ax", or an
+// option followed by its explanation after a separator ("C. T1+C_Ax", "A)
+// Concurrent chemoradiotherapy", "0 (normal tissue)") that names no other
+// option. Numbered-list lines ("1. The slide shows") are not options for
+// the 0/1 questions: only "(", ":" and dashes separate an explanation
+// there. A word that begins with an option letter ("D-dimer was 4.2 mg/L")
+// is a word, not the option.
+//
+// The paper accepts a standalone option "when unambiguous". A line that
+// quotes an option is not the model's answer when the model goes on to
+// conclude with another option: a later line of prose that ends with a
+// different option ("B. Radiotherapy alone would undertreat N2 disease"
+// … "So I'd go with C") leaves B ambiguous. The conclusion itself is no
+// answer either (an unlabelled conclusion stays unread; docs/extraction.md).
 func (c choiceSet) standaloneLines(text string) []string {
+	lines := strings.Split(text, "\n")
+	later := c.laterConclusions(lines)
 	var out []string
-	for _, line := range strings.Split(text, "\n") {
+	for i, line := range lines {
 		line = strings.Trim(line, decoration)
-		if line == "" {
+		v, ok := c.optionLine(line)
+		if !ok || slices.ContainsFunc(later[i], func(w string) bool { return w != v }) {
 			continue
 		}
-		if _, ok := c.byKey[choiceKey(line)]; ok {
-			out = append(out, line)
+		out = append(out, line)
+	}
+	return out
+}
+
+// optionLine reads one line (decoration trimmed) as a standalone option;
+// ok is false when it is not one.
+func (c choiceSet) optionLine(line string) (value string, ok bool) {
+	if line == "" {
+		return "", false
+	}
+	if v, found := c.byKey[choiceKey(line)]; found {
+		return v, true
+	}
+	rest := strings.TrimLeft(cutOptionWord(line), " *_")
+	word, after, found := firstWord(rest)
+	if !found || !strings.HasPrefix(rest, word) {
+		return "", false
+	}
+	v, found := c.byKey[choiceKey(word)]
+	if !found || !c.standaloneToken(word) {
+		return "", false
+	}
+	after = strings.TrimLeft(cutOptionSuffix(after), " *_")
+	switch {
+	case after == "":
+		return v, true
+	case strings.HasPrefix(after, "/") || strings.HasPrefix(strings.ToLower(after), "or "):
+		return v, true // "0 or 1": match reports the conflict
+	}
+	seps := "(:-–—"
+	if c.letter {
+		seps = ".):-–—"
+	}
+	if r, _ := utf8.DecodeRuneInString(after); !strings.ContainsRune(seps, r) {
+		return "", false
+	}
+	for _, t := range answerTokens(after) {
+		if w, other := c.byKey[choiceKey(t)]; other && w != v && c.standaloneToken(t) {
+			return "", false // names another option: ambiguous
+		}
+	}
+	return v, true
+}
+
+// laterConclusions returns, for each line, the options that a later line
+// of prose concludes with ("So I'd go with C"): a line that is not itself
+// an option line and whose last word is an option letter (concludes). Only
+// letter options conclude; in prose a digit is more often a number than
+// option 0 or 1, and a class name is as often rejected as chosen.
+func (c choiceSet) laterConclusions(lines []string) [][]string {
+	out := make([][]string, len(lines))
+	if !c.letter {
+		return out
+	}
+	var seen []string
+	for i := len(lines) - 1; i >= 0; i-- {
+		out[i] = seen
+		line := strings.Trim(lines[i], decoration)
+		if _, isOption := c.optionLine(line); isOption {
 			continue
 		}
-		rest, _ := cutFoldPrefix(line, "option")
-		rest = strings.TrimLeft(rest, " *_")
-		tokens := answerTokens(rest)
-		if len(tokens) == 0 || !strings.HasPrefix(rest, tokens[0]) {
-			continue
-		}
-		v, ok := c.byKey[choiceKey(tokens[0])]
-		if !ok || !c.standaloneToken(tokens[0]) {
-			continue
-		}
-		after := strings.TrimLeft(rest[len(tokens[0]):], " *_")
-		seps := "(:-–—"
-		if c.letter {
-			seps = ".):-–—"
-		}
-		if after == "" {
-			out = append(out, line)
-			continue
-		}
-		if strings.HasPrefix(after, "/") || strings.HasPrefix(strings.ToLower(after), "or ") {
-			out = append(out, line) // "0 or 1": match reports the conflict
-			continue
-		}
-		if !strings.ContainsRune(seps, []rune(after)[0]) {
-			continue
-		}
-		ambiguous := false
-		for _, t := range tokens[1:] {
-			if w, other := c.byKey[choiceKey(t)]; other && w != v && c.standaloneToken(t) {
-				ambiguous = true
-			}
-		}
-		if !ambiguous {
-			out = append(out, line)
+		if v, found := c.concludes(line); found && !slices.Contains(seen, v) {
+			seen = append(slices.Clip(seen), v)
 		}
 	}
 	return out
+}
+
+// contrasts are words after which an option is set against another, not
+// chosen: "better than C", "not C", "instead of C", "而不是C", "优于C".
+var contrasts = []string{"not", "than", "over", "of", "vs", "versus", "unlike", "except", "against", "excluding", "非", "于"}
+
+// concludes returns the option letter a line of prose ends with ("So I'd
+// go with C", "我会选择C"); found is false when it ends otherwise or sets
+// the letter against another ("rather than C").
+func (c choiceSet) concludes(line string) (value string, found bool) {
+	words := answerTokens(line)
+	if len(words) < 2 {
+		return "", false
+	}
+	last, before := words[len(words)-1], words[len(words)-2]
+	notIs := before == "是" && len(words) > 2 && words[len(words)-3] == "不" // 不是C: "not C"
+	if utf8.RuneCountInString(last) != 1 || !c.standaloneToken(last) || foldIn(before, contrasts) || notIs {
+		return "", false
+	}
+	value, found = c.byKey[choiceKey(last)]
+	return value, found
 }
 
 // extract applies the final-answer rule to a closed question. An explicit
@@ -354,14 +436,15 @@ func (c choiceSet) extract(raw, field string) Label {
 	if f != nil {
 		return Label{Failure: f}.withField(field)
 	}
+	text = normalizeWidth(text)
 	boxes := boxedContents(text)
-	finals := labelled(text, finalKeywords, finalSeparator)
+	finals := labelled(text, finalLabels)
 	tiers := []struct {
 		name    string
 		answers []string
 	}{
 		{"final answer (boxed or labelled)", append(append([]string(nil), boxes...), finals...)},
-		{"labelled answer", labelled(text, answerKeywords, labelSeparator)},
+		{"labelled answer", labelled(text, answerLabels)},
 		{"standalone option line", c.standaloneLines(text)},
 	}
 	var invalid []string

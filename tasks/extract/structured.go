@@ -3,7 +3,6 @@ package extract
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -90,10 +89,10 @@ func answerObject(raw string, keys ...string) (object, *Failure) {
 	if len(answers) == 0 {
 		return nil, &Failure{Kind: MissingField, Detail: "no JSON object has any of the fields " + strings.Join(keys, ", ")}
 	}
-	if final := labelledObjects(text, answers, finalKeywords, finalSeparator); len(final) > 0 {
+	if final := labelledObjects(text, answers, finalLabels); len(final) > 0 {
 		return oneObject(final, "labelled final JSON answers")
 	}
-	if labelled := labelledObjects(text, answers, answerKeywords, labelSeparator); len(labelled) > 0 {
+	if labelled := labelledObjects(text, answers, answerLabels); len(labelled) > 0 {
 		return oneObject(labelled, "labelled JSON answers")
 	}
 	return oneObject(answers, "JSON answers")
@@ -114,14 +113,14 @@ func oneObject(answers []foundObject, tier string) (object, *Failure) {
 // labelledObjects returns the objects of found that a label introduces:
 // nothing but spaces, markdown emphasis and a ```json fence between the
 // label's separator and the object ("Final answer:\n```json\n{...}").
-func labelledObjects(text string, found []foundObject, keywords []string, sep *regexp.Regexp) []foundObject {
+func labelledObjects(text string, found []foundObject, rules []labelRule) []foundObject {
 	starts := map[int]int{}
 	for i, o := range found {
 		starts[o.start] = i
 	}
 	var out []foundObject
 	seen := map[int]bool{}
-	for _, end := range labelEnds(text, keywords, sep) {
+	for _, end := range labelEnds(text, rules) {
 		at := end + len(text[end:]) - len(strings.TrimLeft(text[end:], objectLead))
 		if rest, ok := cutFoldPrefix(text[at:], "json"); ok {
 			at = len(text) - len(strings.TrimLeft(rest, objectLead))
@@ -174,14 +173,21 @@ func stringValue(raw json.RawMessage) (string, bool) {
 }
 
 // stage reads a "T3"/"N2"-style category: prefix then one digit in 0..max
-// (min..max), case and surrounding spaces ignored; "T3a", "stage III",
-// 3 are out of category.
+// (min..max), case ignored; "T3a", "stage III", 3 are out of category.
+// Where the paper is silent the package reads the spellings of the same
+// category as it (docs/extraction.md): spaces ("T 3"), a "Stage" word
+// ("Stage N1"), the clinical prefix c ("cT3", "cN2": an MRI stage is a
+// clinical stage) and full-width characters ("Ｔ３").
 func stage(raw json.RawMessage, name string, prefix byte, min, max byte) Label {
 	s, ok := stringValue(raw)
 	if !ok {
 		return fail(OutOfCategory, name, "%s is not a string like %c%c..%c%c", quote(string(raw)), prefix, min, prefix, max)
 	}
-	t := strings.ToUpper(strings.TrimSpace(s))
+	t := strings.ToUpper(strings.Join(strings.Fields(normalizeWidth(s)), ""))
+	t = strings.TrimPrefix(t, "STAGE")
+	if len(t) == 3 && t[0] == 'C' {
+		t = t[1:]
+	}
 	if len(t) == 2 && t[0] == prefix && t[1] >= min && t[1] <= max {
 		return valueOf(t)
 	}

@@ -11,7 +11,8 @@ import (
 // finalText removes reasoning a client left in the text: everything up to
 // the last "</think>" (a chat template may open the block in the prompt),
 // then an unclosed "<think>" and all after it (output cut off while still
-// reasoning). It reports an Empty failure when nothing remains.
+// reasoning), then HuatuoGPT-o1's "## Thinking" section (finalResponse).
+// It reports an Empty failure when nothing remains.
 func finalText(raw string) (string, *Failure) {
 	text := raw
 	lower := asciiLower(text) // same byte offsets as text, unlike strings.ToLower
@@ -22,9 +23,13 @@ func finalText(raw string) (string, *Failure) {
 	if i := strings.Index(lower, "<think>"); i >= 0 {
 		text = text[:i]
 	}
+	text, cut := finalResponse(text)
 	text = strings.TrimSpace(text)
 	if text != "" {
 		return text, nil
+	}
+	if cut {
+		return "", &Failure{Kind: Empty, Detail: "only \"## Thinking\", no \"## Final Response\" after it (output cut off?)"}
 	}
 	if strings.TrimSpace(raw) == "" {
 		return "", &Failure{Kind: Empty, Detail: "the model returned no text"}
@@ -202,4 +207,60 @@ func canonicalJSON(raw []byte) string {
 		return string(raw)
 	}
 	return string(b)
+}
+
+// finalResponse reads HuatuoGPT-o1's layout, "## Thinking\n…\n## Final
+// Response\n…": the Final Response section is the answer and the Thinking
+// section is reasoning, as a <think> block is (OpenCompass evaluates the
+// model with "## Thinking" and "## Final Response" as its think tokens).
+// It returns the text after the last "Final Response" heading; a text that
+// opens with a "Thinking" heading and has none was cut off while still
+// reasoning, and nothing of it is an answer (cut is true).
+func finalResponse(text string) (rest string, cut bool) {
+	lower := asciiLower(text)
+	for end := len(lower); end > 0; {
+		i := strings.LastIndex(lower[:end], "final response")
+		if i < 0 {
+			break
+		}
+		if lineEnd, ok := headingAround(lower, i, len("final response")); ok {
+			return text[lineEnd:], false
+		}
+		end = i
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(lower), "\n")
+	if _, ok := headingAround(first, strings.Index(first, "thinking"), len("thinking")); ok {
+		return "", true
+	}
+	return text, false
+}
+
+// headingAround reports whether the words lower[i:i+n] are all of a
+// markdown heading line, and where that line ends. "## Final Response" and
+// "### **Final Response**" are such lines; "The final response is" is
+// not. It looks only at the bytes next to the words, so a long line that
+// repeats them is read in linear time.
+func headingAround(lower string, i, n int) (lineEnd int, ok bool) {
+	if i < 0 {
+		return 0, false
+	}
+	start := i
+	for start > 0 && strings.IndexByte(" \t*_#", lower[start-1]) >= 0 {
+		start--
+	}
+	if start > 0 && lower[start-1] != '\n' || !strings.Contains(lower[start:i], "#") {
+		return 0, false
+	}
+	end := i + n
+	for end < len(lower) {
+		if rest, found := strings.CutPrefix(lower[end:], "："); found {
+			end = len(lower) - len(rest)
+			continue
+		}
+		if strings.IndexByte(" \t\r*_:", lower[end]) < 0 {
+			break
+		}
+		end++
+	}
+	return end, end == len(lower) || lower[end] == '\n'
 }

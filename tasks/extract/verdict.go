@@ -1,7 +1,9 @@
 package extract
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 )
 
@@ -24,8 +26,10 @@ func (v Verdict) OK() bool { return v.Failure == nil }
 // fences, after prose, or bare) all give a boolean criteria_met and a
 // string explanation, and agree; the last one is taken. Anything else is a
 // typed failure: no text, no object, a missing field, a field of the
-// wrong type ("true" as a string is not a boolean), or objects that
-// disagree. Nothing is guessed.
+// wrong type ("true" as a string is not a boolean; null is neither a
+// boolean nor a string, so "criteria_met": null is no verdict, never a
+// "not met", and "explanation": null is refused like a list), or objects
+// that disagree. Nothing is guessed.
 func JudgeVerdict(raw string) Verdict {
 	text, f := finalText(raw)
 	if f != nil {
@@ -64,7 +68,7 @@ func verdictOf(o object) Verdict {
 	var v Verdict
 	for i, raw := range mets {
 		var met bool
-		if err := json.Unmarshal(raw, &met); err != nil {
+		if err := strictUnmarshal(raw, &met); err != nil {
 			return Verdict{Failure: &Failure{Kind: OutOfCategory, Field: "criteria_met", Detail: "must be a boolean, got " + quote(string(raw))}}
 		}
 		if i > 0 && met != v.Met {
@@ -76,11 +80,24 @@ func verdictOf(o object) Verdict {
 	if len(exps) == 0 {
 		return Verdict{Failure: &Failure{Kind: MissingField, Field: "explanation", Detail: "the verdict has criteria_met but no explanation"}}
 	}
-	if err := json.Unmarshal(exps[len(exps)-1], &v.Explanation); err != nil {
+	if err := strictUnmarshal(exps[len(exps)-1], &v.Explanation); err != nil {
 		return Verdict{Failure: &Failure{Kind: OutOfCategory, Field: "explanation", Detail: "must be a string, got " + quote(string(exps[len(exps)-1]))}}
 	}
 	return v
 }
+
+// strictUnmarshal decodes a field's value into v, refusing JSON null:
+// encoding/json leaves v as it was for null, so a null criteria_met would
+// read as false and a null explanation as "" (A15: "criteria_met must be
+// a boolean", "explanation must be a brief string"; null is neither).
+func strictUnmarshal(raw json.RawMessage, v any) error {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return errNull
+	}
+	return json.Unmarshal(raw, v)
+}
+
+var errNull = errors.New("null")
 
 // exact returns the values of the members named exactly name (the judge
 // is told the field names; a differently spelt key is not the field).

@@ -23,6 +23,16 @@ func TestJudgeVerdict(t *testing.T) {
 		{`{"explanation":"a","criteria_met":true,"criteria_met":false}`, false, Conflicting},
 		{`{"explanation": "x", "criteria_met": "true"}`, false, OutOfCategory},
 		{`{"explanation": 3, "criteria_met": true}`, false, OutOfCategory},
+		// null is neither a boolean nor a string: no verdict, never a
+		// valid "not met" (issue 25, item 6).
+		{`{"explanation": "Cannot tell.", "criteria_met": null}`, false, OutOfCategory},
+		{`{"criteria_met": null, "explanation": null}`, false, OutOfCategory},
+		{"```json\n{\"explanation\": \"x\", \"criteria_met\": null }\n```", false, OutOfCategory},
+		{`Draft {"explanation":"a","criteria_met":null} final {"explanation":"b","criteria_met":false}`, false, OutOfCategory},
+		// "explanation must be a brief string": null and a list are refused alike.
+		{`{"explanation": null, "criteria_met": true}`, false, OutOfCategory},
+		{`{"explanation": ["Says pruritus."], "criteria_met": true}`, false, OutOfCategory},
+		{`{"explanation": "", "criteria_met": false}`, false, ""},
 		{`{"criteria_met": true}`, false, MissingField},
 		{`{"explanation": "x", "Criteria_Met": true}`, false, MissingField},
 		{`{"explanation": "x", "met": true}`, false, MissingField},

@@ -14,7 +14,9 @@
 // Nothing is dropped in silence: series it cannot classify, patients
 // lacking a slot their cohorts need, slots with several candidates, label
 // rows without images, patients without a label row, files it could not
-// read, all are Problems, named, and the import is then unresolved
+// read (a file cut short in its pixel data included), chosen series whose
+// decompressing program (dcmtk, GDCM) is not installed, all are Problems,
+// named, and the import is then unresolved
 // (npcorch exits 1) while still writing both files so that the user can
 // resolve them in the review table. Bad input (a labels cell or a review
 // cell that is not valid) is an error naming the file, row and column,

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -146,11 +147,40 @@ func newEntries(tree *mrseries.Tree) ([]*entry, map[string][]*entry) {
 	entries := make([]*entry, len(tree.Series))
 	byPatient := map[string][]*entry{}
 	for i, s := range tree.Series {
+		for _, syntax := range s.Syntaxes {
+			if _, _, err := imaging.Decompressor(syntax); err != nil {
+				s.Problems = append(s.Problems, err.Error())
+			}
+		}
 		entries[i] = &entry{s: s}
 		byPatient[s.PatientID] = append(byPatient[s.PatientID], entries[i])
 	}
 	annotate(entries)
 	return entries, byPatient
+}
+
+// needTools are the problems of a patient's chosen series whose transfer
+// syntax needs a decompressing program (dcmtk, GDCM) that is not on PATH:
+// prep would fail every image of them.
+func needTools(patient string, chosen map[string]*entry) []Problem {
+	var probs []Problem
+	for _, sp := range slotSpecs {
+		e := chosen[sp.name]
+		if e == nil {
+			continue
+		}
+		for _, syntax := range e.s.Syntaxes {
+			tool, pkg, err := imaging.Decompressor(syntax)
+			if err != nil || tool == "" {
+				continue
+			}
+			if _, err := exec.LookPath(tool); err != nil {
+				probs = append(probs, Problem{KindDecoder, patient, fmt.Sprintf("%s chosen for %s: transfer syntax %s (%s) needs %s to decompress, which is not installed: install it before prep (Debian: apt-get install %s), or convert the files to an uncompressed transfer syntax (gdcmconv --raw IN OUT)",
+					seriesName(e.s), sp.name, syntax, imaging.SyntaxName(syntax), tool, pkg)})
+			}
+		}
+	}
+	return probs
 }
 
 // join puts the labels and the series together into the result.
@@ -303,6 +333,7 @@ func buildPatient(l Label, es []*entry, place *placement) (dataset.Patient, []Pr
 		}
 	}
 	probs = append(probs, missingSlots(l.Patient, p.Cohorts, chosen, es)...)
+	probs = append(probs, needTools(l.Patient, chosen)...)
 	if slices.Contains(p.Cohorts, dataset.CohortTGroups) || slices.Contains(p.Cohorts, dataset.CohortNGroups) {
 		probs = append(probs, matchable(l.Patient, chosen)...)
 	}

@@ -36,6 +36,9 @@ const (
 	KindCoverage ProblemKind = "coverage"
 	// KindPatientID: an ID that cannot name prep's output folder.
 	KindPatientID ProblemKind = "patient_id"
+	// KindDecoder: a chosen series in a transfer syntax whose
+	// decompressing program (dcmtk, GDCM) is not installed.
+	KindDecoder ProblemKind = "decoder"
 )
 
 // Problem is one unresolved thing, naming the patient (or file) it

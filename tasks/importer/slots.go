@@ -3,6 +3,7 @@ package importer
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -88,10 +89,76 @@ func seriesName(s *mrseries.Series) string {
 	return fmt.Sprintf("series %d %q (%s)", s.Number, s.Description, s.UID)
 }
 
-// candidate is a series that fits a slot, and its rank there.
+// candidate is a series that fits a slot, its rank there, and the other
+// slots of its plane group none of whose candidates lie parallel to it.
 type candidate struct {
-	e    *entry
-	rank int
+	e     *entry
+	rank  int
+	apart []slotAngle
+	// along are the other slots of its plane group with a candidate
+	// parallel to it.
+	along []string
+}
+
+// slotAngle is another slot of a plane group and the angle from a
+// candidate to the nearest of that slot's candidates, in degrees.
+type slotAngle struct {
+	slot  string
+	angle float64
+}
+
+// planeGroups are the slots whose series prep matches slice by slice, by
+// plane: their series must lie in parallel planes.
+var planeGroups = [][]string{imaging.AxialGroupSequences, imaging.CoronalGroupSequences}
+
+// markApart sets, for every candidate of a plane group's slot, the other
+// slots of the group (with candidates) none of whose candidates lie
+// parallel to it, and those with one that does. Prep matches slices of
+// parallel planes only, so pick ranks a candidate parallel to the other
+// slots' series above one that is not, before any preference on fat
+// suppression.
+func markApart(bySlot map[string][]candidate) {
+	for _, group := range planeGroups {
+		for _, slot := range group {
+			for i := range bySlot[slot] {
+				c := &bySlot[slot][i]
+				for _, other := range group {
+					if other == slot || len(bySlot[other]) == 0 {
+						continue
+					}
+					if angle, ok := nearestParallel(c.e, bySlot[other]); ok {
+						c.along = append(c.along, other)
+					} else {
+						c.apart = append(c.apart, slotAngle{other, angle})
+					}
+				}
+			}
+		}
+	}
+}
+
+// nearestParallel returns the smallest angle between e's slice planes and
+// those of cands, and whether one of them lies parallel to e.
+func nearestParallel(e *entry, cands []candidate) (float64, bool) {
+	nearest := math.Inf(1)
+	for _, o := range cands {
+		angle, ok := parallel(e, o.e)
+		if ok {
+			return angle, true
+		}
+		nearest = min(nearest, angle)
+	}
+	return nearest, false
+}
+
+// describeApart says how far a candidate lies from the other slots of its
+// plane group: "15.0° from T1_Ax, 15.0° from T1+C_Ax".
+func describeApart(apart []slotAngle) string {
+	parts := make([]string, len(apart))
+	for i, a := range apart {
+		parts[i] = fmt.Sprintf("%.1f° from %s", a.angle, a.slot)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // annotate notes why series that come close fill no slot.
@@ -127,7 +194,7 @@ func chooseSlots(patient string, entries []*entry) []Problem {
 			continue
 		}
 		if slot, rank := fit(c); slot != "" && len(e.s.Problems) == 0 {
-			bySlot[slot] = append(bySlot[slot], candidate{e, rank})
+			bySlot[slot] = append(bySlot[slot], candidate{e: e, rank: rank})
 		}
 	}
 	study, others := primaryStudy(bySlot)
@@ -135,16 +202,19 @@ func chooseSlots(patient string, entries []*entry) []Problem {
 		probs = append(probs, Problem{KindStudies, patient, fmt.Sprintf("series fit the slots in %d studies: used study %s, not %s; choose in the review to use others",
 			len(others)+1, study, strings.Join(others, ", "))})
 	}
+	inStudy := map[string][]candidate{}
 	for _, sp := range slotSpecs {
-		var cands []candidate
 		for _, c := range bySlot[sp.name] {
 			if c.e.s.StudyUID == study {
-				cands = append(cands, c)
+				inStudy[sp.name] = append(inStudy[sp.name], c)
 			} else {
 				c.e.note("candidate for %s: not used, from study %s (the import used study %s)", sp.name, c.e.s.StudyUID, study)
 			}
 		}
-		probs = append(probs, pick(patient, sp.name, cands)...)
+	}
+	markApart(inStudy)
+	for _, sp := range slotSpecs {
+		probs = append(probs, pick(patient, sp.name, inStudy[sp.name])...)
 	}
 	return probs
 }
@@ -186,51 +256,76 @@ func primaryStudy(bySlot map[string][]candidate) (string, []string) {
 	return studies[0].uid, others
 }
 
-// pick chooses among a slot's candidates: the best rank, then the latest
-// series (highest number, then more files, then the UID); several of the
-// best rank are a problem to confirm in the review.
+// pick chooses among a slot's candidates: those parallel to the most
+// other slots of its plane group first (markApart), then the best rank,
+// then the latest series (highest number, then more files, then the
+// UID); several equally good are a problem to confirm in the review.
 func pick(patient, slot string, cands []candidate) []Problem {
 	if len(cands) == 0 {
 		return nil
 	}
 	slices.SortStableFunc(cands, func(a, b candidate) int {
-		return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(b.e.s.Number, a.e.s.Number),
+		return cmp.Or(cmp.Compare(len(a.apart), len(b.apart)), cmp.Compare(a.rank, b.rank), cmp.Compare(b.e.s.Number, a.e.s.Number),
 			cmp.Compare(len(b.e.s.Files), len(a.e.s.Files)), strings.Compare(a.e.s.UID, b.e.s.UID))
 	})
 	best := cands[0]
 	best.e.slot = slot
 	tied := 0
 	for _, c := range cands[1:] {
-		if c.rank == best.rank {
+		if c.rank == best.rank && len(c.apart) == len(best.apart) {
 			tied++
 		}
 	}
 	var probs []Problem
-	switch {
-	case tied > 0:
+	if tied > 0 {
 		var names []string
 		for _, c := range cands[:tied+1] {
 			names = append(names, seriesName(c.e.s))
 		}
 		probs = append(probs, Problem{KindDuplicate, patient, fmt.Sprintf("%s: %d candidates (%s): chose series %d, the latest; confirm or change it in the review",
 			slot, tied+1, strings.Join(names, ", "), best.e.s.Number)})
+	}
+	noteChosen(slot, cands, tied)
+	for _, conflict := range best.e.s.Class.Conflicts {
+		probs = append(probs, Problem{KindConflict, patient, fmt.Sprintf("%s chosen for %s: %s; confirm it in the review", seriesName(best.e.s), slot, conflict)})
+	}
+	return probs
+}
+
+// noteChosen notes in the review why pick chose cands[0] for slot, and
+// why not each other candidate; tied is how many are as good as it.
+func noteChosen(slot string, cands []candidate, tied int) {
+	best := cands[0]
+	var alternatives []string
+	for _, c := range cands[1:] {
+		if len(c.apart) > len(best.apart) && c.rank < best.rank {
+			alternatives = append(alternatives, fmt.Sprintf("%s, %s", seriesName(c.e.s), describeApart(c.apart)))
+		}
+	}
+	switch {
+	case tied > 0:
 		best.e.note("%s: chosen, the latest of %d candidates", slot, tied+1)
+	case best.rank == 1 && len(alternatives) > 0:
+		best.e.note("%s: chosen, though fat-suppressed: it lies parallel to %s, and prep matches slices of parallel planes only; the alternative is %s (set it in the review to use it instead)",
+			slot, strings.Join(best.along, " and "), strings.Join(alternatives, "; "))
 	case best.rank == 1:
 		best.e.note("%s: chosen, though fat-suppressed: the slot prefers none and there is no other", slot)
 	default:
 		best.e.note("%s: chosen", slot)
 	}
 	for _, c := range cands[1:] {
-		why := "the latest series number, then the most files, is chosen"
-		if c.rank > best.rank {
-			why = "fat-suppressed, and the slot prefers none"
+		switch {
+		case len(c.apart) > len(best.apart) && c.rank < best.rank:
+			c.e.note("candidate for %s: the alternative, not chosen (%s, and prep matches slices of parallel planes only): series %d was; set %s here in the review to use this one",
+				slot, describeApart(c.apart), best.e.s.Number, slot)
+		case len(c.apart) > len(best.apart):
+			c.e.note("candidate for %s: not chosen (%s, and prep matches slices of parallel planes only): series %d was", slot, describeApart(c.apart), best.e.s.Number)
+		case c.rank > best.rank:
+			c.e.note("candidate for %s: not chosen (fat-suppressed, and the slot prefers none): series %d was", slot, best.e.s.Number)
+		default:
+			c.e.note("candidate for %s: not chosen (the latest series number, then the most files, is chosen): series %d was", slot, best.e.s.Number)
 		}
-		c.e.note("candidate for %s: not chosen (%s): series %d was", slot, why, best.e.s.Number)
 	}
-	for _, conflict := range best.e.s.Class.Conflicts {
-		probs = append(probs, Problem{KindConflict, patient, fmt.Sprintf("%s chosen for %s: %s; confirm it in the review", seriesName(best.e.s), slot, conflict)})
-	}
-	return probs
 }
 
 // closeTo names the series of a patient that come close to filling a

@@ -66,6 +66,9 @@ type PoolMember struct {
 	scraped     bool
 	preemptions float64
 	waiting     float64
+	// preempted: the limit is below the ceiling because the engine
+	// preempted requests, and climbs back step by step (Adapt).
+	preempted bool
 }
 
 // Headroom is how many requests beyond an engine's batch (max_num_seqs)
@@ -84,6 +87,23 @@ func Headroom(batch int) int { return max(2, batch/4) }
 // kvFull is the KV-cache usage at which an engine counts as full: a queue
 // that grows beside it waits for cache, not for a slot.
 const kvFull = 0.9
+
+// kvBound says that what waits in the engine waits for KV cache, not for
+// a slot: the cache is full (kvFull), or what is free of it would not
+// hold one more request of the average size of those running. Such a
+// queue is the engine being full, not harm: vLLM's scheduler admits
+// waiting requests in order while their KV blocks can be allocated and
+// stops at the first that cannot ("if new_blocks is None: … break" in
+// Scheduler.schedule, vllm/v1/core/sched/scheduler.py at
+// vllm-project/vllm@b4622cf924bc72504aed99e486062d6633fde39e), so a large
+// multimodal request at the head waits, with slots free, until running
+// ones end and free their cache; what it serves as
+// vllm:num_requests_waiting counts it. Harm from the cache shows as
+// preemptions instead (vllm:num_preemptions_total, from _preempt_request
+// in the same file), which Adapt backs off from.
+func (l Load) kvBound() bool {
+	return l.KVCache >= kvFull || (l.Running > 0 && 1-l.KVCache < l.KVCache/l.Running)
+}
 
 // MemberName is how the journal and the pool name replica number replica
 // of model: "Lingshu-7B#0".
@@ -131,7 +151,7 @@ func (r *PoolMember) reset(ep launcher.Endpoint, concurrency int) {
 	r.Endpoint = ep
 	r.batch, r.ceiling = ceilings(ep, concurrency)
 	r.limit = float64(r.ceiling)
-	r.scraped, r.preemptions, r.waiting = false, 0, 0
+	r.scraped, r.preemptions, r.waiting, r.preempted = false, 0, 0, false
 }
 
 // NewPool makes a pool over the endpoints. concurrency caps in-flight
@@ -378,16 +398,24 @@ type Load struct {
 //   - it preempted requests since the last scrape (their work is done
 //     again): the limit falls to three quarters of the requests in flight;
 //   - on two scrapes in a row more requests waited in it than the
-//     Headroom, and no fewer the second time: it runs fewer than the pool
-//     counts on (its KV cache is full, its batch is smaller than stated,
-//     or another client shares it), and what waits beyond the Headroom
-//     only ages towards the client's first-token timeout: the limit
-//     falls to what runs and the Headroom.
+//     Headroom, no fewer the second time, while its KV cache had room
+//     (Load.kvBound): it runs fewer than the pool counts on (its batch is
+//     smaller than stated, or another client shares it), and what waits
+//     beyond the Headroom only ages towards the client's first-token
+//     timeout: the limit falls to what runs and the Headroom.
 //
-// Otherwise, while no more than the Headroom waits and the KV cache has
-// room (below 0.9), the limit climbs back towards the ceiling by the share
-// of the gap that the cache has free (at least one request): at half full
-// it closes about half the gap per scrape.
+// A queue that waits for KV cache is not harm: the engine is full, and
+// what waits runs as soon as running requests free their cache (issue 25,
+// item 15: on a 32-slot engine large multimodal requests filled the cache
+// with 13–19 running, and reading their queue as harm cut the limit to 22).
+//
+// The limit goes back to the ceiling at once when a slot is free and
+// nothing waits in the engine (no request that could run may wait in
+// npcorch while a slot is free), unless it fell for preemptions: then,
+// while no more than the Headroom waits and the KV cache has room (below
+// 0.9), it climbs back towards the ceiling by the share of the gap that
+// the cache has free (at least one request): at half full it closes about
+// half the gap per scrape.
 func (p *Pool) Adapt(r *PoolMember, l Load) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -399,16 +427,21 @@ func (p *Pool) Adapt(r *PoolMember, l Load) {
 func (r *PoolMember) next(l Load) float64 {
 	ceiling, h := float64(r.ceiling), float64(Headroom(r.batch))
 	preempted := r.scraped && l.Preemptions > r.preemptions
-	queued := r.scraped && r.waiting > h && l.Waiting > h && l.Waiting >= r.waiting
+	queued := r.scraped && r.waiting > h && l.Waiting > h && l.Waiting >= r.waiting && !l.kvBound()
 	r.scraped, r.preemptions, r.waiting = true, l.Preemptions, l.Waiting
 	switch {
 	case preempted:
+		r.preempted = true
 		return max(1, min(r.limit, float64(r.inflight))*0.75)
 	case queued:
 		return max(1, min(r.limit, l.Running+h))
+	case !r.preempted && l.Waiting == 0 && l.Running < float64(r.batch):
+		return ceiling
 	case l.Waiting <= h && l.KVCache < kvFull && r.limit < ceiling:
 		room := (kvFull - max(l.KVCache, 0)) / kvFull
-		return min(ceiling, r.limit+max(1, (ceiling-r.limit)*room))
+		next := min(ceiling, r.limit+max(1, (ceiling-r.limit)*room))
+		r.preempted = r.preempted && next < ceiling
+		return next
 	}
 	return r.limit
 }

@@ -31,7 +31,7 @@ func Skeleton(campaign, runDir string, b Begin, why string) *Snapshot {
 // Recount puts the journal's counts into a snapshot read from a run
 // folder: the journal is the truth after any crash, the status file at
 // most a few seconds behind it. records are the journal's, one per
-// request (tasks.JournalState.Records). Without grade, the snapshot's
+// request (journal.State.Records). Without grade, the snapshot's
 // grading stays, and answers it had not seen count as ungraded.
 func Recount(s *Snapshot, records map[string]journal.Record, grade Grader) *Snapshot {
 	st := &state{grade: grade}

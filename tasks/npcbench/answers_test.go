@@ -111,7 +111,7 @@ func answerTable() []answerRow {
 	t3 := tJSON("t_stage", "T3", "clivus", "parapharyngeal_space")
 	a12 := strings.TrimSuffix(tJSON("T_stage", "T3", "clivus"), "}") + `,"involved_structures":["clivus"],"evidence":"low T1 signal in the clivus"}`
 	fracs := strings.Repeat(`The area ratio \frac{a}{b} is small. `, 200)
-	return []answerRow{
+	return append([]answerRow{
 		// L1 guideline memory (A1): gold B of A..D.
 		rightAnswer(l1, "B", "B", paperA1),
 		rightAnswer(l1, "B", "Answer: B", paperFinal),
@@ -138,9 +138,12 @@ func answerTable() []answerRow {
 		wrongAnswer(l2, "A,C", "Answer: C", none, paperPartial),
 		wrongAnswer(l2, "A,C", "\\boxed{A,B,C}", none, paperMissingExtra),
 		wrongAnswer(l2, "A,C", "Answer: A or C", extract.Conflicting, paperConflict),
-		wrongAnswer(l2, "A,C", "Answer: A/C", extract.Conflicting, paperConflict),
+		// In a multiple-select task "/" lists (docs/extraction.md); "or" hedges.
+		rightAnswer(l2, "A,C", "Answer: A/C", paperComplete),
 		wrongAnswer(l2, "A,C", "\\boxed{A,C}\nFinal answer: A", extract.Conflicting, paperConflict),
-		wrongAnswer(l2, "A,C", "\\boxed{A} \\boxed{C}", extract.Conflicting, paperConflict),
+		// Boxes side by side are one set in a multiple-select task
+		// (docs/extraction.md); in single choice they conflict (L3 sequence).
+		rightAnswer(l2, "A,C", "\\boxed{A} \\boxed{C}", paperComplete),
 		wrongAnswer(l2, "A,C", "\\boxed{A,F}", extract.OutOfCategory, paperOutside),
 		wrongAnswer(l2, "A,C", "Both the first and the third options apply.", extract.Unparseable, paperFinal),
 		reasoned(wrongAnswer(l2, "A,C", "", extract.Empty, paperIncomplete), "\\boxed{A,C}"),
@@ -319,7 +322,7 @@ func answerTable() []answerRow {
 		wrongAnswer(O1Judge, "true", "The response meets the criterion.", extract.Unparseable, paperA15),
 		wrongAnswer(O1Judge, "true", `{"explanation": "a", "criteria_met": true} {"explanation": "b", "criteria_met": false}`, extract.Conflicting, paperConflict),
 		wrongAnswer(O1Judge, "true", `{"explanation": "Not met.", "criteria_met": false}`, none, paperA15),
-	}
+	}, secondContactRows()...)
 }
 
 // TestAnswerTableFollowsThePaper scores tricky answers on every task the

@@ -7,6 +7,7 @@ import (
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/extract"
 )
 
 // Card is the L3 structure card (prompt A7): one 4×3 card with a box on a
@@ -22,6 +23,7 @@ func card(st *configs.Structures) *tasks.Task {
 		Images:   []string{dataset.KindCard},
 		PerImage: true,
 		Build:    func(b *tasks.Builder) { buildCards(b, st) },
+		Graded:   cardGraded(st),
 		Sim:      tasks.Sim{Marker: "one NPC MRI structure card", Answers: func(it tasks.Item) tasks.SimAnswers { return cardAnswers(it, st) }},
 		Paper:    cardPage.mix(schedule.RequestMix{Requests: 2700, MinImages: 1, MaxImages: 1, TextTokens: 400, MaxTokens: 1024}),
 	}
@@ -59,6 +61,48 @@ func findFinding(p *dataset.Patient, structure, side string) (dataset.Finding, b
 	}
 	return dataset.Finding{}, false
 }
+
+// cardGraded are what a card's repeats are graded on, one row of the
+// repeats table each. The paper defines no repeats for cards; the choice
+// follows how the anatomical panel scores a card (Evidence): its structure
+// (left and right collapsed, Table 1's Struct.), and its structure and
+// invasion together (the joint structure–invasion endpoint): a repeat is
+// right when the field is, agrees when it gives the same structure (the
+// same structure and invasion), and a failed field is wrong and agrees
+// with nothing. Invasion alone is not a row: the panel scores it only
+// given the right structure.
+func cardGraded(st *configs.Structures) []tasks.GradedField {
+	structure := func(_ tasks.Item, content string) extract.Label {
+		return extract.StructureCard(content, st).Structure
+	}
+	joint := func(_ tasks.Item, content string) extract.Label {
+		return jointLabel(extract.StructureCard(content, st))
+	}
+	jointGold := func(it tasks.Item) string { return cardPair(it.Gold.Structure, fmt.Sprint(it.Gold.Invasion)) }
+	return []tasks.GradedField{
+		{Name: CardStructure, Gold: func(it tasks.Item) string { return it.Gold.Structure }, Answer: structure},
+		{Name: CardJoint, Gold: jointGold, Answer: joint},
+	}
+}
+
+// The names of a card's graded fields.
+const (
+	CardStructure = "structure"
+	CardJoint     = "structure and invasion"
+)
+
+// jointLabel is a card's structure and invasion as one label, or the
+// first of their failures.
+func jointLabel(c extract.Card) extract.Label {
+	for _, l := range []extract.Label{c.Structure, c.Invasion} {
+		if !l.OK() {
+			return l
+		}
+	}
+	return extract.Label{Value: cardPair(c.Structure.Value, c.Invasion.Value)}
+}
+
+func cardPair(structure, invasion string) string { return structure + " invasion=" + invasion }
 
 // cardAnswers: another structure, or the other invasion, is wrong; the
 // constant policy names the first structure, not invaded.

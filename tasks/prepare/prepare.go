@@ -42,8 +42,8 @@ type Options struct {
 	Params imaging.Params
 	// Limits bound input images; the zero value means imaging.DefaultLimits.
 	Limits imaging.Limits
-	// External decodes DICOM the Go reader cannot; nil looks for dcmtk on
-	// PATH (imaging.FindDCMTK).
+	// External decodes DICOM the Go reader cannot; nil looks for dcmtk and
+	// GDCM on PATH (imaging.FindDecompressTools).
 	External imaging.ExternalDecoder
 }
 

@@ -55,7 +55,7 @@ type TaskCost struct {
 	// started without --enable-prompt-tokens-details reports none.
 	CachedTokens *int `json:"cached_tokens"`
 	// WorkTokens are prompt tokens not served from cache plus completion
-	// tokens (tasks.Usage.WorkTokens); nil when CachedTokens is.
+	// tokens (inference.Usage.WorkTokens); nil when CachedTokens is.
 	WorkTokens *int `json:"work_tokens"`
 	// TTFT, TPOT and E2E are client-side latency percentiles over answered
 	// requests, in milliseconds. TPOT leaves out answers of one token.

@@ -252,7 +252,7 @@ type runOptions struct {
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // writeRun writes a scored run directory: the journal, scores.json (by
-// tasks.ScoreRun and tasks.WriteScoreFiles) and, optionally, GPU samples
+// score.ScoreRun and score.WriteScoreFiles) and, optionally, GPU samples
 // and spans.
 func writeRun(t testing.TB, dir string, o runOptions) {
 	t.Helper()

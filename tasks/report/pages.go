@@ -450,7 +450,11 @@ func reliabilityTable(p *page, reg *tasks.Registry, rel []score.TaskReliability)
 	g := &grid{RowHead: true, Head: []string{"task", "k", "items", "dropped", "avg@k", "SD", "pass^k", "pass@k", "agreement"}}
 	for _, t := range rel {
 		r := t.Reliability
-		g.row("", txt(taskTitle(reg, t.Task)), num(strconv.Itoa(r.K)), num(strconv.Itoa(r.Items)), num(strconv.Itoa(r.Dropped)),
+		title := taskTitle(reg, t.Task)
+		if t.Field != "" {
+			title += " (" + t.Field + ")"
+		}
+		g.row("", txt(title), num(strconv.Itoa(r.K)), num(strconv.Itoa(r.Items)), num(strconv.Itoa(r.Dropped)),
 			scoreOf(r.AvgAtK, !r.Complete), num(pct(r.SD)), scoreOf(r.PassHatK, !r.Complete), scoreOf(r.PassAtK, !r.Complete),
 			scoreOf(r.Agreement, !r.Complete))
 	}

@@ -29,7 +29,7 @@ type Run struct {
 	Name string
 	// Results are the scores of scores.json.
 	Results *score.Results
-	// Records are the journal's records in tasks.JournalState.Sorted order.
+	// Records are the journal's records in journal.State.Sorted order.
 	Records []journal.Record
 	// Samples are the GPU sampler's ticks in time order; nil when the
 	// sampler did not run.

@@ -34,7 +34,7 @@ type TableRow struct {
 	// Base is true for the base run's row.
 	Base bool `json:"base"`
 	// Answered, NotRun and Missing count (item, repeat) pairs as in
-	// tasks.ModelResults.
+	// score.ModelResults.
 	Answered int         `json:"answered"`
 	NotRun   int         `json:"not_run"`
 	Missing  int         `json:"missing"`

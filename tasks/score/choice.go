@@ -21,7 +21,9 @@ type Slice struct {
 }
 
 // ChanceBaselines are what answering without reading the question scores
-// on a closed-choice task, under each of its endpoints.
+// on a closed-choice task, under each of its endpoints, over the task's
+// cohort: every item not excluded, whether or not the model's answer came
+// (the same for every model of a run).
 type ChanceBaselines struct {
 	// Majority answers every item with the task's most frequent reference
 	// answer (Class; on a tie the first in sorted order).
@@ -150,22 +152,28 @@ func nonEmpty(s string) []string {
 }
 
 // chanceBaselines scores the majority-answer and random baselines over the
-// scored units, nil unless every one carries its Chance. patientLevel
-// adds patient-macro and all-correct, as Classify does.
-func chanceBaselines(units []Unit, patientLevel bool) *ChanceBaselines {
-	counts := map[string]int{}
-	var scored []Unit
+// cohort: every unit not excluded, answered or not. A baseline answers
+// without the model, so it is a property of the cohort, the same for every
+// model of a run whatever each left not run. nil unless every one carries
+// its Chance. Patient-macro and all-correct are given when some patient of
+// the cohort has several units.
+func chanceBaselines(units []Unit) *ChanceBaselines {
+	counts, perPatient := map[string]int{}, map[string]int{}
+	var cohort []Unit
+	patientLevel := false
 	for _, u := range units {
-		if !u.scored() {
+		if u.Excluded {
 			continue
 		}
 		if u.Chance <= 0 {
 			return nil
 		}
-		scored = append(scored, u)
+		cohort = append(cohort, u)
 		counts[u.Gold]++
+		perPatient[u.Patient]++
+		patientLevel = patientLevel || perPatient[u.Patient] > 1
 	}
-	if len(scored) == 0 {
+	if len(cohort) == 0 {
 		return nil
 	}
 	class := ""
@@ -174,9 +182,9 @@ func chanceBaselines(units []Unit, patientLevel bool) *ChanceBaselines {
 			class = g
 		}
 	}
-	maj := endpoints(scored, func(u Unit) float64 { return b2f(u.Gold == class) }, patientLevel)
+	maj := endpoints(cohort, func(u Unit) float64 { return b2f(u.Gold == class) }, patientLevel)
 	maj.Class = class
-	return &ChanceBaselines{Majority: maj, Random: endpoints(scored, func(u Unit) float64 { return u.Chance }, patientLevel)}
+	return &ChanceBaselines{Majority: maj, Random: endpoints(cohort, func(u Unit) float64 { return u.Chance }, patientLevel)}
 }
 
 // endpoints aggregates a per-unit expected correctness under each

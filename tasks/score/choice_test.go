@@ -2,6 +2,7 @@ package score
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -81,6 +82,19 @@ func TestChanceBaselinesHandWorked(t *testing.T) {
 	checkPercent(t, "random group macro", r.GroupMacro, 100*((0.25+1.0/7)/2+0.5)/2)
 	checkPercent(t, "random patient macro", r.PatientMacro, 100*((0.25+1.0/7)/2+0.5)/2)
 	checkPercent(t, "random all-correct", r.AllCorrect, 100*(0.25/7+0.5)/2)
+
+	// A baseline is the cohort's: the same whichever items the model left
+	// not run (p2's only item here; scored alone, it would leave p2 out and
+	// make the majority A on 2 of 2).
+	us[2].NotRun = true
+	if ts, _ := Classify(us, nil, Options{Seed: 1}); !reflect.DeepEqual(ts.Chance, c) {
+		t.Errorf("with an item not run the baselines changed: %+v, want %+v", ts.Chance, c)
+	}
+	us[2].NotRun, us[0].Excluded = false, true
+	if ts, _ := Classify(us, nil, Options{Seed: 1}); ts.Chance.Majority.Class != "A,B" || !near(ts.Chance.Majority.Accuracy, 50) {
+		t.Errorf("an excluded item is not in the cohort: majority %+v, want A,B (the tie's first) at 50", ts.Chance.Majority)
+	}
+	us[0].Excluded = false
 
 	us[1].Chance = 0
 	if ts, _ := Classify(us, nil, Options{Seed: 1}); ts.Chance != nil {

@@ -25,7 +25,7 @@ const (
 type Baseline struct {
 	// Class is the majority gold class (the first in class order on a tie).
 	Class string `json:"class"`
-	// Count of Total scored units have that gold class.
+	// Count of Total cohort units (not excluded) have that gold class.
 	Count int `json:"count"`
 	Total int `json:"total"`
 	// Percent is the accuracy of always answering Class.
@@ -36,13 +36,15 @@ type Baseline struct {
 }
 
 // Majority computes the majority-class baseline from the gold labels of the
-// scored units (not-run and excluded units left out). Classes gives the
+// cohort: every unit not excluded, answered or not. A constant answer needs
+// no model, so the baseline is the cohort's, the same for every model of a
+// run, however many of its items each left not run. Classes gives the
 // tie-break order; gold labels outside it follow in sorted order.
 func Majority(units []Unit, classes []string) *Baseline {
 	counts := map[string]int{}
 	total := 0
 	for _, u := range units {
-		if u.scored() {
+		if !u.Excluded {
 			counts[u.Gold]++
 			total++
 		}
@@ -133,7 +135,8 @@ type TaskScore struct {
 	// Classes and Confusion follow the class order given to Classify.
 	Classes   []ClassStats `json:"classes,omitempty"`
 	Confusion *Confusion   `json:"confusion,omitempty"`
-	// Majority is the majority-class baseline of this cohort.
+	// Majority is the majority-class baseline of this cohort (every unit
+	// not excluded, not run or not).
 	Majority *Baseline `json:"majority,omitempty"`
 	// Groups and Tags are the item-micro accuracy of each group and of
 	// each tag, in name order (the per-group and per-tag tables).
@@ -203,7 +206,7 @@ func Classify(units []Unit, classes []string, opt Options) (TaskScore, error) {
 	ts.GroupMacro = groupMacro(units, opt)
 	ts.Groups, ts.Tags = sliceScores(units, func(u Unit) []string { return nonEmpty(u.Group) }, opt),
 		sliceScores(units, func(u Unit) []string { return u.Tags }, opt)
-	ts.Chance = chanceBaselines(units, !single)
+	ts.Chance = chanceBaselines(units)
 	if classes != nil {
 		ts.Classes, ts.Confusion = classStats(units, classes)
 		ts.Balanced = balanced(groups, classes, rs)

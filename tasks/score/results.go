@@ -112,6 +112,11 @@ type ModelResults struct {
 	Answered int `json:"answered"`
 	NotRun   int `json:"not_run"`
 	Missing  int `json:"missing"`
+	// NotRunReasons count the NotRun pairs by why they were not run: the
+	// last failure of each in the journal, as NotRunReason words it (a
+	// model that was abandoned: "model M is not served: …"), most frequent
+	// first. Absent when none was not run.
+	NotRunReasons []ReasonCount `json:"not_run_reasons,omitempty"`
 	// Tasks holds the closed-answer scores of each task scored alone that
 	// ran.
 	Tasks []TaskResult `json:"tasks"`
@@ -156,10 +161,22 @@ type RubricResult struct {
 	Score O1Score `json:"score"`
 }
 
-// TaskReliability is one task's repeated-run reliability.
+// TaskReliability is one task's repeated-run reliability; Field names
+// the graded label of a task whose answer is several (a structure card's
+// "structure", "structure and invasion"), empty for a closed answer.
 type TaskReliability struct {
 	Task        string      `json:"task"`
+	Field       string      `json:"field,omitempty"`
 	Reliability Reliability `json:"reliability"`
+}
+
+// Name is the row's name in the repeats table: the task, and the graded
+// field of a task whose answer is several labels ("card (structure)").
+func (t TaskReliability) Name() string {
+	if t.Field == "" {
+		return t.Task
+	}
+	return t.Task + " (" + t.Field + ")"
 }
 
 // JudgeResults are one judge's calibration against the physicians.

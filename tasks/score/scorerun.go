@@ -1,8 +1,10 @@
 package score
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
@@ -137,21 +139,30 @@ func scoreModel(a *Answers, model string, items []tasks.Item, idx journal.Outcom
 }
 
 // countOutcomes counts the model's (item, repeat) pairs: answered, not
-// run, never attempted.
+// run (and why: the reason of the pair's last not-run record), never
+// attempted.
 func countOutcomes(mr *ModelResults, items []tasks.Item, idx journal.Outcomes, repeats int) {
+	why := map[string]int{}
 	for _, it := range items {
 		for rep := 0; rep < repeats; rep++ {
-
+			rec, notRun := idx.LastNotRun(mr.Model, it.ID, rep)
 			switch {
 			case answered(idx, mr.Model, it.ID, rep):
 				mr.Answered++
-			case idx.NotRun(mr.Model, it.ID, rep):
+			case notRun:
 				mr.NotRun++
+				why[journal.NotRunReason(rec)]++
 			default:
 				mr.Missing++
 			}
 		}
 	}
+	for r, n := range why {
+		mr.NotRunReasons = append(mr.NotRunReasons, ReasonCount{Reason: r, Count: n})
+	}
+	slices.SortFunc(mr.NotRunReasons, func(a, b ReasonCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Reason, b.Reason))
+	})
 }
 
 // scoreAlone scores each task scored on its own that ran, in registry
@@ -174,33 +185,54 @@ func scoreAlone(a *Answers, mr *ModelResults) error {
 	return nil
 }
 
-// reliability measures every task with a closed answer over the repeats.
+// reliability measures, over the repeats, every task with a closed answer
+// and each graded field of a task whose answer is several labels.
 func reliability(a *Answers, repeats int) ([]TaskReliability, error) {
 	var out []TaskReliability
 	for _, t := range a.reg.Tasks() {
 		its := a.byTask[t.Key]
-		if len(its) == 0 || t.Answer == nil {
+		if len(its) == 0 {
 			continue
 		}
-		var ri []RepeatedItem
-		for _, it := range its {
-			if it.Excluded {
-				continue
+		for _, g := range graded(t) {
+			tr := TaskReliability{Task: t.Key, Field: g.Name}
+			rel, err := Repeated(repeatedItems(a, its, g, repeats), a.opt)
+			if err != nil {
+				return nil, fmt.Errorf("task %s reliability: %w", tr.Name(), err)
 			}
-			r := RepeatedItem{Patient: it.Patient, Item: it.ID, Gold: it.Gold.Label}
-			for rep := 0; rep < repeats; rep++ {
-				o := a.get(it, rep)
-				r.Attempts = append(r.Attempts, Attempt{Pred: t.Answer(it, o.content()), NotRun: o.notRun})
-			}
-			ri = append(ri, r)
+			tr.Reliability = rel
+			out = append(out, tr)
 		}
-		rel, err := Repeated(ri, a.opt)
-		if err != nil {
-			return nil, fmt.Errorf("task %s reliability: %w", t.Key, err)
-		}
-		out = append(out, TaskReliability{Task: t.Key, Reliability: rel})
 	}
 	return out, nil
+}
+
+// graded are the labels a task's answers are graded on over repeats: the
+// closed answer against Gold.Label (a field without a name), else its
+// Graded fields.
+func graded(t *tasks.Task) []tasks.GradedField {
+	if t.Answer != nil {
+		return []tasks.GradedField{{Gold: func(it tasks.Item) string { return it.Gold.Label }, Answer: t.Answer}}
+	}
+	return t.Graded
+}
+
+// repeatedItems are the items not excluded, each with the label g reads
+// from every repeat's answer.
+func repeatedItems(a *Answers, its []tasks.Item, g tasks.GradedField, repeats int) []RepeatedItem {
+	var ri []RepeatedItem
+	for _, it := range its {
+		if it.Excluded {
+			continue
+		}
+		r := RepeatedItem{Patient: it.Patient, Item: it.ID, Gold: g.Gold(it)}
+		for rep := 0; rep < repeats; rep++ {
+			o := a.get(it, rep)
+			r.Attempts = append(r.Attempts, Attempt{Pred: g.Answer(it, o.content()), NotRun: o.notRun})
+		}
+		ri = append(ri, r)
+	}
+	return ri
 }
 
 // unjudged lists each judged task whose answers the journal holds but no

@@ -112,9 +112,33 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	if jr := r.JournalProblems; jr != nil {
 		fmt.Fprintf(&b, "\n**Journal problems: %s.** The scores above leave those lines out as described; each is listed in scores.json and by `npcorch score`.\n", jr.Summary())
 	}
+	writeNotRun(&b, r.Models)
 	writeLeftOut(&b, r.LeftOut)
 	_, err = w.Write(b.Bytes())
 	return err
+}
+
+// writeNotRun says, per model, why its not-run requests were not run
+// (a model abandoned, an engine that kept failing them); nothing when
+// every request was answered.
+func writeNotRun(b *bytes.Buffer, models []ModelResults) {
+	n := 0
+	for _, m := range models {
+		n += m.NotRun
+	}
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n**Not run: %d request(s) have no answer** (infrastructure failures, never a prediction; their scores above are provisional); continue the run with `--resume` once the cause is fixed:\n", n)
+	for _, m := range models {
+		for i, r := range m.NotRunReasons {
+			if i == maxLeftOutLines {
+				fmt.Fprintf(b, "- %s: … and %d more reasons (all in scores.json, `not_run_reasons`)\n", m.Model, len(m.NotRunReasons)-i)
+				break
+			}
+			fmt.Fprintf(b, "- %s, %d × %s\n", m.Model, r.Count, r.Reason)
+		}
+	}
 }
 
 // maxLeftOutLines bounds the left-out items scores.md names; scores.json
@@ -182,7 +206,7 @@ func (r *Results) writeRepeats(b *bytes.Buffer) {
 	if r.Repeats < 2 {
 		return
 	}
-	fmt.Fprintf(b, "\n## Repeats (k = %d)\n\nThe table above scores repeat 0 only. Over the k = %d repeats of each item answered in every repeat: avg@k ± SD (mean accuracy of all n·k answers, SD of the k per-repeat accuracies), pass^k (right in every repeat), pass@k (right in at least one), agreement (the same answer every time). Per-repeat accuracies are in scores.json (`reliability`) and report/detail.md.\n\n", r.Repeats, r.Repeats)
+	fmt.Fprintf(b, "\n## Repeats (k = %d)\n\nThe table above scores repeat 0 only. Over the k = %d repeats of each item answered in every repeat: avg@k ± SD (mean accuracy of all n·k answers, SD of the k per-repeat accuracies), pass^k (right in every repeat), pass@k (right in at least one), agreement (the same answer every time). A task whose answer is several labels has a row per graded field: a structure card is right on its structure (left and right collapsed, as Struct. above), and on its structure and invasion together; a failed field is wrong and agrees with nothing. Per-repeat accuracies are in scores.json (`reliability`) and report/detail.md.\n\n", r.Repeats, r.Repeats)
 	b.WriteString("| Model | Task | items | avg@k ± SD | pass^k | pass@k | agreement |\n|---|---|---|---|---|---|---|\n")
 	for _, m := range r.Models {
 		for _, tr := range m.Reliability {
@@ -195,7 +219,7 @@ func (r *Results) writeRepeats(b *bytes.Buffer) {
 			if rel.AvgAtK != nil {
 				avg += fmt.Sprintf(" ± %.1f", rel.SD)
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", m.Model, tr.Task, items, avg,
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", m.Model, tr.Name(), items, avg,
 				cell(rel.PassHatK, rel.Complete), cell(rel.PassAtK, rel.Complete), cell(rel.Agreement, rel.Complete))
 		}
 	}
@@ -253,8 +277,9 @@ func majority(r *Results, c Column) string {
 }
 
 // Majority is the cohort's majority-class baseline beside a score table
-// column (nil for columns without one). Every model of a run shares the
-// cohort, so the first model that ran the column's task carries it.
+// column (nil for columns without one). The scores compute it over the
+// cohort's items, answered or not, so every model asked the column's task
+// carries the same one; the first model's is shown.
 func (r *Results) Majority(c Column) *Baseline { return firstBaseline(r, c.Majority) }
 
 // Random is what a uniformly random answer scores on a score table

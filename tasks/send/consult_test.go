@@ -14,6 +14,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/judge"
+	"github.com/npcorch/npcorch/tasks/score"
 )
 
 // judgeItem is the judge's first-attempt item of one answer and one
@@ -112,5 +113,83 @@ func TestJudgeRequestsFollowThePaper(t *testing.T) {
 		if !strings.Contains(req.Prompt, "Assistant Response:\nOperate at once.\nRubric Item:\n[NEGATIVE ERROR CRITERION, major error, -2 points] Recommends surgery first.") {
 			t.Errorf("rung %d: prompt does not show the response and the signed criterion:\n%s", i, req.Prompt)
 		}
+	}
+}
+
+// TestANullVerdictIsNoVerdict: prompt A15 says ""criteria_met" must be a
+// boolean" and ""explanation" must be a brief string". A judge that
+// answers "criteria_met": null has given no verdict: it climbs the retry
+// ladder like any unreadable one, and a null still there at the last rung
+// leaves the item out of V with its reason — never a valid "not met" that
+// would spare the response its major error. A null explanation is refused
+// as a list is.
+func TestANullVerdictIsNoVerdict(t *testing.T) {
+	reg := benchmark()
+	raw := &dataset.Raw{Format: dataset.RawFormat, Name: "o1", Consultations: []dataset.ConsultCase{{ID: "C1", Case: "Case text.",
+		Questions: []dataset.ConsultQuestion{{ID: "Q1", Question: "What next?", Tags: []string{dataset.TagTx}, Criteria: []dataset.Criterion{
+			{ID: "p1", Kind: dataset.KindPositive, Section: dataset.SectionCore, Weight: 10, Text: "Recommends induction chemotherapy."},
+			{ID: "m1", Kind: dataset.KindMajor, Text: "Recommends surgery first."}}}}}}}
+	items, problems, err := tasks.BuildItems(reg, raw, &dataset.Prepared{Format: dataset.PreparedFormat}, []string{"o1"})
+	if err != nil || len(problems) != 0 || len(items) != 1 {
+		t.Fatalf("items %+v, problems %v, %v", items, problems, err)
+	}
+	st := &journal.State{Records: map[string]journal.Record{}}
+	add := func(model string, it tasks.Item, content string) {
+		key := model + "|" + it.ID
+		st.Records[key] = journal.Record{Key: key, Item: it.ID, Task: it.Task, Patient: it.Patient, Model: model,
+			Status: journal.StatusAnswered, Answer: &inference.Answer{Content: content}}
+	}
+	add("G", items[0], "Induction chemotherapy, then surgery first.")
+	jt, err := reg.Task("o1judge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := judge.Items(jt, items, st, []string{"G"})
+	if len(first) != 2 || !strings.HasSuffix(first[1].ID, "/m1") {
+		t.Fatalf("judge items %+v, want p1 and m1", first)
+	}
+	add("J", first[0], `{"explanation": "Recommends induction chemotherapy.", "criteria_met": true}`)
+	add("J", first[1], `{"explanation": "Unclear whether surgery comes first.", "criteria_met": null}`)
+	retry := judge.Retries(first, st, "J")
+	if len(retry) != 1 || retry[0].ID != first[1].ID+"#retry1" {
+		t.Fatalf("retries %+v, want only %s#retry1: a null criteria_met is no verdict", retry, first[1].ID)
+	}
+	add("J", retry[0], "```json\n{\"explanation\": \"Still unclear.\", \"criteria_met\": null}\n```")
+	last := judge.Retries(retry, st, "J")
+	if len(last) != 1 || last[0].ID != first[1].ID+"#retry2" {
+		t.Fatalf("retries %+v, want %s#retry2", last, first[1].ID)
+	}
+	o1 := func(final string) score.O1Score {
+		t.Helper()
+		add("J", last[0], final)
+		if more := judge.Retries(last, st, "J"); len(more) != 0 {
+			t.Fatalf("retried past the last rung: %+v", more)
+		}
+		res, err := score.ScoreRun(reg, "o1", raw, items, st, score.RunModels("G"), 1, score.Options{Seed: 1, Draws: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.JournalProblems != nil {
+			t.Fatalf("journal problems: %+v", res.JournalProblems)
+		}
+		if rub := res.Models[0].Rubric; len(rub) == 1 && rub[0].Judge == "J" {
+			return rub[0].Score
+		}
+		t.Fatalf("rubric %+v, want judge J's", res.Models[0].Rubric)
+		return score.O1Score{}
+	}
+	// A null at the last rung: the item has no valid judgment, so no score.
+	got := o1(`{"explanation": "Unclear.", "criteria_met": null}`)
+	if got.Valid != 0 || got.Score != nil || len(got.FellOut) != 1 ||
+		got.FellOut[0].Reason != "no valid verdict after 3 attempt(s) (out_of_category)" {
+		t.Errorf("a null criteria_met at the last rung: %+v, want the item out of V, no verdict after 3 attempts", got)
+	}
+	// A null explanation is no verdict either, although criteria_met is.
+	if got := o1(`{"explanation": null, "criteria_met": false}`); got.Valid != 0 || len(got.FellOut) != 1 {
+		t.Errorf("a null explanation at the last rung: %+v, want the item out of V", got)
+	}
+	// The control: a valid "not met" there scores the item 10 of 10.
+	if got := o1(`{"explanation": "Surgery is not first.", "criteria_met": false}`); got.Valid != 1 || got.Score == nil || got.Score.Percent != 100 {
+		t.Errorf("a valid verdict at the last rung: %+v, want the item in V at 100", got)
 	}
 }

@@ -603,7 +603,7 @@ func (d *dispatcher) recorded(rec journal.Record, fails []string) {
 		d.s.Answered++
 	} else {
 		d.s.NotRun++
-		d.s.Reasons[NotRunReason(rec)]++
+		d.s.Reasons[journal.NotRunReason(rec)]++
 	}
 	for _, k := range fails {
 		d.s.Failures[k]++
@@ -613,7 +613,7 @@ func (d *dispatcher) recorded(rec journal.Record, fails []string) {
 	if rec.Status == journal.StatusAnswered {
 		d.answered(key)
 	} else if d.r.upstream(rec.Task) {
-		d.fail(key, NotRunReason(rec))
+		d.fail(key, journal.NotRunReason(rec))
 	}
 }
 

@@ -24,7 +24,7 @@ func benchmark() *tasks.Registry { return npcbench.Registry(configs.DefaultStruc
 // workers) exactly as `npcorch sim-engine` would, and `TEST runner SPEC`
 // runs a Runner over a journal in a process of its own, so that a test can
 // SIGKILL it mid-run; `TEST progress-bars` draws progress bars on a
-// pseudo-terminal. tasks.ChildEnv marks such a child.
+// pseudo-terminal. send.ChildEnv marks such a child.
 func TestMain(m *testing.M) {
 	if os.Getenv(send.ChildEnv) == "1" && len(os.Args) > 1 {
 		os.Exit(runChild(os.Args[1], os.Args[2:]))

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"sync"
 	"time"
 
@@ -117,25 +116,6 @@ type Summary struct {
 // FailNoReplica is the failure of a request that was never sent: its
 // model's pool was closed, because no replica will serve the model again.
 const FailNoReplica = "no_replica"
-
-// addressPort matches the host:port of an engine in a failure message.
-var addressPort = regexp.MustCompile(`(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\]|localhost):\d+`)
-
-// filePath matches an absolute file path in a failure message (an image
-// the engine refused), after a space or a quote: not a URL's path.
-var filePath = regexp.MustCompile("(^|[\\s'\"`])/[^\\s'\"`]+")
-
-// NotRunReason is why a not-run record was not run, in a form that groups
-// like failures: its last failure, with engine addresses blanked (a
-// restarted replica has another port) and file paths too (an engine that
-// refuses every image names each; the journal keeps them).
-func NotRunReason(rec journal.Record) string {
-	if len(rec.Failures) == 0 {
-		return "no attempt was made"
-	}
-	r := addressPort.ReplaceAllString(rec.Failures[len(rec.Failures)-1], "HOST:PORT")
-	return filePath.ReplaceAllString(r, "${1}PATH")
-}
 
 // SetState gives the runner the journal as read before the run, so that
 // answered requests are skipped and care questions find their findings.
@@ -306,7 +286,7 @@ func (r *Runner) send(ctx context.Context, mr ModelRun, req *tasks.Request, act 
 			return rec, kinds, nil
 		}
 		wait := r.backoff(attempt)
-		act.set(w, phaseBackoff, r.clock()().Add(wait), NotRunReason(rec))
+		act.set(w, phaseBackoff, r.clock()().Add(wait), journal.NotRunReason(rec))
 		if err := sleepCtx(ctx, wait); err != nil {
 			return rec, kinds, err
 		}

@@ -250,12 +250,12 @@ func TestRunnerEndsRequestsNotRunWhenThePoolCloses(t *testing.T) {
 }
 
 func TestNotRunReasonGroupsAcrossReplicaPorts(t *testing.T) {
-	a := send.NotRunReason(journal.Record{Failures: []string{"x", `connect: Post "http://127.0.0.1:20001/v1/chat/completions": dial tcp 127.0.0.1:20001: connect: connection refused`}})
-	b := send.NotRunReason(journal.Record{Failures: []string{`connect: Post "http://127.0.0.1:20007/v1/chat/completions": dial tcp 127.0.0.1:20007: connect: connection refused`}})
+	a := journal.NotRunReason(journal.Record{Failures: []string{"x", `connect: Post "http://127.0.0.1:20001/v1/chat/completions": dial tcp 127.0.0.1:20001: connect: connection refused`}})
+	b := journal.NotRunReason(journal.Record{Failures: []string{`connect: Post "http://127.0.0.1:20007/v1/chat/completions": dial tcp 127.0.0.1:20007: connect: connection refused`}})
 	if a != b || !strings.Contains(a, "HOST:PORT") {
 		t.Errorf("reasons %q and %q should group as one", a, b)
 	}
-	if send.NotRunReason(journal.Record{}) != "no attempt was made" {
+	if journal.NotRunReason(journal.Record{}) != "no attempt was made" {
 		t.Error("a record without failures needs a reason too")
 	}
 }
@@ -329,14 +329,14 @@ func careEpisodeAnswer(text string) string {
 // trial saw eight lines for eight slides), and a URL's path stays.
 func TestNotRunReasonGroupsAcrossImagePaths(t *testing.T) {
 	reason := func(p string) string {
-		return send.NotRunReason(journal.Record{Failures: []string{"rejected (HTTP 400): The file path /data/prep/" + p +
+		return journal.NotRunReason(journal.Record{Failures: []string{"rejected (HTTP 400): The file path /data/prep/" + p +
 			"/overview.png must be a subpath of `--allowed-local-media-path` /srv/media."}})
 	}
 	a, b := reason("P01"), reason("P02")
 	if a != b || a != "rejected (HTTP 400): The file path PATH must be a subpath of `--allowed-local-media-path` PATH" {
 		t.Errorf("reasons %q and %q, want one with the paths blanked", a, b)
 	}
-	url := send.NotRunReason(journal.Record{Failures: []string{`connect: Post "http://127.0.0.1:20001/v1/chat/completions": EOF`}})
+	url := journal.NotRunReason(journal.Record{Failures: []string{`connect: Post "http://127.0.0.1:20001/v1/chat/completions": EOF`}})
 	if url != `connect: Post "http://HOST:PORT/v1/chat/completions": EOF` {
 		t.Errorf("reason %q: the URL's path must stay", url)
 	}

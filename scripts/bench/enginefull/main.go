@@ -268,6 +268,11 @@ func summarize(samples []sample) result {
 	last := map[string]sample{}
 	busy, full := 0, 0
 	for _, s := range samples {
+		if prev, ok := last[s.engine]; ok && s.serving < prev.serving {
+			// Counters that go down are another engine's, one that took the
+			// port after the run's stopped (the machine is shared).
+			continue
+		}
 		last[s.engine] = s
 		if s.running > 0 || s.waiting > 0 {
 			busy++

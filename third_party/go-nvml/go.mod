@@ -1,0 +1,10 @@
+module github.com/NVIDIA/go-nvml
+
+go 1.20
+
+require (
+	github.com/google/uuid v1.6.0
+	github.com/stretchr/testify v1.12.1
+)
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect

@@ -143,11 +143,17 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 	var models []configs.Model
 	var tasks []string
 	var c *configs.Campaign
+	var campaignNode gpu.NodeSpec
 	if campaignPath != "" {
 		var err error
 		c, err = configs.LoadCampaign(campaignPath, nil)
 		if err != nil {
 			return schedule.Config{}, err
+		}
+		// The campaign's node: is checked even where --node overrides it:
+		// the file is wrong either way.
+		if campaignNode, err = gpu.ParseNodeSpec(c.Node); err != nil {
+			return schedule.Config{}, c.Errorf("node", "%v", err)
 		}
 		if tasks, err = campaign.CheckTasks(campaign.Benchmark(), c); err != nil {
 			return schedule.Config{}, err
@@ -155,12 +161,6 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 		models = c.Resolved
 		if note := campaign.UnjudgedNote(c, campaign.Benchmark(), tasks); note != "" {
 			fmt.Fprintln(notes, "plan:", note)
-		}
-		if nodeName == "" {
-			nodeName = c.Node
-			if _, err := gpu.ParseNodeSpec(nodeName); err != nil {
-				return schedule.Config{}, c.Errorf("node", "%v", err)
-			}
 		}
 	} else {
 		if !paperScale {
@@ -178,17 +178,13 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 			models = append(models, m)
 		}
 	}
-	if nodeName == "" {
-		nodeName = gpu.FakeNode(gpu.FakeA800SXM8).String()
-		fmt.Fprintf(notes, "plan: no node given; planning for %s\n", nodeName)
-	}
-	spec, err := gpu.ParseNodeSpec(nodeName)
+	spec, err := planNode(nodeName, c, campaignNode, notes)
 	if err != nil {
-		return schedule.Config{}, fmt.Errorf("plan: --node: %w", err)
+		return schedule.Config{}, err
 	}
 	src, err := nvml.Open(spec)
 	if err != nil {
-		return schedule.Config{}, fmt.Errorf("plan: node %s: %w%s", nodeName, err, fakeNodeHint(err))
+		return schedule.Config{}, fmt.Errorf("plan: node %s: %w%s", spec, err, fakeNodeHint(err))
 	}
 	defer src.Close()
 	n, nodeNotes, err := placement.ReadNode(ctx, spec, src)
@@ -218,6 +214,25 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 		return schedule.Config{}, fmt.Errorf("plan: %w", err)
 	}
 	return schedule.Config{Node: n, Models: models, Workloads: wls, After: after}, nil
+}
+
+// planNode is the node a plan is for: --node (flag), else the node of
+// campaign c (parsed when it was loaded), else fake:a800-sxm-8, which it
+// says in notes.
+func planNode(flag string, c *configs.Campaign, campaignNode gpu.NodeSpec, notes io.Writer) (gpu.NodeSpec, error) {
+	switch {
+	case flag != "":
+		spec, err := gpu.ParseNodeSpec(flag)
+		if err != nil {
+			return spec, fmt.Errorf("plan: --node: %w", err)
+		}
+		return spec, nil
+	case c != nil:
+		return campaignNode, nil
+	}
+	spec := gpu.FakeNode(gpu.FakeA800SXM8)
+	fmt.Fprintf(notes, "plan: no node given; planning for %s\n", spec)
+	return spec, nil
 }
 
 // unplaceable is the error of a plan with models the node cannot hold

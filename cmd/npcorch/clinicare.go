@@ -7,16 +7,22 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks/clinicare"
 	"github.com/npcorch/npcorch/tasks/clinicare/policy"
 	"github.com/npcorch/npcorch/tasks/ehr"
 	"github.com/npcorch/npcorch/tasks/toolenv"
 )
+
+// serverGCPercent is the tool server's GC target (see serveToolsHTTP).
+const serverGCPercent = 400
 
 // toolsTokenEnv holds the tool server's token when --token-file is not given.
 const toolsTokenEnv = "NPCORCH_TOOLS_TOKEN"
@@ -62,7 +68,8 @@ func newToolsCmd() *cobra.Command {
 Protocol. With --case it speaks MCP on stdin/stdout for that one case (how an
 MCP client such as opencode or mcp-inspector starts it). With --listen it
 serves Streamable HTTP at /mcp; a client names its run in the URL:
-/mcp?case=CASE&attempt=N&session=NAME. Loopback needs no token; any other
+/mcp?case=CASE&attempt=N&session=NAME. GET /healthz answers 200 once the
+server listens (the launcher's readiness check). Loopback needs no token; any other
 address needs one (--token-file, or ` + toolsTokenEnv + `).
 Every call is logged by the server, one JSON line per call, to --log (default
 standard error).`,
@@ -174,8 +181,14 @@ func serveToolsHTTP(ctx context.Context, env *toolenv.Env, sink toolenv.Sink, f 
 	if err != nil {
 		return err
 	}
+	if os.Getenv("GOGC") == "" {
+		// A fifth of the server's CPU a call was GC over a small, fixed live heap (the records): collect
+		// at 4× growth instead of 2×. GOGC in the environment still rules.
+		debug.SetGCPercent(serverGCPercent)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", env.HTTPHandler(sink))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	srv := &http.Server{Handler: ln.Guard(mux), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stderr, "tools: MCP Streamable HTTP at http://%s/mcp?case=CASE (%d cases, records %.12s)\n", ln.Addr(), len(env.Cases()), env.RecordsDigest())
 	done := make(chan error, 1)
@@ -187,5 +200,23 @@ func serveToolsHTTP(ctx context.Context, env *toolenv.Env, sink toolenv.Sink, f 
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		return srv.Shutdown(shut)
+	}
+}
+
+// toolsAnnounce matches the line in which `npcorch tools --listen` names the address it listens on.
+var toolsAnnounce = regexp.MustCompile(`MCP Streamable HTTP at http://(\S+?)/mcp`)
+
+// toolsChild describes `npcorch tools --listen 127.0.0.1:0` as a launcher child: started through the engine shim
+// (exe serve engine-shim), ready once it announced its port and GET /healthz answers 200, stopped and verified like
+// an engine. env is the child's whole environment.
+func toolsChild(exe string, env []string, records, callLog string, log io.Writer) launcher.ChildSpec {
+	return launcher.ChildSpec{
+		Name:     "tool server",
+		Argv:     []string{exe, "tools", "--records", records, "--listen", "127.0.0.1:0", "--log", callLog},
+		Env:      env,
+		Shim:     []string{exe, "serve", "engine-shim"},
+		Log:      log,
+		Announce: toolsAnnounce,
+		Health:   "/healthz",
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -26,13 +27,33 @@ import (
 // CPU per call (from /proc/PID/stat, so the clients' own CPU is not counted).
 //
 //	go test -run '^$' -bench ToolServer64Sessions -benchtime 6400x ./cmd/npcorch/
-func BenchmarkToolServer64Sessions(b *testing.B) { benchToolServer(b, 64) }
+func BenchmarkToolServer64Sessions(b *testing.B) { benchToolServer(b, 64, nil) }
 
 // BenchmarkToolServer1Session is the same with one session: the service time of a call with no queueing, which is
 // what an agent that thinks between calls sees.
-func BenchmarkToolServer1Session(b *testing.B) { benchToolServer(b, 1) }
+func BenchmarkToolServer1Session(b *testing.B) { benchToolServer(b, 1, nil) }
 
-func benchToolServer(b *testing.B, sessions int) {
+// BenchmarkToolServer64SessionsPaced is 64 sessions paced like agents: each session calls in bursts of 3 (the
+// paper's open-weight runs on opencode make 28–55 tool calls in 11–21 turns, Table 3: about 3 calls a turn) and
+// then waits a model turn, drawn uniformly from 1–3 s (a short turn: 50–150 output tokens at about 50 tokens/s a
+// sequence on a batched engine), the first turn too (an agent reads its task before it calls anything). The draws
+// are seeded per session, so runs are comparable.
+//
+//	go test -run '^$' -bench ToolServer64SessionsPaced -benchtime 1920x ./cmd/npcorch/
+func BenchmarkToolServer64SessionsPaced(b *testing.B) {
+	benchToolServer(b, 64, func(session, call int) time.Duration {
+		if call%3 != 0 {
+			return 0
+		}
+		r := rand.New(rand.NewPCG(uint64(session), uint64(call)))
+		return time.Second + time.Duration(r.Int64N(int64(2*time.Second)))
+	})
+}
+
+// pacer says how long a session waits before its call-th call; nil is a closed loop (no wait).
+type pacer func(session, call int) time.Duration
+
+func benchToolServer(b *testing.B, sessions int, pace pacer) {
 	dir := filepath.Join(b.TempDir(), "corpus")
 	if err := synthClinicare(dir, 1, false, os.Stderr); err != nil {
 		b.Fatal(err)
@@ -67,15 +88,21 @@ func benchToolServer(b *testing.B, sessions int) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			lat[i] = benchCalls(b, clients[i], cases[i%len(cases)], b.N/sessions+1)
+			lat[i] = benchCalls(b, clients[i], cases[i%len(cases)], b.N/sessions+1, func(k int) time.Duration {
+				if pace == nil {
+					return 0
+				}
+				return pace(i, k)
+			})
 		}(i)
 	}
 	wg.Wait()
 	b.StopTimer()
 	reportLatency(b, lat, procCPU(b, srv.Process.Pid)-cpu0)
+	b.ReportMetric(procPeakRSS(b, srv.Process.Pid), "server_peak_rss_MB")
 }
 
-func benchCalls(b *testing.B, cs *mcp.ClientSession, c clinicare.Case, n int) []time.Duration {
+func benchCalls(b *testing.B, cs *mcp.ClientSession, c clinicare.Case, n int, wait func(k int) time.Duration) []time.Duration {
 	calls := []mcp.CallToolParams{
 		{Name: "get_labs", Arguments: map[string]any{"subject_id": c.SubjectID}},
 		{Name: "list_encounters", Arguments: map[string]any{"subject_id": c.SubjectID}},
@@ -86,6 +113,7 @@ func benchCalls(b *testing.B, cs *mcp.ClientSession, c clinicare.Case, n int) []
 	}
 	out := make([]time.Duration, 0, n)
 	for k := 0; k < n; k++ {
+		time.Sleep(wait(k))
 		start := time.Now()
 		res, err := cs.CallTool(context.Background(), &calls[k%len(calls)])
 		if err != nil || res.IsError {
@@ -144,4 +172,20 @@ func waitListening(b testing.TB, addr string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	b.Fatalf("the tool server did not listen on %s within 30 s", addr)
+}
+
+// procPeakRSS reads a process's peak resident set (VmHWM) in MB.
+func procPeakRSS(b *testing.B, pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return float64(kb) / 1024
+		}
+	}
+	b.Fatalf("no VmHWM in /proc/%d/status", pid)
+	return 0
 }

@@ -27,6 +27,8 @@ type chatRequest struct {
 	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"`
 	ResponseFormat      json.RawMessage `json:"response_format"`
 	ReasoningEffort     json.RawMessage `json:"reasoning_effort"`
+	Tools               *[]toolParam    `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
 }
 
 type streamOptions struct {
@@ -36,6 +38,9 @@ type streamOptions struct {
 type chatMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
+	// ToolCalls are an assistant message's calls (they count in the
+	// prompt and its prefix hashes).
+	ToolCalls []wireCall `json:"tool_calls"`
 }
 
 type contentPart struct {
@@ -108,12 +113,33 @@ func (e *engine) handleChat(w http.ResponseWriter, r *http.Request) {
 		e.failRequest(w, err)
 		return
 	}
+	out, err := e.reply(&req, p, structured, maxTokens)
+	if err != nil {
+		e.failRequest(w, err)
+		return
+	}
+	e.serve(w, r, &req, p, out)
+}
+
+// reply is what the model generates: a scripted agent turn when the
+// request carries tools, an answer from the sim key otherwise.
+func (e *engine) reply(req *chatRequest, p *prompt, structured bool, maxTokens int) (output, error) {
+	tc, err := e.checkTools(req)
+	if err != nil {
+		return output{}, err
+	}
+	if tc != nil && req.Tools != nil {
+		s, n, err := e.scriptedTurn(req, tc)
+		if err != nil {
+			return output{}, err
+		}
+		return e.scriptedOutput(s, n, maxTokens), nil
+	}
 	think := e.o.Reasoning
 	if v, ok := req.ChatTemplateKwargs["enable_thinking"].(bool); ok && !v {
 		think = false
 	}
-	out := e.generate(e.answer(p, structured), think, maxTokens)
-	e.serve(w, r, &req, p, out)
+	return e.generate(e.answer(p, structured), think, maxTokens), nil
 }
 
 // readPrompt collects text and images, enforces --limit-mm-per-prompt and
@@ -161,6 +187,10 @@ func (e *engine) readPrompt(msgs []chatMessage) (*prompt, error) {
 			default:
 				return nil, badRequest("messages[%d]: unsupported content part type %q (the simulated engine takes text and image_url)", i, part.Type)
 			}
+		}
+		for _, c := range msgs[i].ToolCalls {
+			h.Write([]byte("call:" + c.Function.Name + "\x00" + c.Function.Arguments + "\x00"))
+			runes += utf8.RuneCountInString(c.Function.Name) + utf8.RuneCountInString(c.Function.Arguments)
 		}
 		var mark prefixMark
 		copy(mark.hash[:], h.Sum(nil))
@@ -266,10 +296,12 @@ func (e *engine) thought() string {
 	return string([]rune(b.String())[:4*e.o.ReasoningTokens])
 }
 
-// piece is one streamed delta: a few tokens of reasoning or of content.
+// piece is one streamed delta: a few tokens of reasoning or of content,
+// or a fragment of a tool call.
 type piece struct {
 	reasoning bool
 	text      string
+	call      *deltaCall
 	tokens    int
 }
 
@@ -277,7 +309,8 @@ type piece struct {
 type output struct {
 	pieces []piece
 	tokens int    // completion tokens
-	finish string // "stop" or "length"
+	finish string // the engine's reason: "stop" or "length"
+	calls  int    // tool calls among the pieces
 }
 
 // generate turns the answer (and optional thinking) into streamed pieces of

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/launcher/simkey"
+	"github.com/npcorch/npcorch/launcher/simscript"
 )
 
 // simVersion is the vLLM version the simulated server reports.
@@ -36,6 +37,7 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 type engine struct {
 	o      *options
 	key    *simkey.Key
+	script *simscript.File // tool-calling agents' turns (nil: none)
 	clock  clock
 	log    *logger
 	m      *metrics

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/npcorch/npcorch/launcher/simkey"
+	"github.com/npcorch/npcorch/launcher/simscript"
 )
 
 // Main runs the simulated engine, as `npcorch sim-engine` does:
@@ -46,6 +47,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return &ExitError{Code: 1, Err: err}
 		}
 	}
+	var script *simscript.File
+	if o.ScriptFile != "" {
+		if script, err = simscript.Load(o.ScriptFile); err != nil {
+			fmt.Fprintf(stderr, "ERROR: %v\n", err)
+			return &ExitError{Code: 1, Err: err}
+		}
+	}
 	self, err := selfCommand(os.Getenv)
 	if err != nil && o.Workers > 0 {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
@@ -55,6 +63,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	e := &engine{
 		o:       o,
 		key:     key,
+		script:  script,
 		clock:   realClock{},
 		faults:  newFaultState(o.Faults),
 		prefix:  &prefixCache{},

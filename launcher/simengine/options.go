@@ -38,6 +38,10 @@ type options struct {
 	// --enable-prompt-tokens-details does; without it they are left out.
 	PromptTokensDetails bool
 	AccessLog           bool
+	// AutoToolChoice and ToolParser are --enable-auto-tool-choice and
+	// --tool-call-parser: tool_choice "auto" needs both, as in vLLM.
+	AutoToolChoice bool
+	ToolParser     string
 
 	LoadTime        time.Duration
 	ImageTokens     int
@@ -46,6 +50,7 @@ type options struct {
 	ChunkTokens     int
 	KVTokens        int
 	KeyFile         string
+	ScriptFile      string
 	Policy          policy
 	Seed            int64
 	Reasoning       bool
@@ -93,6 +98,8 @@ func newFlagSet(o *options) (*pflag.FlagSet, *rawFlags) {
 	fs.IntVar(&o.BlockSize, "block-size", 16, "KV cache block size in tokens (cached_tokens granularity)")
 	fs.BoolVar(&o.PromptTokensDetails, "enable-prompt-tokens-details", false, "report usage.prompt_tokens_details.cached_tokens (when some were cached)")
 	fs.BoolVar(&raw.noAccessLog, "disable-uvicorn-access-log", false, "do not log one line per HTTP request")
+	fs.BoolVar(&o.AutoToolChoice, "enable-auto-tool-choice", false, "allow tool_choice \"auto\" (needs --tool-call-parser)")
+	fs.StringVar(&o.ToolParser, "tool-call-parser", "", "tool call parser name (the simulation emits calls from --sim-script whatever the name)")
 
 	// vLLM flags that are accepted and validated but change nothing here.
 	fs.StringVar(&raw.generationConfig, "generation-config", "auto", "accepted (sampling defaults do not apply to the simulation)")
@@ -120,6 +127,7 @@ func newFlagSet(o *options) (*pflag.FlagSet, *rawFlags) {
 	fs.IntVar(&o.ChunkTokens, "sim-chunk-tokens", 2, "tokens per streamed chunk")
 	fs.IntVar(&o.KVTokens, "sim-kv-tokens", 0, "KV cache capacity in tokens (default 4 x --max-model-len)")
 	fs.StringVar(&o.KeyFile, "sim-key", "", "sim key file (format npcorch-simkey/1) with the answers")
+	fs.StringVar(&o.ScriptFile, "sim-script", "", "sim script file (format npcorch-simscript/1): the turns of tool-calling agents")
 	fs.StringVar(&raw.policy, "sim-policy", "oracle", "answer policy: right=P, oracle, constant or garbage")
 	fs.Int64Var(&o.Seed, "sim-seed", 0, "seed of the right/wrong decisions")
 	fs.BoolVar(&o.Reasoning, "sim-reasoning", false, "think before answering (delta.reasoning, or <think> in content without --reasoning-parser)")

@@ -29,9 +29,10 @@ type (
 		StopReason   json.RawMessage `json:"stop_reason,omitempty"`
 	}
 	delta struct {
-		Role      string  `json:"role,omitempty"`
-		Content   *string `json:"content,omitempty"`
-		Reasoning *string `json:"reasoning,omitempty"`
+		Role      string      `json:"role,omitempty"`
+		Content   *string     `json:"content,omitempty"`
+		Reasoning *string     `json:"reasoning,omitempty"`
+		ToolCalls []deltaCall `json:"tool_calls,omitempty"`
 	}
 	// usage is a whole answer's usage: prompt_tokens_details is null
 	// unless --enable-prompt-tokens-details is set and tokens were cached.
@@ -247,12 +248,15 @@ func (e *engine) stream(ctx context.Context, w http.ResponseWriter, seat *seat, 
 	}
 	end := e.decodeAll(ctx, seat, out, stopAt, mode, arrived, func(i int, pc piece) error {
 		d := delta{Content: ptr(pc.text)}
-		if pc.reasoning {
+		switch {
+		case pc.reasoning:
 			d = delta{Reasoning: ptr(pc.text)}
+		case pc.call != nil:
+			d = delta{ToolCalls: []deltaCall{*pc.call}}
 		}
 		var finish *string
 		var stop json.RawMessage
-		if i == len(out.pieces)-1 && out.finish == "length" {
+		if i == len(out.pieces)-1 && out.finish == "length" && out.calls == 0 {
 			finish, stop = ptr("length"), jsonNull
 		}
 		return send(mk(d, finish, stop))
@@ -267,8 +271,18 @@ func (e *engine) stream(ctx context.Context, w http.ResponseWriter, seat *seat, 
 		_ = send([]byte("[DONE]"))
 		return false, false
 	}
-	if out.finish == "stop" && send(mk(delta{Content: ptr("")}, ptr("stop"), jsonNull)) != nil {
-		return false, false
+	// Once a tool call was streamed vLLM rewrites the finish reason to
+	// "tool_calls" whatever the engine's was: a call cut off by the
+	// token limit is reported complete (vLLM #53269).
+	switch {
+	case out.calls > 0:
+		if send(mk(delta{}, ptr("tool_calls"), jsonNull)) != nil {
+			return false, false
+		}
+	case out.finish == "stop" || len(out.pieces) == 0: // a budget spent before any delta still ends with a reason
+		if send(mk(delta{Content: ptr("")}, ptr(out.finish), jsonNull)) != nil {
+			return false, false
+		}
 	}
 	if includeUsage {
 		su := streamUsage(u)
@@ -288,9 +302,10 @@ func (e *engine) respond(ctx context.Context, w http.ResponseWriter, seat *seat,
 	out output, stopAt int, mode faultMode, u usage, arrived time.Time, completing func()) (ok, hung bool) {
 	var content, reasoning strings.Builder
 	end := e.decodeAll(ctx, seat, out, stopAt, mode, arrived, func(_ int, pc piece) error {
-		if pc.reasoning {
+		switch {
+		case pc.reasoning:
 			reasoning.WriteString(pc.text)
-		} else {
+		case pc.call == nil:
 			content.WriteString(pc.text)
 		}
 		return nil
@@ -305,13 +320,21 @@ func (e *engine) respond(ctx context.Context, w http.ResponseWriter, seat *seat,
 		return false, false
 	}
 	msg := message{Role: "assistant", Content: ptr(content.String()), Refusal: jsonNull, Annotations: jsonNull,
-		Audio: jsonNull, FunctionCall: jsonNull, ToolCalls: []any{}}
+		Audio: jsonNull, FunctionCall: jsonNull, ToolCalls: assemble(out.pieces)}
 	if reasoning.Len() > 0 {
 		msg.Reasoning = ptr(reasoning.String())
 	}
+	finish := out.finish
+	if out.calls > 0 {
+		// Not streamed, vLLM says "tool_calls" only for an engine "stop".
+		msg.Content = nil
+		if finish == "stop" {
+			finish = "tool_calls"
+		}
+	}
 	completing()
 	writeJSON(w, http.StatusOK, completion{ID: id, Object: "chat.completion", Created: created, Model: e.o.ServedName,
-		Choices: []completionChoice{{Message: msg, Logprobs: jsonNull, FinishReason: out.finish, StopReason: jsonNull}},
+		Choices: []completionChoice{{Message: msg, Logprobs: jsonNull, FinishReason: finish, StopReason: jsonNull}},
 		Usage:   u, PromptLogprobs: jsonNull})
 	return true, false
 }

@@ -19,6 +19,11 @@ type Model struct {
 	Name string `yaml:"name" json:"name"`
 	// HFID is the Hugging Face repository id (the weights the engine loads).
 	HFID string `yaml:"hf_id,omitempty" json:"hf_id,omitempty"`
+	// Benchmark is the paper whose roster the model belongs to: empty for
+	// NPCBench (the registry's first 30), BenchmarkCliniCARE for the
+	// open-weight agents of CliniCARE-Bench (§6.1), which NPCBench's
+	// paper-scale plan leaves out.
+	Benchmark string `yaml:"benchmark,omitempty" json:"benchmark,omitempty"`
 	// Family groups related models in reports (Qwen3-VL, Lingshu, ...).
 	Family string `yaml:"family,omitempty" json:"family,omitempty"`
 	// ParamsB is the parameter count in billions; WeightBytes the size of
@@ -92,8 +97,16 @@ type Engine struct {
 	MaxNumSeqs int `yaml:"max_num_seqs,omitempty" json:"max_num_seqs,omitempty"`
 	// TrustRemoteCode adds --trust-remote-code.
 	TrustRemoteCode bool `yaml:"trust_remote_code,omitempty" json:"trust_remote_code,omitempty"`
-	// ReasoningParser adds --reasoning-parser.
+	// ReasoningParser adds --reasoning-parser (vLLM's name; SGLang's is
+	// derived from it). Refused at load unless vLLM registers it.
 	ReasoningParser string `yaml:"reasoning_parser,omitempty" json:"reasoning_parser,omitempty"`
+	// ToolCallParser is the parser that turns the model's tool-call markup
+	// into tool_calls, per engine. The engine is started with tool calling
+	// (vLLM: --enable-auto-tool-choice --tool-call-parser NAME; SGLang:
+	// --tool-call-parser NAME) only when a campaign needs tool calls
+	// (launcher.Launch.ToolCalling). Refused at load unless that engine
+	// registers the name.
+	ToolCallParser ToolCallParsers `yaml:"tool_call_parser,omitempty" json:"tool_call_parser,omitzero"`
 	// ExtraArgs are appended to the engine command line as they are.
 	ExtraArgs []string `yaml:"extra_args,omitempty" json:"extra_args,omitempty"`
 	// TensorParallel pins the TP size; 0 lets the planner choose.

@@ -174,6 +174,9 @@ func (m Model) validate(loc locator, path string) error {
 		// The name becomes a folder of the journal and the engine logs.
 		return loc.errorf(path+".name", "%q cannot name a model: it is a folder of its own in the journal; choose another name", m.Name)
 	}
+	if m.Benchmark != "" && m.Benchmark != BenchmarkCliniCARE {
+		return loc.errorf(path+".benchmark", "model %q: %q is not a benchmark; leave it out for NPCBench or write %s", m.Name, m.Benchmark, BenchmarkCliniCARE)
+	}
 	switch m.ReasoningEffort {
 	case "", "none", "low", "medium", "high":
 	default:
@@ -208,6 +211,9 @@ func (m Model) validate(loc locator, path string) error {
 		return err
 	}
 	if err := m.Engine.validateExtraArgs(loc, path, m.Name); err != nil {
+		return err
+	}
+	if err := m.Engine.validateParsers(loc, path, m.Name); err != nil {
 		return err
 	}
 	if v := m.Engine.Version; v != "" {

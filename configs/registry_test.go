@@ -11,12 +11,13 @@ func TestDefaultRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(r.Models); got != 30 {
-		t.Fatalf("registry has %d models, want the paper's 30 (Table A7)", got)
-	}
-	var local, text []string
+	var local, text, clinicare []string
 	for _, name := range r.Names() {
 		m, _ := r.Get(name)
+		if m.Benchmark == BenchmarkCliniCARE {
+			clinicare = append(clinicare, name)
+			continue // TestCliniCAREModels
+		}
 		if m.TextOnly {
 			text = append(text, name)
 		}
@@ -34,6 +35,9 @@ func TestDefaultRegistry(t *testing.T) {
 				t.Errorf("%s: task %s has no output budget after defaults", name, task)
 			}
 		}
+	}
+	if got := len(r.Models) - len(clinicare); got != 30 {
+		t.Fatalf("registry has %d NPCBench models, want the paper's 30 (Table A7)", got)
 	}
 	if len(local) != 23 {
 		t.Errorf("%d local models, want the paper's 23 (15 multimodal, 8 text): %v", len(local), local)
@@ -252,5 +256,38 @@ func TestPaperOutputAllowances(t *testing.T) {
 	}
 	if fl, _ := r.Get("Fleming-R1-7B"); fl.Tasks["l_rev"].MaxTokens >= fl.ContextLength {
 		t.Errorf("Fleming-R1-7B: L5 allowance %d leaves no room in its %d context", fl.Tasks["l_rev"].MaxTokens, fl.ContextLength)
+	}
+}
+
+// TestCliniCAREModels: CliniCARE-Bench §6.1 "six open-weight models on a
+// single model-agnostic harness" (Table 3's opencode rows), each with what
+// the planner and the launcher need: weights, heads, vocabulary, context,
+// and a tool-call parser for vLLM and SGLang, marked verify (none of
+// their config.json files was read).
+func TestCliniCAREModels(t *testing.T) {
+	r, err := DefaultRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, name := range r.Names() {
+		m, _ := r.Get(name)
+		if m.Benchmark != BenchmarkCliniCARE {
+			continue
+		}
+		got = append(got, name)
+		if m.WeightBytes <= 0 || m.AttentionHeads <= 0 || m.VocabSize <= 0 || m.ContextLength <= 0 || m.HFID == "" || !m.TextOnly || m.Engine.Kind != EngineVLLM {
+			t.Errorf("%s: missing weights, heads, vocabulary, context or Hugging Face id, or not a text model on vLLM: %+v", name, m)
+		}
+		if m.Engine.ToolCallParser.VLLM == "" || m.Engine.ToolCallParser.SGLang == "" || m.Engine.ReasoningParser == "" {
+			t.Errorf("%s: tool-call parsers %+v, reasoning parser %q; want all three", name, m.Engine.ToolCallParser, m.Engine.ReasoningParser)
+		}
+		if !strings.Contains(m.Notes, "verify") {
+			t.Errorf("%s: notes do not say verify: %q", name, m.Notes)
+		}
+	}
+	want := []string{"DeepSeek-V4-Pro", "DeepSeek-V4-Flash", "GLM-5.2", "Qwen-3.7-Plus", "MiniMax-M3", "Kimi-K2.7-Code"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("CliniCARE models %v, want Table 3's %v", got, want)
 	}
 }

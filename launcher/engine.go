@@ -34,6 +34,13 @@ type Launch struct {
 	// invocation's Files are written before the engine starts (SGLang's
 	// key file). Engines that need it fail without it.
 	SecretDir string
+	// ToolCalling starts the engine with tool calling, for a campaign whose
+	// tasks send tools: vLLM `--enable-auto-tool-choice --tool-call-parser
+	// NAME`, SGLang `--tool-call-parser NAME`, NAME from the model's
+	// engine.tool_call_parser. Off, the command line is what it was before
+	// tool calling existed. A model with no parser for its engine is a
+	// configuration error.
+	ToolCalling bool
 }
 
 // SecretFile is a file an engine reads a secret from (an API key), so

@@ -88,6 +88,15 @@ func vllmFlags(l Launch) ([]string, error) {
 	if m.Engine.ReasoningParser != "" {
 		args = append(args, "--reasoning-parser", m.Engine.ReasoningParser)
 	}
+	if l.ToolCalling {
+		name, err := toolCallParser(m, "vllm", m.Engine.ToolCallParser.VLLM)
+		if err != nil {
+			return nil, err
+		}
+		// validate_parsed_serve_args refuses --enable-auto-tool-choice
+		// without --tool-call-parser (vllm/entrypoints/openai/cli_args.py).
+		args = append(args, "--enable-auto-tool-choice", "--tool-call-parser", name)
+	}
 	if len(m.MMProcessorKwargs) > 0 {
 		kw, err := json.Marshal(m.MMProcessorKwargs)
 		if err != nil {
@@ -222,11 +231,27 @@ func (s SGLang) Invocation(l Launch) (Invocation, error) {
 	if m.Engine.ReasoningParser != "" {
 		args = append(args, "--reasoning-parser", sglangReasoningParser(m.Engine.ReasoningParser))
 	}
+	if l.ToolCalling {
+		name, err := toolCallParser(m, "sglang", m.Engine.ToolCallParser.SGLang)
+		if err != nil {
+			return Invocation{}, err
+		}
+		args = append(args, "--tool-call-parser", name)
+	}
 	args = append(args, m.Engine.ExtraArgs...)
 	inv := openAIInvocation(l, args, "/health", "/metrics")
 	inv.Files = []SecretFile{{Path: keyFile, Content: []byte("api-key: " + strconv.Quote(l.APIKey) + "\n")}}
 	inv.CachedTokens = true
 	return inv, nil
+}
+
+// toolCallParser is the model's tool-call parser for engine, or the
+// configuration error of a model that has none there.
+func toolCallParser(m configs.Model, engine, name string) (string, error) {
+	if name == "" {
+		return "", fmt.Errorf("model %s: the campaign needs tool calls, and the model has no engine.tool_call_parser.%s; add the parser %s registers for its family (testdata/conformance/tool-parsers.tsv lists them), or leave the model out of tool tasks", m.Name, engine, engine)
+	}
+	return name, nil
 }
 
 // sglangReasoningParser is SGLang's name for the reasoning parser vLLM
@@ -243,6 +268,10 @@ func sglangReasoningParser(name string) string {
 		return "deepseek-r1"
 	case "deepseek_v3":
 		return "deepseek-v3"
+	case "minimax_m2":
+		return "minimax"
+	case "minimax_m2_append_think":
+		return "minimax-append-think"
 	}
 	return name
 }

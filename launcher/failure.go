@@ -12,9 +12,10 @@ import (
 // can tell a user what to change.
 type FailureKind string
 
-// Failure kinds. The first six are read from the engine's log.
+// Failure kinds. The first seven are read from the engine's log.
 const (
 	FailureArgs        FailureKind = "bad-engine-arguments"
+	FailureParser      FailureKind = "unknown-parser"
 	FailureOOM         FailureKind = "cuda-out-of-memory"
 	FailureTPHeads     FailureKind = "tp-does-not-divide-heads"
 	FailureUnsupported FailureKind = "unsupported-architecture"
@@ -38,7 +39,7 @@ const (
 // support the model, or npcorch could not build the invocation.
 func (k FailureKind) Permanent() bool {
 	switch k {
-	case FailureArgs, FailureNotFound, FailureUnsupported, FailureConfig:
+	case FailureArgs, FailureParser, FailureNotFound, FailureUnsupported, FailureConfig:
 		return true
 	}
 	return false
@@ -121,6 +122,14 @@ var logPatterns = []logPattern{
 	// "PROG: error: MESSAGE", exit status 2.
 	{FailureArgs, regexp.MustCompile(`: error: (unrecognized arguments: |argument \S+: |the following arguments are required: |ambiguous option: )`),
 		"the engine rejected its command line: fix engine.extra_args (engine.sim for the simulated engine), engine.command or the other engine fields of this model (the engine's usage message is in its log); npcorch does not restart it or try other GPUs"},
+	// vLLM checks the parser names after parsing, before loading weights
+	// (vllm/entrypoints/openai/api_server.py validate_api_server_args:
+	// KeyError "invalid tool call parser: NAME (chose from { ... })", the
+	// same for "invalid reasoning parser"; cli_args.py
+	// validate_parsed_serve_args: TypeError "--enable-auto-tool-choice
+	// requires --tool-call-parser"). The traceback's last line names it.
+	{FailureParser, regexp.MustCompile(`invalid (tool call|reasoning) parser: |--enable-auto-tool-choice requires --tool-call-parser`),
+		"the engine does not register the model's tool-call or reasoning parser: set engine.tool_call_parser or engine.reasoning_parser to a name this engine build lists (the error names them; testdata/conformance/tool-parsers.tsv records vLLM's and SGLang's), or load a plugin with --tool-parser-plugin in engine.extra_args; npcorch does not restart it or try other GPUs"},
 	{FailureOOM, regexp.MustCompile(`(?i)out of memory|OutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|No available memory for the cache blocks|less than desired GPU memory utili[sz]ation|insufficient (GPU )?memory`),
 		"lower engine.gpu_memory_utilization, context_length or max_num_seqs, give the model more GPUs (tensor_parallel), or free the GPUs (nvidia-smi shows who holds memory)"},
 	{FailureTPHeads, regexp.MustCompile(`(?i)(is not|must be) divisible by|not divisible by|is not a multiple of`),

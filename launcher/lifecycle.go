@@ -46,7 +46,8 @@ func (r *Replica) launch() {
 		Model: r.spec.Model, Replica: r.spec.Replica, GPUs: r.spec.GPUs,
 		Host: r.cfg.Host, Port: r.port, APIKey: r.key,
 		MediaRoot: r.spec.MediaRoot, Images: r.spec.Images, APIServers: r.spec.APIServers,
-		SecretDir: filepath.Join(r.cfg.LogDir, SecretDirName),
+		SecretDir:   filepath.Join(r.cfg.LogDir, SecretDirName),
+		ToolCalling: r.spec.ToolCalling,
 	})
 	if err != nil {
 		r.failNow(FailureConfig, err.Error(), err)

@@ -21,6 +21,8 @@ type ReplicaSpec struct {
 	// APIServers is vLLM's --api-server-count: API processes that decode
 	// and preprocess images in parallel (0 or 1: vLLM's single one).
 	APIServers int
+	// ToolCalling starts the engine with tool calling on (Launch.ToolCalling).
+	ToolCalling bool
 }
 
 func (s ReplicaSpec) name() string { return replicaName(s.Model.Name, s.Replica) }

@@ -174,8 +174,9 @@ func planConfig(ctx context.Context, campaignPath, nodeName string, paperScale b
 			return schedule.Config{}, err
 		}
 		for _, name := range reg.Names() {
-			m, _ := reg.Get(name)
-			models = append(models, m)
+			if m, _ := reg.Get(name); m.Benchmark == "" { // NPCBench's roster
+				models = append(models, m)
+			}
 		}
 	}
 	spec, err := planNode(nodeName, c, campaignNode, notes)

@@ -28,6 +28,9 @@ const (
 	ReasonMemory Reason = "memory"
 	// ReasonFreeMemory: too few GPUs have utilization × total free.
 	ReasonFreeMemory Reason = "free-memory"
+	// ReasonLargerThanNode: even every GPU of the node together cannot
+	// hold the model; it needs several nodes.
+	ReasonLargerThanNode Reason = "larger-than-node"
 	// ReasonFailedStart: every usable GPU set already failed to start.
 	ReasonFailedStart Reason = "failed-start"
 )
@@ -184,6 +187,10 @@ func Evaluate(m configs.Model, n Node, c Constraints) Result {
 		res.Rejections = append(res.Rejections, *rej)
 		return res
 	}
+	if rej := largerThanNode(m, n); rej != nil {
+		res.Rejections = append(res.Rejections, *rej)
+		return res
+	}
 	tps, shapeRej := ValidTP(m, len(n.GPUs))
 	res.Rejections = append(res.Rejections, shapeRej...)
 	tps, rej := pinnedTP(m, n, tps)
@@ -272,6 +279,30 @@ func sized(m configs.Model) *Rejection {
 		return rejection(m, ReasonNoSize, 0, nil, "%s has neither weight_bytes nor params_b; add one to its registry or campaign entry so its memory can be checked", m.Name)
 	}
 	return nil
+}
+
+// largerThanNode rules out a model that no TP size on this node can hold:
+// its footprint spread over every GPU of the node still exceeds the
+// largest GPU's budget. It says, in words, how many GPUs of the node's
+// biggest kind the model needs; npcorch places a model on one node only.
+func largerThanNode(m configs.Model, n Node) *Rejection {
+	u := Utilization(m)
+	var big GPU
+	for _, g := range n.GPUs {
+		if g.MemTotal > big.MemTotal {
+			big = g
+		}
+	}
+	budget := Budget(big, u)
+	if budget == 0 || Footprint(m, len(n.GPUs)) <= budget {
+		return nil
+	}
+	total := Footprint(m, 1)
+	need := (total + budget - 1) / budget
+	kind := cmp.Or(big.Name, GiB(big.MemTotal)+" GPUs")
+	return rejection(m, ReasonLargerThanNode, 0, nil,
+		"%s needs at least %d GPUs of this kind (%s; %s of weights × 1.2 + 2 GiB = %s, at most %s per GPU at utilization %s); it is larger than one node: node %s has %d GPUs — multi-node placement is issue 30",
+		m.Name, need, kind, GiB(WeightBytes(m)), GiB(total), GiB(budget), fmtFloat(u), n.Name, len(n.GPUs))
 }
 
 // pinnedTP narrows the valid TP sizes to the one the campaign pins, or

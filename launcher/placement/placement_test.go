@@ -98,6 +98,14 @@ func TestTextModelsOfTheRegistry(t *testing.T) {
 		"Qwen3-30B-A3B":    {[]int{1, 2, 4, 8}, 1}, // 32 heads, 4 KV (replicated at TP 8)
 		"GPT-OSS-20B":      {[]int{1, 2, 4, 8}, 1}, // 64 heads, 8 KV, 201,088; 13.8 GB MXFP4
 		"GPT-OSS-120B":     {[]int{1, 2, 4, 8}, 2}, // 65.3 GB MXFP4: 80.5 GB estimated > 77.3
+		// CliniCARE-Bench's open-weight agents (estimates, "verify"): 0 =
+		// larger than one A800 node (TestLargerThanNodeSaysSoInWords).
+		"DeepSeek-V4-Pro":   {[]int{1, 2, 4, 8}, 0}, // 865 GB
+		"DeepSeek-V4-Flash": {[]int{1, 2, 4, 8}, 4}, // 160 GB: 194 GB / 4 = 48.5
+		"GLM-5.2":           {[]int{1, 2, 4, 8}, 0}, // 1.49 TB bf16
+		"Qwen-3.7-Plus":     {[]int{1, 2, 4, 8}, 0}, // 794 GB bf16
+		"MiniMax-M3":        {[]int{1, 2, 4, 8}, 4}, // 230 GB FP8: 278 GB / 4 = 69.5
+		"Kimi-K2.7-Code":    {[]int{1, 2, 4, 8}, 0}, // 594 GB INT4: 715 GB / 8 = 89.4
 	}
 	seen := 0
 	for _, name := range reg.Names() {
@@ -552,5 +560,37 @@ func TestFeasibilityFiltersNameTheirReason(t *testing.T) {
 		if r.Reason != c.want || r.Model == "" || r.Message == "" {
 			t.Errorf("%s: rejection %+v; want reason %s with the model and a message", c.name, *r, c.want)
 		}
+	}
+}
+
+// TestLargerThanNodeSaysSoInWords: a model that even all GPUs of the node
+// cannot hold is rejected once, in words: how many GPUs of this kind it
+// needs, and that it is larger than one node (multi-node placement is
+// issue 30) — not as one memory rejection per TP size.
+func TestLargerThanNodeSaysSoInWords(t *testing.T) {
+	reg, err := configs.DefaultRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	glm, ok := reg.Get("GLM-5.2")
+	if !ok {
+		t.Fatal("GLM-5.2 is not in the registry")
+	}
+	res := Evaluate(glm, A800SXM8(), Constraints{})
+	if len(res.Options) != 0 || len(res.Rejections) != 1 || res.Rejections[0].Reason != ReasonLargerThanNode {
+		t.Fatalf("options %d, rejections %q; want one %s rejection", len(res.Options), messages(res.Rejections), ReasonLargerThanNode)
+	}
+	// 1,385.8 GiB × 1.2 + 2 GiB = 1,665 GiB over 0.9 × 80 GiB = 72 GiB per GPU: 24 GPUs.
+	msg := res.Rejections[0].Message
+	for _, want := range []string{"GLM-5.2 needs at least 24 GPUs of this kind", "larger than one node", "has 8 GPUs", "multi-node placement is issue 30"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	// A model that fits at TP 8 is not ruled out by it.
+	big := lingshu7B()
+	big.WeightBytes = 450_000_000_000 // 542 GB / 8 = 67.7 GB per GPU
+	if rej := largerThanNode(big, A800SXM8()); rej != nil {
+		t.Errorf("a model that fits at TP 8 was called larger than the node: %s", rej.Message)
 	}
 }

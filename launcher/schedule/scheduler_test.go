@@ -355,7 +355,9 @@ func TestExternalUnplaceableAndIdle(t *testing.T) {
 			note = m.Note
 		}
 	}
-	if !strings.Contains(note, "Huge at TP 2 needs 224.5 GiB per GPU") {
+	// Larger than the whole node: said once, in words (placement's
+	// larger-than-node rejection), not per TP size.
+	if !strings.Contains(note, "Huge needs at least 7 GPUs of this kind") || !strings.Contains(note, "larger than one node") {
 		t.Errorf("unplaceable note %q does not explain the memory", note)
 	}
 }

@@ -148,7 +148,7 @@ func (r *replica) launch(port int) (launcher.Invocation, error) {
 	}
 	inv, err := eng.Invocation(launcher.Launch{Model: m, Replica: r.spec.Replica, Host: r.node.Addr, Port: port,
 		APIKey: r.key, MediaRoot: r.spec.MediaRoot, Images: r.spec.Images,
-		SecretDir: filepath.Join(r.b.cfg.Dir, launcher.SecretDirName)})
+		SecretDir: filepath.Join(r.b.cfg.Dir, launcher.SecretDirName), ToolCalling: r.spec.ToolCalling})
 	if err != nil {
 		return launcher.Invocation{}, fmt.Errorf("slurm: %w", err)
 	}

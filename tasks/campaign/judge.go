@@ -146,14 +146,23 @@ func (l *loop) startJudge(m configs.Model, pool *inference.Pool, external bool) 
 
 // judgePasses runs pass each time left says how many generators are
 // still to end, until a pass after none is left, a pass fails or ctx ends.
+// The total counts each judgment once: a pass lists every judgment of the
+// answers in the journal, so what a later pass skips, an earlier one
+// counted (the first as already in the journal, the others as made by
+// this run: only this judge journals its judgments), and a judgment made
+// in this run is never reported as already in the journal.
 func judgePasses(ctx context.Context, left <-chan int, pass func() (send.Summary, error)) (send.Summary, error) {
 	var total send.Summary
-	for {
+	for first := true; ; first = false {
 		select {
 		case <-ctx.Done():
 			return total, ctx.Err()
 		case n := <-left:
 			s, err := pass()
+			if !first {
+				s.Requests -= s.Skipped
+				s.Skipped = 0
+			}
 			total = total.Add(s)
 			if err != nil || n == 0 {
 				return total, err

@@ -17,6 +17,7 @@ import (
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 const judgedCampaign = `
@@ -223,5 +224,46 @@ judges: [{name: GPT-OSS-120B, engine: {kind: sim}}]
 	}
 	if after := JudgeAfter(c); !reflect.DeepEqual(after, map[string][]string{"GPT-OSS-120B": {"Lingshu-7B", "GPT-5.1"}}) {
 		t.Errorf("JudgeAfter = %v", after)
+	}
+}
+
+// TestJudgePassesCountEachJudgmentOnce forces the order that made
+// TestCampaignJudgesO1 flaky on a resumed run: the judge starts while a
+// generator is still to end (one journalled answer already judged by an
+// earlier run), judges what the journal holds, then passes again once the
+// generator has ended, over the same answers and the new one. Each pass
+// lists every judgment of the answers in the journal, as Runner.Judge
+// does; the summary must still count each judgment once, and report as
+// "already in the journal" only the one an earlier run made.
+func TestJudgePassesCountEachJudgmentOnce(t *testing.T) {
+	answers := []string{"a1", "a2", "a3"}  // journalled when the judge starts
+	journal := map[string]bool{"a1": true} // the judge's own records
+	left := make(chan int, 1)
+	left <- 1 // one generator still to end
+	passes := 0
+	pass := func() (send.Summary, error) {
+		passes++
+		s := send.Summary{Requests: len(answers)}
+		for _, a := range answers {
+			if journal[a] {
+				s.Skipped++
+				continue
+			}
+			journal[a] = true
+			s.Answered++
+		}
+		if passes == 1 { // the last generator ends during the first pass
+			answers = append(answers, "b1")
+			left <- 0
+		}
+		return s, nil
+	}
+	got, err := judgePasses(context.Background(), left, pass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := send.Summary{Requests: 4, Skipped: 1, Answered: 3}
+	if passes != 2 || got.Requests != want.Requests || got.Skipped != want.Skipped || got.Answered != want.Answered {
+		t.Errorf("after %d passes: %+v, want %+v (4 judgments, one from an earlier run)", passes, got, want)
 	}
 }

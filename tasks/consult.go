@@ -3,10 +3,8 @@ package tasks
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/npcorch/npcorch/tasks/dataset"
-	"github.com/npcorch/npcorch/tasks/extract"
 )
 
 // O1 ConsultRubrics: free-text consultations (prompt A14), judged
@@ -48,9 +46,6 @@ type Judged struct {
 	Attempt int `json:"attempt"`
 }
 
-// AuditGenerator is the Generator of a physician-labelled response.
-const AuditGenerator = "physician-audit"
-
 // JudgeAttempt is one rung of the judge's ladder: its output allowance
 // (0: the judge model's own max_tokens for the task) and whether the
 // answer is constrained to the verdict's JSON schema.
@@ -74,82 +69,4 @@ func SignedCriterion(c dataset.Criterion) string {
 		return fmt.Sprintf("[POSITIVE REQUIREMENT, +%s points] %s", strconv.FormatFloat(c.Weight, 'f', -1, 64), c.Text)
 	}
 	return fmt.Sprintf("[NEGATIVE ERROR CRITERION, %s error, -%d points] %s", c.Kind, dataset.Deduction(c.Kind), c.Text)
-}
-
-// JudgeItemID is the id of the judge's item for a response and criterion
-// at an attempt: "JUDGETASK/GENERATOR/ITEM-WITHOUT-ITS-TASK/CRITERION",
-// with "#retryN" for attempt N > 0.
-func JudgeItemID(judgeTask string, j *Judged) string {
-	gen := j.Generator
-	if j.Audit != "" {
-		gen += "/" + j.Audit
-	}
-	_, rest, _ := strings.Cut(j.Item, "/")
-	id := strings.Join([]string{judgeTask, gen, rest, j.Criterion.ID}, "/")
-	if j.Attempt > 0 {
-		id += "#retry" + strconv.Itoa(j.Attempt)
-	}
-	return id
-}
-
-// judgeItem is the judge's item of a response to gen and one criterion.
-func judgeItem(judgeTask string, gen Item, j Judged) Item {
-	c := *gen.Consult
-	c.Criteria, c.Audit, c.Judged = nil, nil, &j
-	return Item{ID: JudgeItemID(judgeTask, &j), Task: judgeTask, Patient: gen.Patient, Consult: &c}
-}
-
-// JudgeItems are the first-attempt items of a judge task: for each
-// generation item of the task it judges, each physician-labelled
-// response, and each generator's answered response (repeat 0) in the
-// journal, one item per criterion. Generation items without an answer
-// yet have none.
-func JudgeItems(judge *Task, items []Item, st *JournalState, generators []string) []Item {
-	idx := indexAnswers(st)
-	var out []Item
-	for _, it := range items {
-		if it.Task != judge.Judges || it.Consult == nil {
-			continue
-		}
-		var responses []Judged
-		for _, a := range it.Consult.Audit {
-			responses = append(responses, Judged{Generator: AuditGenerator, Audit: a.ID, Response: a.Response})
-		}
-		for _, g := range generators {
-			if rec, ok := idx.answered[itemRepeat{g, it.ID, 0}]; ok {
-				responses = append(responses, Judged{Generator: g, Response: rec.Answer.Content})
-			}
-		}
-		for _, r := range responses {
-			for _, c := range it.Consult.Criteria {
-				j := r
-				j.Item, j.Criterion = it.ID, c
-				out = append(out, judgeItem(judge.Key, it, j))
-			}
-		}
-	}
-	return out
-}
-
-// JudgeRetries are the next attempts of the judge's items whose verdict,
-// journalled by the judge model, could not be read: the same item one
-// rung up JudgeAttempts. An item not answered (yet), or already at the
-// last rung, has none; a verdict still unreadable there is kept as such.
-func JudgeRetries(judgeItems []Item, st *JournalState, judge string) []Item {
-	idx := indexAnswers(st)
-	last := len(JudgeAttempts()) - 1
-	var out []Item
-	for _, it := range judgeItems {
-		j := it.Consult.Judged
-		rec, ok := idx.answered[itemRepeat{judge, it.ID, 0}]
-		if !ok || j.Attempt >= last || extract.JudgeVerdict(rec.Answer.Content).OK() {
-			continue
-		}
-		next := *j
-		next.Attempt++
-		c := *it.Consult
-		c.Judged = &next
-		out = append(out, Item{ID: JudgeItemID(it.Task, &next), Task: it.Task, Patient: it.Patient, Consult: &c})
-	}
-	return out
 }

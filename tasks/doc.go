@@ -1,22 +1,22 @@
-// Package tasks turns a benchmark's items into requests and answers into a
-// journal and scores. It knows the benchmark's tasks only through the
-// Registry it is handed (one Task descriptor per task, the Composite
-// endpoints computed across tasks, the score table's columns; package
-// tasks/npcbench holds NPCBench's): with it, it builds the items from a raw
-// dataset and its prepared images, renders each task's prompt, writes the
-// simulated engine's answer key, sends each request through a streaming
-// OpenAI-compatible client with bounded, adaptive concurrency, appends
-// every outcome to an append-only journal that a crashed run resumes from,
-// and scores a run from its journal alone. Reading the journal works
-// around no line in silence: a torn, corrupt, misfiled or repeated line,
-// or a record of a model, task, item or repeat the run does not have, is a
-// JournalProblem naming its file and line and what was done, and the score
-// files count them.
+// Package tasks is the contract of a benchmark: what a benchmark family
+// gives npcorch and what every other room reads of it. A family (package
+// tasks/npcbench; the CliniCARE family beside it) describes each task as a
+// Task value — its items (Build, with a Builder over the raw dataset and
+// its prepared images), its prompt, the images it needs, how its answers
+// are extracted, the answers it needs from other tasks, its simulated
+// answers and its paper-scale request mix — and registers them in a
+// Registry (NewRegistry of a Benchmark), with the Scoring that says how
+// its answers are scored across tasks. From a registry this package
+// builds the items (Item, BuildItems), renders their prompts (Prompts)
+// and turns each into the request a model is sent (Request,
+// RequestBuilder: images as the prepared files' own bytes or file://
+// URLs, never re-encoded, and the key that identifies the request in the
+// journal), and writes the simulated engine's answer key (BuildSimKey).
 //
-// Nothing here names a task: a task is added in its own descriptor file
-// (docs/architecture.md, "Adding a task"). Extraction and scoring
-// primitives live in tasks/extract and tasks/score. This package starts no
-// engine (package launcher) and draws no pixel (package imaging): images
-// travel as the prepared files' own bytes or as file:// URLs, never
-// re-encoded.
+// It knows no family, and nothing here names a task: a task is added in its
+// own descriptor file (docs/architecture.md, "Adding a benchmark family").
+// Sending requests is package tasks/send over tasks/inference, the journal
+// is tasks/journal, judging tasks/judge, scoring tasks/score, the
+// application tasks/campaign. This package starts no engine (package
+// launcher) and draws no pixel (package imaging).
 package tasks

@@ -79,3 +79,12 @@ type Gold struct {
 	Invasion          int            `json:"invasion,omitempty"`
 	StructureInvasion map[string]int `json:"structure_invasion,omitempty"`
 }
+
+// ItemProblem is an item that could not be built, and why. A campaign goes
+// on without it and reports it.
+type ItemProblem struct {
+	Item   string
+	Reason string
+}
+
+func (p ItemProblem) Error() string { return p.Item + ": " + p.Reason }

@@ -10,8 +10,8 @@ import (
 )
 
 // Benchmark is what a Registry is made of: a benchmark's tasks, the names
-// that stand for several of them, the scores computed across tasks, and
-// how its score table and report lay them out.
+// that stand for several of them, and how its answers are scored across
+// tasks and laid out (Scoring).
 type Benchmark struct {
 	// Structures are the base structures the tasks' prompts, answers and
 	// scores name.
@@ -20,14 +20,17 @@ type Benchmark struct {
 	Tasks []*Task
 	// Families are names a campaign's task list may use for several tasks.
 	Families []Family
-	// Composites are the endpoints computed over several tasks' answers.
-	Composites []*Composite
-	// Table lists the columns of the score table (the paper's Table 1).
-	Table []Column
-	// Notes are lines printed under the score table.
-	Notes []string
-	// Recall lists the report's per-class recall figures.
-	Recall []RecallPlot
+	// Scoring is how its answers are scored across tasks and laid out in
+	// score files and reports (a *score.Card); nil scores each task alone.
+	Scoring Scoring
+}
+
+// Scoring is how a benchmark's answers are scored across tasks and laid
+// out in its score files and report: package tasks/score's *score.Card.
+// The registry carries it for the scorer without reading it, and checks
+// it once: Check is given the registry's check that task keys are known.
+type Scoring interface {
+	Check(known func(where string, keys ...string) error) error
 }
 
 // Family is a name that stands for several tasks in a campaign's task list
@@ -35,13 +38,6 @@ type Benchmark struct {
 type Family struct {
 	Name  string
 	Tasks []string
-}
-
-// RecallPlot is a report figure of per-class recall for every model: of
-// the class table keyed Table (a task key, or a key a composite's Tables
-// gives).
-type RecallPlot struct {
-	File, Title, Table string
 }
 
 // Registry is a benchmark's tasks, checked and indexed. It is a value the
@@ -63,7 +59,7 @@ func NewRegistry(b Benchmark) (*Registry, error) {
 	if b.Structures == nil {
 		return nil, fmt.Errorf("task registry: no base structures")
 	}
-	for _, check := range []func() error{r.addTasks, r.addFamilies, r.checkComposites, r.checkTable} {
+	for _, check := range []func() error{r.addTasks, r.addFamilies, r.checkScoring} {
 		if err := check(); err != nil {
 			return nil, err
 		}
@@ -101,25 +97,11 @@ func (r *Registry) addFamilies() error {
 	return nil
 }
 
-func (r *Registry) checkComposites() error {
-	for _, c := range r.b.Composites {
-		if c.Name == "" || c.Score == nil {
-			return fmt.Errorf("task registry: composite %q needs a name and a Score function", c.Name)
-		}
-		if err := r.known("composite "+c.Name, c.Tasks...); err != nil {
-			return err
-		}
+func (r *Registry) checkScoring() error {
+	if r.b.Scoring == nil {
+		return nil
 	}
-	return nil
-}
-
-func (r *Registry) checkTable() error {
-	for _, c := range r.b.Table {
-		if c.Pick == nil {
-			return fmt.Errorf("task registry: table column %s has no Pick function", c.Name)
-		}
-	}
-	return nil
+	return r.b.Scoring.Check(r.known)
 }
 
 // MustRegistry is NewRegistry for a benchmark fixed in code, whose tests
@@ -299,7 +281,7 @@ func (r *Registry) Answerable(m configs.Model, key string) bool {
 // level, or builds on the
 // answers of a task that does; seen guards against a loop of After.
 func (r *Registry) readsImages(key string, seen map[string]bool) bool {
-	t := r.lookup(key)
+	t := r.Lookup(key)
 	if t == nil || seen[key] {
 		return false
 	}
@@ -330,33 +312,25 @@ func (r *Registry) TrimTasks(m configs.Model) configs.Model {
 // Families are the names a task list may use for several tasks.
 func (r *Registry) Families() []Family { return slices.Clone(r.b.Families) }
 
-// Composites lists the cross-task endpoints in scoring order.
-func (r *Registry) Composites() []*Composite { return slices.Clone(r.b.Composites) }
-
-// Table lists the score table's columns.
-func (r *Registry) Table() []Column { return slices.Clone(r.b.Table) }
-
-// Notes are the lines under the score table.
-func (r *Registry) Notes() []string { return slices.Clone(r.b.Notes) }
-
-// RecallPlots lists the report's per-class recall figures.
-func (r *Registry) RecallPlots() []RecallPlot { return slices.Clone(r.b.Recall) }
+// Scoring is how the benchmark's answers are scored across tasks and
+// laid out; nil when each task is scored alone.
+func (r *Registry) Scoring() Scoring { return r.b.Scoring }
 
 // Upstream reports whether other tasks' prompts include a task's answers.
 func (r *Registry) Upstream(key string) bool { return r.upstream[key] }
 
-// lookup returns the task of a key; nil for an unknown key or a nil
+// Lookup returns the task of a key; nil for an unknown key or a nil
 // registry.
-func (r *Registry) lookup(key string) *Task {
+func (r *Registry) Lookup(key string) *Task {
 	if r == nil {
 		return nil
 	}
 	return r.byKey[key]
 }
 
-// needs returns the items whose answers an item's prompt includes.
-func (r *Registry) needs(it Item) []string {
-	if t := r.lookup(it.Task); t != nil && t.Needs != nil {
+// Needs returns the items whose answers an item's prompt includes.
+func (r *Registry) Needs(it Item) []string {
+	if t := r.Lookup(it.Task); t != nil && t.Needs != nil {
 		return t.Needs(it)
 	}
 	return nil

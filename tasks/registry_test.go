@@ -7,6 +7,8 @@ import (
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/extract"
+	"github.com/npcorch/npcorch/tasks/journal"
+	"github.com/npcorch/npcorch/tasks/score"
 )
 
 // plainTask is a task that NewRegistry accepts.
@@ -44,14 +46,14 @@ func TestNewRegistryRefusesWhatCannotRun(t *testing.T) {
 		"after unknown": {func(b *tasks.Benchmark) {
 			b.Tasks[0].After = []string{"zz"}
 			b.Tasks[0].Needs = func(tasks.Item) []string { return nil }
-			b.Tasks[0].Prior = func(tasks.Item, map[string]*tasks.Record) []string { return nil }
+			b.Tasks[0].Prior = func(tasks.Item, map[string]*journal.Record) []string { return nil }
 		}, `task a after: unknown task "zz"; known tasks: a, b`},
 		"family":      {func(b *tasks.Benchmark) { b.Families = []tasks.Family{{Name: "f", Tasks: []string{"a", "c"}}} }, `family f: unknown task "c"`},
 		"family=task": {func(b *tasks.Benchmark) { b.Families = []tasks.Family{{Name: "a", Tasks: []string{"b"}}} }, `family "a" is named twice`},
 		"composite": {func(b *tasks.Benchmark) {
-			b.Composites = []*tasks.Composite{{Name: "c", Tasks: []string{"x"}, Score: func(*tasks.Answers, *tasks.ModelResults) error { return nil }}}
+			b.Scoring = &score.Card{Composites: []*score.Composite{{Name: "c", Tasks: []string{"x"}, Score: func(*score.Answers, *score.ModelResults) error { return nil }}}}
 		}, `composite c: unknown task "x"`},
-		"column":        {func(b *tasks.Benchmark) { b.Table = []tasks.Column{{Name: "A."}} }, "column A. has no Pick"},
+		"column":        {func(b *tasks.Benchmark) { b.Scoring = &score.Card{Table: []score.Column{{Name: "A."}}} }, "column A. has no Pick"},
 		"no structures": {func(b *tasks.Benchmark) { b.Structures = nil }, "no base structures"},
 	} {
 		if err := with(c.edit); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -71,7 +73,7 @@ func TestTextOnlyModelAnswersOnlyTasksWithoutImages(t *testing.T) {
 	for x, after := range map[*tasks.Task]string{read: "img", deeper: "read"} {
 		x.After = []string{after}
 		x.Needs = func(tasks.Item) []string { return nil }
-		x.Prior = func(tasks.Item, map[string]*tasks.Record) []string { return nil }
+		x.Prior = func(tasks.Item, map[string]*journal.Record) []string { return nil }
 	}
 	reg, err := tasks.NewRegistry(tasks.Benchmark{Structures: configs.DefaultStructures(), Tasks: []*tasks.Task{img, read, deeper, text}})
 	if err != nil {

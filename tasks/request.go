@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -20,13 +19,15 @@ import (
 	"github.com/npcorch/npcorch/launcher/simkey"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/extract"
+	"github.com/npcorch/npcorch/tasks/inference"
 )
 
 // Request is one prepared request: the item, the exact images sent, the
 // prompt, and the key that identifies it in the journal.
 //
 // With base64 media the image URLs in Body are placeholders
-// (InlinePlaceholder followed by the image's index): Client.Send streams
+// (inference.InlinePlaceholder followed by the image's index, one per
+// image of Inline): inference.Client.Send streams
 // each file's own bytes, base64-encoded, in their place, so no request ever
 // holds its images in memory. Send a Request with Client.Send, not its
 // Body with Client.Stream.
@@ -47,7 +48,7 @@ type Request struct {
 	// Bytes is the size of the images as sent (base64 or URL text).
 	Bytes int64
 
-	inline []inlineImage
+	Inline []inference.InlineImage
 	keyIn  keyInput
 }
 
@@ -67,23 +68,6 @@ func (r *Request) ForRepeat(repeat int) (*Request, error) {
 	c := *r
 	c.Repeat, c.Key = repeat, key
 	return &c, nil
-}
-
-// InlinePlaceholder starts the image URLs that Client.Send replaces with
-// the base64 data URL of a file.
-const InlinePlaceholder = "npcorch-inline:"
-
-// inlineImage is an image file streamed as a base64 data URL.
-type inlineImage struct {
-	path   string
-	mime   string
-	size   int64
-	sha256 string // hex; "" when the manifest has none
-}
-
-// dataURLLen is the length of the data URL of an inline image.
-func (im inlineImage) dataURLLen() int64 {
-	return int64(len("data:"+im.mime+";base64,")) + int64(base64.StdEncoding.EncodedLen(int(im.size)))
 }
 
 // RequestBuilder turns items into requests for one model.
@@ -130,7 +114,7 @@ func (b RequestBuilder) BuildTurns(prompts *Prompts, it Item, repeat int, prior 
 	}
 	parts := []openai.ChatMessagePart{{Type: openai.ChatMessagePartTypeText, Text: prompt}}
 	var total int64
-	var inline []inlineImage
+	var inline []inference.InlineImage
 	hashes := make([]string, len(images))
 	res, err := newResolver(b.Root)
 	if err != nil {
@@ -142,7 +126,7 @@ func (b RequestBuilder) BuildTurns(prompts *Prompts, it Item, repeat int, prior 
 			return nil, err
 		}
 		if im != nil {
-			url = InlinePlaceholder + strconv.Itoa(len(inline))
+			url = inference.InlinePlaceholder + strconv.Itoa(len(inline))
 			inline = append(inline, *im)
 		}
 		total += n
@@ -181,7 +165,7 @@ func (b RequestBuilder) BuildTurns(prompts *Prompts, it Item, repeat int, prior 
 		return nil, err
 	}
 	return &Request{Item: it, Repeat: repeat, Key: key, Prompt: prompt, Prior: prior, Turns: turns, Images: images, Body: body,
-		Bytes: total, inline: inline, keyIn: ki}, nil
+		Bytes: total, Inline: inline, keyIn: ki}, nil
 }
 
 // conversation is the text the request key takes for the prompt: the
@@ -242,7 +226,7 @@ func (b RequestBuilder) Images(it Item) ([]dataset.Image, error) {
 // Client.Send streams as the base64 data URL of the file's own bytes, and
 // the bytes that adds to the request. The file must have the manifest's
 // size; with base64 its sha256 is checked as it is streamed.
-func (b RequestBuilder) imageURL(res *resolver, it Item, img dataset.Image) (string, int64, *inlineImage, error) {
+func (b RequestBuilder) imageURL(res *resolver, it Item, img dataset.Image) (string, int64, *inference.InlineImage, error) {
 	path, info, err := res.resolve(img.Path)
 	if err != nil {
 		return "", 0, nil, fmt.Errorf("item %s: %w", it.ID, err)
@@ -261,8 +245,8 @@ func (b RequestBuilder) imageURL(res *resolver, it Item, img dataset.Image) (str
 		url := "file://" + path
 		return url, int64(len(url)), nil, nil
 	}
-	im := &inlineImage{path: path, mime: mimeType(path), size: info.Size(), sha256: img.SHA256}
-	return "", im.dataURLLen(), im, nil
+	im := &inference.InlineImage{Path: path, MIME: mimeType(path), Size: info.Size(), SHA256: img.SHA256}
+	return "", im.DataURLLen(), im, nil
 }
 
 // resolver maps manifest paths to files under one root, refusing absolute

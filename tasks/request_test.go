@@ -7,11 +7,13 @@ import (
 	"reflect"
 	"strings"
 
+	"testing"
+
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/npcbench"
-	"testing"
 )
 
 func TestBuildSubsamplesPlaneGroupsToTheModelsLimit(t *testing.T) {
@@ -60,7 +62,7 @@ func TestSplitReasoning(t *testing.T) {
 		{"{\"n_stage\":\"N1\"}", "long reasoning", "{\"n_stage\":\"N1\"}", "long reasoning"},
 	}
 	for _, c := range cases {
-		a, th := tasks.SplitReasoning(c.content, c.field)
+		a, th := inference.SplitReasoning(c.content, c.field)
 		if a != c.answer || th != c.thought {
 			t.Errorf("SplitReasoning(%q, %q) = %q, %q; want %q, %q", c.content, c.field, a, th, c.answer, c.thought)
 		}

@@ -83,7 +83,7 @@ func simEntry(reg *Registry, b RequestBuilder, prompts *Prompts, it Item) (simke
 		// Prior lines that need no answer (reference findings, supplied
 		// fields) are the same for every model: the prompt has them.
 		var prior []string
-		if task.Prior != nil && len(reg.needs(it)) == 0 {
+		if task.Prior != nil && len(reg.Needs(it)) == 0 {
 			prior = task.Prior(it, nil)
 		}
 		p, err := prompts.Render(it, prior)

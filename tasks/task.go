@@ -1,9 +1,16 @@
 package tasks
 
 import (
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/launcher/simkey"
+	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/extract"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // Task describes one benchmark task: everything npcorch needs to build its
@@ -78,7 +85,7 @@ type Task struct {
 	// what it says of those answers, and what the item supplies), given
 	// each needed item's record by item id; it is called for items that
 	// need no answer too. Nil writes none.
-	Prior func(it Item, answers map[string]*Record) []string
+	Prior func(it Item, answers map[string]*journal.Record) []string
 	// Judges, on a judge task (O1's rubric judge), is the key of the task
 	// whose answers it judges. A judge task has no Build: its items come
 	// from the journal (JudgeItems, JudgeRetries), and its requests are
@@ -103,16 +110,6 @@ type GradedField struct {
 	Name   string
 	Gold   func(it Item) string
 	Answer func(it Item, content string) extract.Label
-}
-
-// graded are the labels the task's answers are graded on over repeats:
-// the closed answer against Gold.Label (a field without a name), else its
-// Graded fields.
-func (t *Task) graded() []GradedField {
-	if t.Answer != nil {
-		return []GradedField{{Gold: func(it Item) string { return it.Gold.Label }, Answer: t.Answer}}
-	}
-	return t.Graded
 }
 
 // Sim is how the simulated engine recognises a task's requests and what
@@ -158,4 +155,132 @@ func (t *Task) edition() string {
 		return t.Edition
 	}
 	return "eighth"
+}
+
+// Builder collects the items a task's Build makes, and the problems of
+// those it cannot make.
+type Builder struct {
+	task     *Task
+	raw      *dataset.Raw
+	prepared map[string]*dataset.PreparedPatient
+	items    []Item
+	problems []ItemProblem
+	ids      map[string]bool
+}
+
+// ItemID is the id of an item of the task being built: "TASK/PATIENT",
+// then the parts.
+func (b *Builder) ItemID(patient string, parts ...string) string {
+	return strings.Join(append([]string{b.task.Key, patient}, parts...), "/")
+}
+
+// Consultations are the dataset's O1 cases.
+func (b *Builder) Consultations() []dataset.ConsultCase { return b.raw.Consultations }
+
+// Add adds an item of the task being built and returns it as added (its
+// Task set); an id already added is a problem, and the item is left out
+// (the journal keys answers by id): ok is false then.
+func (b *Builder) Add(it Item) (added Item, ok bool) {
+	if b.ids[it.ID] {
+		b.Problem(it.ID, "another item has the same id; give the dataset's items unique ids")
+		return it, false
+	}
+	b.ids[it.ID] = true
+	it.Task = b.task.Key
+	b.items = append(b.items, it)
+	return it, true
+}
+
+// Raw is the raw dataset, for tasks whose items are not patients of a
+// cohort with prepared images (the text levels' sections).
+func (b *Builder) Raw() *dataset.Raw { return b.raw }
+
+// Problem reports an item that cannot be built, and why.
+func (b *Builder) Problem(item, reason string) {
+	b.problems = append(b.problems, ItemProblem{Item: item, Reason: reason})
+}
+
+// Patients yields the patients of the task's cohort, in dataset order,
+// with their prepared images. A patient prep has no images for, or whose
+// images for the task prep could not make, is reported as a problem and
+// skipped; for a PerImage task only the items of the missing images are,
+// and the patient is yielded.
+func (b *Builder) Patients() iter.Seq2[*dataset.Patient, *dataset.PreparedPatient] {
+	return func(yield func(*dataset.Patient, *dataset.PreparedPatient) bool) {
+		for i := range b.raw.Patients {
+			p := &b.raw.Patients[i]
+			if !slices.Contains(p.Cohorts, b.task.Cohort) {
+				continue
+			}
+			pp := b.prepared[p.ID]
+			if pp == nil {
+				b.Problem(b.ItemID(p.ID), "no prepared images for this patient; run `npcorch prep` on the dataset again")
+				continue
+			}
+			if !b.complete(p, pp) {
+				continue
+			}
+			if !yield(p, pp) {
+				return
+			}
+		}
+	}
+}
+
+// complete reports the images of the task prep could not make for a
+// patient, and whether the patient's items can still be built.
+func (b *Builder) complete(p *dataset.Patient, pp *dataset.PreparedPatient) bool {
+	failed := lacking(b.task.Images, pp)
+	if len(failed) == 0 {
+		return true
+	}
+	if !b.task.PerImage || failed[0].Kind == dataset.KindPatient {
+		b.Problem(b.ItemID(p.ID), lackReason(failed))
+		return false
+	}
+	for _, f := range failed { // one item per image: the others are built
+		b.Problem(imageItemID(b.ItemID(p.ID), f), lackReason([]dataset.ImageFailure{f}))
+	}
+	return true
+}
+
+// lacking returns the images of the given kinds that prep could not make
+// (the manifest's failures), a whole-patient failure first.
+func lacking(kinds []string, pp *dataset.PreparedPatient) []dataset.ImageFailure {
+	var out []dataset.ImageFailure
+	for _, f := range pp.Failed {
+		if f.Kind == dataset.KindPatient {
+			return []dataset.ImageFailure{f}
+		}
+		if slices.Contains(kinds, f.Kind) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// imageItemID is the id of the one-image item a failed panel or card
+// stood for.
+func imageItemID(taskID string, f dataset.ImageFailure) string {
+	switch {
+	case f.Kind == dataset.KindPanel:
+		return taskID + "/" + f.Sequence
+	case f.Side != "":
+		return taskID + "/" + f.Structure + "/" + f.Side
+	}
+	return taskID + "/" + f.Structure
+}
+
+// lackReason names the missing images (the first three) and prep's
+// reasons.
+func lackReason(failed []dataset.ImageFailure) string {
+	var parts []string
+	for _, f := range failed[:min(len(failed), 3)] {
+		parts = append(parts, fmt.Sprintf("%s (%s)", f.Path, f.Reason))
+	}
+	if len(failed) > 3 {
+		parts = append(parts, fmt.Sprintf("and %d more", len(failed)-3))
+	}
+	return fmt.Sprintf("lacks %d image(s) that `npcorch prep` could not make: %s; fix the inputs and run `npcorch prep` again",
+		len(failed), strings.Join(parts, "; "))
 }

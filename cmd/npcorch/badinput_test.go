@@ -20,9 +20,9 @@ import (
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/imaging"
 	"github.com/npcorch/npcorch/launcher"
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/campaign"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
 )
 
 // badRoot holds the bad-input corpus: one folder per kind of input (see
@@ -301,16 +301,16 @@ func streamFrom(t *testing.T, input string) (string, error) {
 			}()
 		}
 	}()
-	c := tasks.NewClient(configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 5 * time.Second,
+	c := inference.NewClient(configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 5 * time.Second,
 		ChunkTimeout: 5 * time.Second, TotalTimeout: 20 * time.Second})
 	defer c.Close()
 	ep := launcher.Endpoint{Model: "bad", BaseURL: "http://" + ln.Addr().String() + "/v1", APIKey: "k"}
 	ans, err := c.Stream(context.Background(), ep, openai.ChatCompletionRequest{Model: "m",
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "?"}}})
 	if err != nil {
-		f, ok := err.(*tasks.AttemptFailure)
+		f, ok := err.(*inference.AttemptFailure)
 		if !ok {
-			return "", fmt.Errorf("not a *tasks.AttemptFailure (%T): %w", err, err)
+			return "", fmt.Errorf("not a *inference.AttemptFailure (%T): %w", err, err)
 		}
 		return "", fmt.Errorf("%w [retryable=%v]", f, f.Retryable())
 	}

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // pathologyRun makes a run directory of one model, "M", on the pathology
@@ -37,13 +38,13 @@ func pathologyRun(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	j, err := tasks.OpenJournal(run)
+	j, err := journal.Open(run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range []struct{ patient, answer string }{{"P1", "1"}, {"P2", "0"}} {
-		if err := j.Append(tasks.Record{Key: "key-" + r.patient, Item: "pathology/" + r.patient, Task: "pathology", Patient: r.patient,
-			Model: "M", Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: r.answer}}); err != nil {
+		if err := j.Append(journal.Record{Key: "key-" + r.patient, Item: "pathology/" + r.patient, Task: "pathology", Patient: r.patient,
+			Model: "M", Status: journal.StatusAnswered, Answer: &inference.Answer{Content: r.answer}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,7 +69,7 @@ func appendLine(t *testing.T, path, line string) {
 	}
 }
 
-func line(t *testing.T, r tasks.Record) string {
+func line(t *testing.T, r journal.Record) string {
 	t.Helper()
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -89,12 +90,12 @@ func TestScoreReportsADamagedJournalAndStrictFails(t *testing.T) {
 	}
 	clean, _ := os.ReadFile(filepath.Join(run, "scores.json"))
 
-	journal := filepath.Join(run, "journal", "M", "pathology.jsonl")
-	appendLine(t, journal, line(t, tasks.Record{Key: "key-P1", Item: "pathology/P1", Task: "pathology", Patient: "P1",
-		Model: "M", Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: "0"}}))
-	appendLine(t, filepath.Join(run, "journal", "Old", "pathology.jsonl"), line(t, tasks.Record{Key: "old-P1", Item: "pathology/P1",
-		Task: "pathology", Patient: "P1", Model: "Old", Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: "1"}}))
-	appendLine(t, journal, `{"key":"key-P3","item":"pathology/P3","sta`)
+	jfile := filepath.Join(run, "journal", "M", "pathology.jsonl")
+	appendLine(t, jfile, line(t, journal.Record{Key: "key-P1", Item: "pathology/P1", Task: "pathology", Patient: "P1",
+		Model: "M", Status: journal.StatusAnswered, Answer: &inference.Answer{Content: "0"}}))
+	appendLine(t, filepath.Join(run, "journal", "Old", "pathology.jsonl"), line(t, journal.Record{Key: "old-P1", Item: "pathology/P1",
+		Task: "pathology", Patient: "P1", Model: "Old", Status: journal.StatusAnswered, Answer: &inference.Answer{Content: "1"}}))
+	appendLine(t, jfile, `{"key":"key-P3","item":"pathology/P3","sta`)
 
 	out, err = runCLI(t, "score", "--run", run)
 	if err != nil {
@@ -125,9 +126,9 @@ func TestScoreReportsADamagedJournalAndStrictFails(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(run, "journal", "Old")); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := os.ReadFile(journal)
+	data, _ := os.ReadFile(jfile)
 	lines := strings.SplitAfter(string(data), "\n")
-	if err := os.WriteFile(journal, []byte(strings.Join(lines[:2], "")), 0o644); err != nil {
+	if err := os.WriteFile(jfile, []byte(strings.Join(lines[:2], "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := runCLI(t, "score", "--run", run, "--strict"); err != nil {

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
 )
 
@@ -240,7 +240,7 @@ models:
 	if snap.State != live.RunGone || !strings.Contains(snap.Error, "is gone: it crashed or was killed") || !strings.Contains(snap.Error, resume) {
 		t.Errorf("the killed run: state %s, %q; want it gone, and %q", snap.State, snap.Error, resume)
 	}
-	j, err := tasks.ReadJournal(filepath.Join(cwd, "run"))
+	j, err := journal.Read(filepath.Join(cwd, "run"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,10 @@ import (
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // soakOptions size the soak.
@@ -55,25 +58,25 @@ func runSoak(ctx context.Context, o soakOptions, w io.Writer) error {
 		items[i] = tasks.Item{ID: npcbench.Pathology + "/" + id, Task: npcbench.Pathology, Patient: id, Gold: tasks.Gold{Label: "1"}}
 	}
 	runDir := filepath.Join(o.Dir, "run")
-	j, err := tasks.OpenJournal(runDir)
+	j, err := journal.Open(runDir)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
 	cs := configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 30 * time.Second, ChunkTimeout: 10 * time.Second,
 		TotalTimeout: time.Minute, Retries: new(3), Backoff: 100 * time.Millisecond}
-	client := tasks.NewClient(cs)
+	client := inference.NewClient(cs)
 	defer client.Close()
 	prog := &soakProgress{every: 100}
-	r := &tasks.Runner{Client: client, Journal: j, Prompts: prompts, Progress: prog, Retries: cs.RetryLimit(), Backoff: cs.Backoff}
-	pool := tasks.NewPool(tep, o.Concurrency)
+	r := &send.Runner{Client: client, Journal: j, Prompts: prompts, Progress: prog, Retries: cs.RetryLimit(), Backoff: cs.Backoff}
+	pool := inference.NewPool(tep, o.Concurrency)
 
 	before, err := cpuTime()
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	sum, err := r.Run(ctx, tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: o.Dir},
+	sum, err := r.Run(ctx, send.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaFile, Root: o.Dir},
 		Pool: pool, Items: tasks.ItemList(items), Workers: o.Concurrency})
 	wall := time.Since(start)
 	if err != nil {
@@ -135,7 +138,7 @@ func startSoakEngines(ctx context.Context, o soakOptions, m configs.Model) (eps 
 // writeSoakReport writes what the soak measured: throughput, CPU per
 // request, peak RSS, and the RSS and live heap per thousand requests,
 // first against last.
-func writeSoakReport(w io.Writer, o soakOptions, sum tasks.Summary, wall, cpu time.Duration, prog *soakProgress) {
+func writeSoakReport(w io.Writer, o soakOptions, sum send.Summary, wall, cpu time.Duration, prog *soakProgress) {
 	peak, _ := procStatus("VmHWM")
 	first, last := prog.window(0, 1000), prog.window(o.Requests-1000, o.Requests)
 	fmt.Fprintf(w, "soak: %d requests (%d answered, %d not run) over %d sim engine replicas, %d in flight\n",
@@ -173,9 +176,9 @@ type soakProgress struct {
 
 func (p *soakProgress) Start(string, int) {}
 
-func (p *soakProgress) Finish(string, tasks.Summary) {}
+func (p *soakProgress) Finish(string, send.Summary) {}
 
-func (p *soakProgress) Record(tasks.Record) {
+func (p *soakProgress) Record(journal.Record) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.n++

@@ -13,7 +13,8 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/schedule"
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // TestCampaignGoesOnWhenAnEngineGivesUp is issue 12's hang, with real
@@ -61,7 +62,7 @@ models:
 	if err == nil || !strings.Contains(err.Error(), "Qwen3-VL-8B-Instruct") {
 		t.Fatalf("err = %v; want the run to say which model was not served", err)
 	}
-	sums := map[string]tasks.Summary{}
+	sums := map[string]send.Summary{}
 	for _, s := range o.Summaries {
 		sums[s.Model] = s
 	}
@@ -82,13 +83,13 @@ models:
 		t.Errorf("not-run reasons %v lack the engine giving up; log:\n%s", qwen.Reasons, log.String())
 	}
 	// The journal keeps each not-run request with the reason.
-	st, err := tasks.ReadJournal(o.RunDir)
+	st, err := journal.Read(o.RunDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	notRun := 0
 	for _, rec := range st.Records {
-		if rec.Model == "Qwen3-VL-8B-Instruct" && rec.Status == tasks.StatusNotRun {
+		if rec.Model == "Qwen3-VL-8B-Instruct" && rec.Status == journal.StatusNotRun {
 			notRun++
 			if !strings.Contains(strings.Join(rec.Failures, "; "), "not served") {
 				t.Errorf("not-run record %s lacks the reason: %q", rec.Item, rec.Failures)

@@ -19,8 +19,11 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
 	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/score"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // Benchmark is the benchmark campaigns run: NPCBench's tasks over the
@@ -103,9 +106,9 @@ type Meta struct {
 // Outcome is what a run did.
 type Outcome struct {
 	RunDir    string
-	Summaries []tasks.Summary
+	Summaries []send.Summary
 	Plan      *schedule.Plan
-	Results   *tasks.Results
+	Results   *score.Results
 	// Problems are the dataset's and the items' problems the run went
 	// past (also written to Options.Log).
 	Problems Problems
@@ -278,7 +281,7 @@ func openRunFolder(opt *Options, runDir string) (f *runFolder, err error) {
 	// once: one lock keeps each line whole and the caller's writer safe.
 	opt.Log = &syncWriter{w: io.MultiWriter(opt.Log, events)}
 	if !opt.Resume {
-		if st, err := tasks.ReadJournal(runDir); err == nil && len(st.Records) > 0 {
+		if st, err := journal.Read(runDir); err == nil && len(st.Records) > 0 {
 			events.Close()
 			return nil, fmt.Errorf("%s already holds a journal of %d requests; pass --resume to continue it, or choose another output directory", runDir, len(st.Records))
 		}
@@ -386,8 +389,8 @@ func askedTasks(m configs.Model, run []string) []string {
 }
 
 // runModels are the run's models with the tasks each was asked.
-func (m Meta) runModels() []tasks.RunModel {
-	out := tasks.RunModels(m.Models...)
+func (m Meta) runModels() []score.RunModel {
+	out := score.RunModels(m.Models...)
 	if m.ModelTasks == nil {
 		return out
 	}

@@ -19,9 +19,10 @@ import (
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/proctest"
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/prepare"
+	"github.com/npcorch/npcorch/tasks/score"
 	"github.com/npcorch/npcorch/tasks/synth"
 )
 
@@ -281,7 +282,7 @@ func TestCampaignEndToEndScoresFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 	for _, m := range o.Results.Models {
 		want := expect(raw, 11, m.Model, policies[m.Model])
 		got := map[string]float64{}
-		for _, col := range Benchmark().Table() {
+		for _, col := range score.CardOf(Benchmark()).Table {
 			if col.Level == "O1" {
 				continue // O1 is scored by a judge, and this campaign has none
 			}
@@ -311,7 +312,7 @@ func TestCampaignEndToEndScoresFollowFromTheAnswerKeyAndPolicy(t *testing.T) {
 		}
 	}
 	// Every (model, item) is in the journal exactly once.
-	st, err := tasks.ReadJournal(o.RunDir)
+	st, err := journal.Read(o.RunDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,8 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/schedule"
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // TestCrashLoopingModelIsAbandonedLocally is issue 25's engine that
@@ -92,7 +93,7 @@ func CheckCrashLoopOutcome(t *testing.T, o *Outcome, log, crashLoopReason string
 			t.Errorf("Qwen3-VL-8B-Instruct's note %q, want it to start %q", m.Note, crashLoopReason)
 		}
 	}
-	sums := map[string]tasks.Summary{}
+	sums := map[string]send.Summary{}
 	for _, s := range o.Summaries {
 		sums[s.Model] = s
 	}
@@ -103,17 +104,17 @@ func CheckCrashLoopOutcome(t *testing.T, o *Outcome, log, crashLoopReason string
 	if qwen.NotRun == 0 || qwen.Answered+qwen.NotRun != qwen.Requests {
 		t.Errorf("Qwen3-VL-8B-Instruct: %+v; want its unanswered requests ended as not run", qwen)
 	}
-	st, err := tasks.ReadJournal(o.RunDir)
+	st, err := journal.Read(o.RunDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	notRun := 0
 	for _, rec := range st.Records {
-		if rec.Model != "Qwen3-VL-8B-Instruct" || rec.Status != tasks.StatusNotRun {
+		if rec.Model != "Qwen3-VL-8B-Instruct" || rec.Status != journal.StatusNotRun {
 			continue
 		}
 		notRun++
-		if why := tasks.NotRunReason(rec); !strings.Contains(why, "not served: "+crashLoopReason) {
+		if why := journal.NotRunReason(rec); !strings.Contains(why, "not served: "+crashLoopReason) {
 			t.Errorf("not-run record %s: reason %q, want the abandonment", rec.Item, why)
 		}
 	}

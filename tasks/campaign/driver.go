@@ -20,7 +20,10 @@ import (
 	"github.com/npcorch/npcorch/launcher/placement"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // driver carries one run: it sets up the node, the backend, the client
@@ -39,14 +42,14 @@ type driver struct {
 	gpuSrc   gpu.Source
 	backend  launcher.Backend
 	runner   modelRunner
-	client   *tasks.Client
-	journal  *tasks.Journal
+	client   *inference.Client
+	journal  *journal.Journal
 	imgLimit launcher.ImageLimits
 	// answered counts, per model and task, the requests the journal
 	// answered before this run: their share of the work is done; before
 	// are those records, for the live view.
 	answered map[string]map[string]int
-	before   []tasks.Record
+	before   []journal.Record
 	// live is the run's status hub (nil in unit tests): the loop posts
 	// what happens to it.
 	live *live.Hub
@@ -62,15 +65,15 @@ type driver struct {
 
 	// plan, sums and spans are the loop's results, read once it ended.
 	plan    *schedule.Plan
-	sums    map[string]tasks.Summary
+	sums    map[string]send.Summary
 	spans   []gpu.Span
 	samples *os.File
 }
 
 // modelRunner sends a model's requests through its pool and journals
-// them; *tasks.Runner is the real one.
+// them; *send.Runner is the real one.
 type modelRunner interface {
-	Run(ctx context.Context, mr tasks.ModelRun) (tasks.Summary, error)
+	Run(ctx context.Context, mr send.ModelRun) (send.Summary, error)
 }
 
 // measureEvery is how often, by default, the scheduler hears each model's
@@ -112,7 +115,7 @@ func (d *driver) prepare(prompts *tasks.Prompts) error {
 	if err := d.resolveJudges(prompts); err != nil {
 		return err
 	}
-	d.client = tasks.NewClient(d.opt.Campaign.Client)
+	d.client = inference.NewClient(d.opt.Campaign.Client)
 	return d.openRunner(prompts)
 }
 
@@ -145,7 +148,7 @@ func (d *driver) giveSimKey(m *configs.Model, prompts *tasks.Prompts, items func
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(d.runDir, "simkeys", tasks.SafeName(m.Name)+".json")
+	path := filepath.Join(d.runDir, "simkeys", journal.SafeName(m.Name)+".json")
 	if err := key.Write(path); err != nil {
 		return err
 	}
@@ -157,18 +160,18 @@ func (d *driver) giveSimKey(m *configs.Model, prompts *tasks.Prompts, items func
 func (d *driver) openRunner(prompts *tasks.Prompts) error {
 	c, opt := d.opt.Campaign, d.opt
 	var err error
-	d.journal, err = tasks.OpenJournal(d.runDir)
+	d.journal, err = journal.Open(d.runDir)
 	if err != nil {
 		return err
 	}
-	state, err := tasks.ReadJournal(d.runDir)
+	state, err := journal.Read(d.runDir)
 	if err != nil {
 		return err
 	}
 	reportJournal(opt.Log, d.reg, state, c, d.items)
 	d.answered = answeredBefore(state)
 	for _, rec := range state.Records {
-		if rec.Status == tasks.StatusAnswered {
+		if rec.Status == journal.StatusAnswered {
 			d.before = append(d.before, rec)
 		}
 	}
@@ -176,18 +179,18 @@ func (d *driver) openRunner(prompts *tasks.Prompts) error {
 	if progress == nil {
 		progress = io.Discard
 	}
-	runner := &tasks.Runner{Client: d.client, Journal: d.journal, Prompts: prompts, Tasks: d.reg,
-		Progress: tasks.NewProgress(progress), Retries: c.Client.RetryLimit(), Backoff: c.Client.Backoff, MaxBackoff: 30 * time.Second}
+	runner := &send.Runner{Client: d.client, Journal: d.journal, Prompts: prompts, Tasks: d.reg,
+		Progress: send.NewProgress(progress), Retries: c.Client.RetryLimit(), Backoff: c.Client.Backoff, MaxBackoff: 30 * time.Second}
 	runner.SetState(state)
 	d.runner = runner
 	return nil
 }
 
 // answeredBefore counts the journal's answered requests by model and task.
-func answeredBefore(st *tasks.JournalState) map[string]map[string]int {
+func answeredBefore(st *journal.State) map[string]map[string]int {
 	out := map[string]map[string]int{}
 	for _, rec := range st.Records {
-		if rec.Status != tasks.StatusAnswered {
+		if rec.Status != journal.StatusAnswered {
 			continue
 		}
 		if out[rec.Model] == nil {
@@ -422,8 +425,8 @@ func (d *driver) startSampler(ctx context.Context) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-func (d *driver) summaries() []tasks.Summary {
-	var out []tasks.Summary
+func (d *driver) summaries() []send.Summary {
+	var out []send.Summary
 	for _, m := range append(slices.Clone(d.opt.Campaign.Resolved), d.opt.Campaign.ResolvedJudges...) {
 		if s, ok := d.sums[m.Name]; ok {
 			out = append(out, s)

@@ -21,6 +21,9 @@ import (
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // The driver's unit tests run its loop against a recording fake backend
@@ -162,23 +165,23 @@ type fakeRunner struct{ runs chan *fakeRun }
 
 type fakeRun struct {
 	ctx context.Context
-	mr  tasks.ModelRun
+	mr  send.ModelRun
 	end chan runEnd
 }
 
 type runEnd struct {
-	sum tasks.Summary
+	sum send.Summary
 	err error
 }
 
-func (f *fakeRunner) Run(ctx context.Context, mr tasks.ModelRun) (tasks.Summary, error) {
+func (f *fakeRunner) Run(ctx context.Context, mr send.ModelRun) (send.Summary, error) {
 	r := &fakeRun{ctx: ctx, mr: mr, end: make(chan runEnd, 1)}
 	f.runs <- r
 	select {
 	case e := <-r.end:
 		return e.sum, e.err
 	case <-ctx.Done():
-		return tasks.Summary{Model: mr.Model.Name}, ctx.Err()
+		return send.Summary{Model: mr.Model.Name}, ctx.Err()
 	}
 }
 
@@ -200,7 +203,7 @@ func (f *fakeRunner) next(t *testing.T, model string) *fakeRun {
 // answerAll ends the run with every request answered.
 func (r *fakeRun) answerAll() {
 	n := r.mr.Items.Len()
-	r.end <- runEnd{sum: tasks.Summary{Model: r.mr.Model.Name, Requests: n, Answered: n}}
+	r.end <- runEnd{sum: send.Summary{Model: r.mr.Model.Name, Requests: n, Answered: n}}
 }
 
 // acquire takes a slot in the model's pool without waiting: the endpoint
@@ -453,10 +456,10 @@ func TestDriverAbandonsAModelWhoseEngineFailsToStart(t *testing.T) {
 	u.run(context.Background())
 	u.b.next(t, "start", "Hulu-Med-4B/r0").fail(errors.New("engine exited during start-up"))
 	run := u.r.next(t, "Hulu-Med-4B")
-	if _, err := run.acquire(); !errors.Is(err, tasks.ErrPoolClosed) || !strings.Contains(err.Error(), "engine exited during start-up") {
+	if _, err := run.acquire(); !errors.Is(err, inference.ErrPoolClosed) || !strings.Contains(err.Error(), "engine exited during start-up") {
 		t.Errorf("acquire: %v; want the pool closed with the start's failure", err)
 	}
-	run.end <- runEnd{sum: tasks.Summary{Model: "Hulu-Med-4B", Requests: 8, NotRun: 8}}
+	run.end <- runEnd{sum: send.Summary{Model: "Hulu-Med-4B", Requests: 8, NotRun: 8}}
 	err := u.wait(t)
 	if err == nil || !strings.Contains(err.Error(), "model Hulu-Med-4B was abandoned") {
 		t.Fatalf("run: %v; want the abandoned model named", err)
@@ -523,10 +526,10 @@ func TestDriverAbandonsAModelWhenItsEnginesGaveUp(t *testing.T) {
 	run := u.r.next(t, "Hulu-Med-4B")
 	u.b.push(t, launcher.ReplicaEvent{Kind: launcher.ReplicaFailed, Model: "Hulu-Med-4B", Replica: 0, Err: errors.New("gave up after 1 restarts")})
 	u.b.sync(t)
-	if _, err := run.acquire(); !errors.Is(err, tasks.ErrPoolClosed) || !strings.Contains(err.Error(), "gave up after 1 restarts") {
+	if _, err := run.acquire(); !errors.Is(err, inference.ErrPoolClosed) || !strings.Contains(err.Error(), "gave up after 1 restarts") {
 		t.Errorf("acquire: %v; want the pool closed with the engine's last failure", err)
 	}
-	run.end <- runEnd{sum: tasks.Summary{Model: "Hulu-Med-4B", Requests: 8, Answered: 3, NotRun: 5}}
+	run.end <- runEnd{sum: send.Summary{Model: "Hulu-Med-4B", Requests: 8, Answered: 3, NotRun: 5}}
 	err := u.wait(t)
 	if err == nil || !strings.Contains(err.Error(), "Hulu-Med-4B was abandoned") {
 		t.Fatalf("run: %v; want the abandoned model named", err)
@@ -559,10 +562,10 @@ func TestDriverStopsDuringStartOnAConfigurationFailure(t *testing.T) {
 	r1.ready()
 	u.b.next(t, "stop", "Hulu-Med-4B/r1")
 	run := u.r.next(t, "Hulu-Med-4B")
-	if _, err := run.acquire(); !errors.Is(err, tasks.ErrPoolClosed) {
+	if _, err := run.acquire(); !errors.Is(err, inference.ErrPoolClosed) {
 		t.Errorf("acquire: %v; want the pool closed", err)
 	}
-	run.end <- runEnd{sum: tasks.Summary{Model: "Hulu-Med-4B", Requests: 8, NotRun: 8}}
+	run.end <- runEnd{sum: send.Summary{Model: "Hulu-Med-4B", Requests: 8, NotRun: 8}}
 	err := u.wait(t)
 	if err == nil || !strings.Contains(err.Error(), "cannot run as configured") {
 		t.Fatalf("run: %v; want the model abandoned for its configuration", err)
@@ -610,9 +613,9 @@ func TestDriverMeasuresProgressAndSpeeds(t *testing.T) {
 	u.b.next(t, "start", "Hulu-Med-4B/r0").ready()
 	run := u.r.next(t, "Hulu-Med-4B")
 	answer := func(task string, i int) {
-		run.mr.OnRecord(tasks.Record{Model: "Hulu-Med-4B", Task: task, Item: fmt.Sprintf("%s/P%d", task, i), Status: tasks.StatusAnswered,
-			Replica: "Hulu-Med-4B#0", Images: 1, Answer: &tasks.Answer{Usage: tasks.Usage{PromptTokens: 1000, CompletionTokens: 20},
-				Timing: tasks.Timing{TTFTms: 500}}})
+		run.mr.OnRecord(journal.Record{Model: "Hulu-Med-4B", Task: task, Item: fmt.Sprintf("%s/P%d", task, i), Status: journal.StatusAnswered,
+			Replica: "Hulu-Med-4B#0", Images: 1, Answer: &inference.Answer{Usage: inference.Usage{PromptTokens: 1000, CompletionTokens: 20},
+				Timing: inference.Timing{TTFTms: 500}}})
 	}
 	for i := range 4 {
 		answer("pathology", i) // every pathology item; no sequence item
@@ -677,10 +680,10 @@ func TestDriverGivesUpAtOnceOnAConfigurationFailure(t *testing.T) {
 	u.b.next(t, "start", "Hulu-Med-4B/r0").fail(&launcher.EngineError{Model: "Hulu-Med-4B", Kind: launcher.FailureNotFound,
 		Detail: "start /nonexistent/bin/vllm: no such file or directory"})
 	run := u.r.next(t, "Hulu-Med-4B")
-	if _, err := run.acquire(); !errors.Is(err, tasks.ErrPoolClosed) || !strings.Contains(err.Error(), "binary-not-found") {
+	if _, err := run.acquire(); !errors.Is(err, inference.ErrPoolClosed) || !strings.Contains(err.Error(), "binary-not-found") {
 		t.Errorf("acquire: %v; want the pool closed for the missing binary", err)
 	}
-	run.end <- runEnd{sum: tasks.Summary{Model: "Hulu-Med-4B", Requests: 8, NotRun: 8}}
+	run.end <- runEnd{sum: send.Summary{Model: "Hulu-Med-4B", Requests: 8, NotRun: 8}}
 	err := u.wait(t)
 	if err == nil || !strings.Contains(err.Error(), "cannot run as configured") {
 		t.Fatalf("run: %v; want the model abandoned for its configuration", err)

@@ -8,7 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/score"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // ErrIncomplete is wrapped by Run's error when the run went to its end
@@ -53,7 +54,7 @@ func (e *incompleteError) Unwrap() error { return ErrIncomplete }
 // have no answer and the dataset's items that could not be made, writes
 // why this run did not answer them to w, and returns an incompleteError,
 // or nil when everything is answered.
-func checkComplete(res *tasks.Results, sums []tasks.Summary, w io.Writer) error {
+func checkComplete(res *score.Results, sums []send.Summary, w io.Writer) error {
 	missing, total := 0, 0
 	for _, m := range res.Models {
 		missing += m.NotRun + m.Missing
@@ -88,7 +89,7 @@ type reasonGroup struct {
 
 // reasonGroups are the reasons of the summaries' not-run requests, over
 // every model, most frequent first, then by reason.
-func reasonGroups(sums []tasks.Summary) []reasonGroup {
+func reasonGroups(sums []send.Summary) []reasonGroup {
 	all := map[string]int{}
 	for _, s := range sums {
 		for r, n := range s.Reasons {
@@ -118,7 +119,7 @@ const maxReasonBytes = 240
 //
 //	Lingshu-7B: 12 of 60 requests not run
 //	  12 × rejected (HTTP 400): At most 5 image(s) may be provided …
-func writeNotRun(w io.Writer, sums []tasks.Summary) {
+func writeNotRun(w io.Writer, sums []send.Summary) {
 	var b strings.Builder
 	for _, s := range sums {
 		if s.NotRun == 0 {

@@ -8,6 +8,10 @@ import (
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
+	"github.com/npcorch/npcorch/tasks/judge"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // The judge phase: each of the campaign's judges judges the generators'
@@ -16,11 +20,6 @@ import (
 // generators' answers (schedule.Config.After); to the loop its runner is
 // a judging one: it judges what the journal holds, waits for the next
 // generator to end, and judges again, until every generator has ended.
-
-// judgeRunner judges a model's share of answers; *tasks.Runner is one.
-type judgeRunner interface {
-	Judge(ctx context.Context, mr tasks.ModelRun, jd tasks.Judging) (tasks.Summary, error)
-}
 
 // judgeTask is the registry's judge task whose judged task has items in
 // the campaign, nil when none has.
@@ -126,21 +125,20 @@ func (d *driver) isJudge(model string) bool {
 // the answers in the journal, then another each time the loop says a
 // generator ended (left: how many are still to end), and a last one once
 // none is left. Its end is reported as a ran message.
-func (l *loop) startJudge(m configs.Model, pool *tasks.Pool, external bool) {
-	jr, ok := l.d.runner.(judgeRunner)
+func (l *loop) startJudge(m configs.Model, pool *inference.Pool, external bool) {
 	jt := l.d.judgeTask()
-	if !ok || jt == nil {
+	if jt == nil {
 		l.post(ran{model: m.Name, external: external, err: fmt.Errorf("judge %s: the runner cannot judge", m.Name)})
 		return
 	}
 	left := make(chan int, 1)
 	l.judges[m.Name] = left
 	left <- l.generatorsLeft()
-	jd := tasks.Judging{Task: jt, Items: l.d.items, Generators: l.d.after[m.Name],
-		Read: func() (*tasks.JournalState, error) { return tasks.ReadJournal(l.d.runDir) }}
-	mr := tasks.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool, Repeats: 1, OnRecord: l.onRecord}
+	jd := judge.Judging{Task: jt, Items: l.d.items, Generators: l.d.after[m.Name],
+		Read: func() (*journal.State, error) { return journal.Read(l.d.runDir) }}
+	mr := send.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool, Repeats: 1, OnRecord: l.onRecord}
 	go func() {
-		sum, err := judgePasses(l.ctx, left, func() (tasks.Summary, error) { return jr.Judge(l.ctx, mr, jd) })
+		sum, err := judgePasses(l.ctx, left, func() (send.Summary, error) { return judge.Run(l.ctx, l.d.runner, mr, jd) })
 		sum.Model = m.Name
 		l.post(ran{model: m.Name, external: external, sum: sum, err: err})
 	}()
@@ -153,8 +151,8 @@ func (l *loop) startJudge(m configs.Model, pool *tasks.Pool, external bool) {
 // counted (the first as already in the journal, the others as made by
 // this run: only this judge journals its judgments), and a judgment made
 // in this run is never reported as already in the journal.
-func judgePasses(ctx context.Context, left <-chan int, pass func() (tasks.Summary, error)) (tasks.Summary, error) {
-	var total tasks.Summary
+func judgePasses(ctx context.Context, left <-chan int, pass func() (send.Summary, error)) (send.Summary, error) {
+	var total send.Summary
 	for first := true; ; first = false {
 		select {
 		case <-ctx.Done():

@@ -14,9 +14,10 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/launcher/schedule"
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 const judgedCampaign = `
@@ -84,7 +85,7 @@ func TestCampaignJudgesO1(t *testing.T) {
 	if len(o.Results.Judges) != 2 || o.Results.Judges[0].Calibration.Labels == 0 {
 		t.Errorf("calibration %+v, want both judges against the audit labels", o.Results.Judges)
 	}
-	st, err := tasks.ReadJournal(o.RunDir)
+	st, err := journal.Read(o.RunDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,9 +241,9 @@ func TestJudgePassesCountEachJudgmentOnce(t *testing.T) {
 	left := make(chan int, 1)
 	left <- 1 // one generator still to end
 	passes := 0
-	pass := func() (tasks.Summary, error) {
+	pass := func() (send.Summary, error) {
 		passes++
-		s := tasks.Summary{Requests: len(answers)}
+		s := send.Summary{Requests: len(answers)}
 		for _, a := range answers {
 			if journal[a] {
 				s.Skipped++
@@ -261,7 +262,7 @@ func TestJudgePassesCountEachJudgmentOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := tasks.Summary{Requests: 4, Skipped: 1, Answered: 3}
+	want := send.Summary{Requests: 4, Skipped: 1, Answered: 3}
 	if passes != 2 || got.Requests != want.Requests || got.Skipped != want.Skipped || got.Answered != want.Answered {
 		t.Errorf("after %d passes: %+v, want %+v (4 judgments, one from an earlier run)", passes, got, want)
 	}

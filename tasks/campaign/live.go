@@ -17,6 +17,7 @@ import (
 	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
 )
 
@@ -30,7 +31,7 @@ func grader(reg *tasks.Registry, items []tasks.Item) live.Grader {
 	for i := range items {
 		byID[items[i].ID] = &items[i]
 	}
-	return func(rec tasks.Record) live.Verdict {
+	return func(rec journal.Record) live.Verdict {
 		it := byID[rec.Item]
 		t, err := reg.Task(rec.Task)
 		if it == nil || err != nil || t.Answer == nil || it.Excluded || it.Gold.Label == "" || rec.Answer == nil {
@@ -153,7 +154,7 @@ func Status(runDir string, now time.Time) (snap *live.Snapshot, speeds *schedule
 	if err := json.Unmarshal(data, &meta); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(runDir, "run.json"), err)
 	}
-	j, err := tasks.ReadJournal(runDir)
+	j, err := journal.Read(runDir)
 	if err != nil {
 		return nil, nil, err
 	}

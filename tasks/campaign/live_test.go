@@ -19,7 +19,7 @@ import (
 	pmodel "github.com/prometheus/common/model"
 
 	"github.com/npcorch/npcorch/configs"
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
 )
 
@@ -167,13 +167,13 @@ func TestRunServesItsStatusAndWritesItToTheRunFolder(t *testing.T) {
 		t.Error("the live server still answers after the run returned")
 	}
 	// RUN/status.json and `npcorch status` agree with the journal.
-	j, err := tasks.ReadJournal(o.RunDir)
+	j, err := journal.Read(o.RunDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	answered := 0
 	for _, rec := range j.Records {
-		if rec.Status == tasks.StatusAnswered {
+		if rec.Status == journal.StatusAnswered {
 			answered++
 		}
 	}

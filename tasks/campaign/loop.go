@@ -12,8 +12,10 @@ import (
 	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/schedule"
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // loop is a run's changing state: the scheduler, every replica it
@@ -34,12 +36,12 @@ type loop struct {
 	sched    *schedule.Scheduler // nil when every model is external
 	engines  map[schedule.ReplicaID]*engine
 	byMember map[string]*engine // by pool member name ("MODEL#N")
-	pools    map[string]*tasks.Pool
+	pools    map[string]*inference.Pool
 	runners  map[string]bool // models whose runner was started
 	running  int             // runners not ended yet
 	calls    int             // backend calls not reported yet
 	progress map[string]*modelProgress
-	sums     map[string]tasks.Summary
+	sums     map[string]send.Summary
 	judges   map[string]chan int // each judge's count of generators left (judge.go)
 	spans    []gpu.Span
 	// err ends the loop: the scheduler refused an event, or the run was
@@ -95,12 +97,12 @@ type stopped struct {
 type ran struct {
 	model    string
 	external bool
-	sum      tasks.Summary
+	sum      send.Summary
 	err      error
 }
 
 // journaled: a runner journaled one request.
-type journaled struct{ rec tasks.Record }
+type journaled struct{ rec journal.Record }
 
 func (started) isMessage()   {}
 func (stopped) isMessage()   {}
@@ -110,13 +112,13 @@ func (journaled) isMessage() {}
 func newLoop(ctx context.Context, d *driver) *loop {
 	ctx, cancel := context.WithCancel(ctx)
 	return &loop{d: d, ctx: ctx, cancel: cancel, start: d.now(), inbox: make(chan message), done: make(chan struct{}),
-		engines: map[schedule.ReplicaID]*engine{}, byMember: map[string]*engine{}, pools: map[string]*tasks.Pool{},
-		runners: map[string]bool{}, progress: map[string]*modelProgress{}, sums: map[string]tasks.Summary{},
+		engines: map[schedule.ReplicaID]*engine{}, byMember: map[string]*engine{}, pools: map[string]*inference.Pool{},
+		runners: map[string]bool{}, progress: map[string]*modelProgress{}, sums: map[string]send.Summary{},
 		judges: map[string]chan int{}}
 }
 
 // onRecord tells the loop of a journaled request (ModelRun.OnRecord).
-func (l *loop) onRecord(rec tasks.Record) { l.post(journaled{rec}) }
+func (l *loop) onRecord(rec journal.Record) { l.post(journaled{rec}) }
 
 // post hands m to the loop, or drops it once the loop has ended.
 func (l *loop) post(m message) {
@@ -254,7 +256,7 @@ func (e effects) StartReplica(a schedule.Assignment) {
 	lim.Count = maxImages(m, l.d.items)
 	spec := launcher.ReplicaSpec{Model: m, Replica: a.Index, GPUs: a.UUIDs, MediaRoot: abs(l.d.prepDir), Images: lim, APIServers: a.APIServers}
 	ctx, cancel := context.WithCancel(l.ctx)
-	en := &engine{a: a, member: tasks.MemberName(a.Model, a.Index), cancel: cancel}
+	en := &engine{a: a, member: inference.MemberName(a.Model, a.Index), cancel: cancel}
 	l.engines[a.ID] = en
 	l.byMember[en.member] = en
 	l.d.live.Post(live.Assigned{Model: a.Model, Replica: a.Index, TP: a.TP, GPUs: slices.Clone(a.GPUs), At: l.d.now()})
@@ -393,7 +395,7 @@ func (l *loop) end(en *engine, err error) {
 func (l *loop) onEngineEvent(ev launcher.ReplicaEvent) {
 	fmt.Fprintf(l.d.opt.Log, "engine %s\n", ev)
 	l.d.live.Post(live.EngineEvent{ReplicaEvent: ev})
-	en := l.byMember[tasks.MemberName(ev.Model, ev.Replica)]
+	en := l.byMember[inference.MemberName(ev.Model, ev.Replica)]
 	if en == nil {
 		return // not the campaign's, or already ended
 	}
@@ -446,10 +448,10 @@ func (l *loop) tellCrash(en *engine, err error) {
 }
 
 // pool returns model's pool, made on first use.
-func (l *loop) pool(model string) *tasks.Pool {
+func (l *loop) pool(model string) *inference.Pool {
 	p, ok := l.pools[model]
 	if !ok {
-		p = tasks.NewPool(nil, l.d.opt.Campaign.Client.Concurrency)
+		p = inference.NewPool(nil, l.d.opt.Campaign.Client.Concurrency)
 		l.pools[model] = p
 	}
 	return p
@@ -465,13 +467,13 @@ func (l *loop) startRunner(model string) {
 	l.running++
 	m, pool := l.d.models[model], l.pool(model)
 	if l.d.isJudge(model) {
-		go pool.WatchMetrics(l.ctx, &http.Client{Timeout: 2 * time.Second}, tasks.ScrapeEvery)
+		go pool.WatchMetrics(l.ctx, &http.Client{Timeout: 2 * time.Second}, inference.ScrapeEvery)
 		l.startJudge(m, pool, false)
 		return
 	}
 	go func() {
-		go pool.WatchMetrics(l.ctx, &http.Client{Timeout: 2 * time.Second}, tasks.ScrapeEvery)
-		sum, err := l.d.runner.Run(l.ctx, tasks.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool,
+		go pool.WatchMetrics(l.ctx, &http.Client{Timeout: 2 * time.Second}, inference.ScrapeEvery)
+		sum, err := l.d.runner.Run(l.ctx, send.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool,
 			Items: itemsFor(l.d.items, m), Repeats: l.d.opt.Campaign.Repeat, OnRecord: l.onRecord})
 		l.post(ran{model: model, sum: sum, err: err})
 	}()
@@ -486,13 +488,13 @@ func (l *loop) runExternal(m configs.Model) {
 		return
 	}
 	l.running++
-	pool := tasks.NewPool([]launcher.Endpoint{ep}, l.d.opt.Campaign.Client.Concurrency)
+	pool := inference.NewPool([]launcher.Endpoint{ep}, l.d.opt.Campaign.Client.Concurrency)
 	if l.d.isJudge(m.Name) {
 		l.startJudge(m, pool, true)
 		return
 	}
 	go func() {
-		sum, err := l.d.runner.Run(l.ctx, tasks.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool,
+		sum, err := l.d.runner.Run(l.ctx, send.ModelRun{Model: m, Builder: l.d.builder(m), Pool: pool,
 			Items: itemsFor(l.d.items, m), Repeats: l.d.opt.Campaign.Repeat})
 		l.post(ran{model: m.Name, external: true, sum: sum, err: err})
 	}()

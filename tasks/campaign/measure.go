@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/launcher/schedule"
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
 )
 
@@ -55,7 +55,7 @@ type meter struct {
 
 // add counts one answer, its work in token equivalents as est counts
 // them.
-func (m *meter) add(rec tasks.Record, est schedule.Estimator) {
+func (m *meter) add(rec journal.Record, est schedule.Estimator) {
 	u := rec.Answer.Usage
 	m.work += est.Work(schedule.Workload{PromptTokens: int64(u.PromptTokens), OutputTokens: int64(u.CompletionTokens)})
 	m.images += float64(rec.Images)
@@ -93,14 +93,14 @@ func (l *loop) trackProgress(workloads []schedule.Workload) {
 
 // onJournaled counts a journaled request towards its model's progress and,
 // answered, towards its replica's speed.
-func (l *loop) onJournaled(rec tasks.Record) {
+func (l *loop) onJournaled(rec journal.Record) {
 	l.d.live.Post(live.Journaled{Record: rec})
 	if p := l.progress[rec.Model]; p != nil {
 		if t := p.tasks[rec.Task]; t != nil {
 			t.done++
 		}
 	}
-	if rec.Status != tasks.StatusAnswered || rec.Answer == nil {
+	if rec.Status != journal.StatusAnswered || rec.Answer == nil {
 		return
 	}
 	if en := l.byMember[rec.Replica]; en != nil && en.phase != phaseStarting {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/npcorch/npcorch/configs"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -18,7 +19,7 @@ import (
 // journal and dataset give the same bytes. The dataset's problems come
 // back for the caller to report (LoadBench). A run folder that a run or
 // another score holds (lockRunDir) is refused.
-func ScoreDir(runDir string) (res *tasks.Results, problems Problems, err error) {
+func ScoreDir(runDir string) (res *score.Results, problems Problems, err error) {
 	var meta Meta
 	data, err := os.ReadFile(filepath.Join(runDir, "run.json"))
 	if err != nil {
@@ -43,24 +44,24 @@ func ScoreDir(runDir string) (res *tasks.Results, problems Problems, err error) 
 
 // scoreBench scores the run's journal against the loaded bench and writes
 // the score files.
-func scoreBench(runDir string, meta Meta, b *Bench) (*tasks.Results, error) {
-	j, err := tasks.ReadJournal(runDir)
+func scoreBench(runDir string, meta Meta, b *Bench) (*score.Results, error) {
+	j, err := journal.Read(runDir)
 	if err != nil {
 		return nil, err
 	}
-	res, err := tasks.ScoreRun(b.Registry, meta.Campaign, b.Raw, b.Items, j, meta.runModels(), meta.Repeats, score.Options{Seed: uint64(meta.Seed)})
+	res, err := score.ScoreRun(b.Registry, meta.Campaign, b.Raw, b.Items, j, meta.runModels(), meta.Repeats, score.Options{Seed: uint64(meta.Seed)})
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range b.Problems.Items {
-		res.LeftOut = append(res.LeftOut, tasks.LeftOutItem{Item: p.Item, Reason: p.Reason})
+		res.LeftOut = append(res.LeftOut, score.LeftOutItem{Item: p.Item, Reason: p.Reason})
 	}
 	unsent, err := readUnsent(runDir)
 	if err != nil {
 		return nil, err
 	}
 	res.LeftOut = append(res.LeftOut, unsent...)
-	if err := tasks.WriteScoreFiles(runDir, res); err != nil {
+	if err := score.WriteScoreFiles(runDir, res); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -68,12 +69,12 @@ func scoreBench(runDir string, meta Meta, b *Bench) (*tasks.Results, error) {
 
 // reportJournal writes each problem of a resumed run's journal to w, with
 // file, line and what is done about it, before the run goes on.
-func reportJournal(w io.Writer, reg *tasks.Registry, st *tasks.JournalState, c *configs.Campaign, items []tasks.Item) {
+func reportJournal(w io.Writer, reg *tasks.Registry, st *journal.State, c *configs.Campaign, items []tasks.Item) {
 	models := make([]string, len(c.Resolved))
 	for i, m := range c.Resolved {
 		models[i] = m.Name
 	}
-	for _, p := range tasks.CheckJournal(reg, st, items, models, c.Repeat) {
+	for _, p := range score.CheckJournal(reg, st, items, models, c.Repeat) {
 		fmt.Fprintf(w, "journal problem: %v\n", p)
 	}
 }

@@ -20,9 +20,10 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/proctest"
 	"github.com/npcorch/npcorch/launcher/slurm"
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/campaign"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/prepare"
+	"github.com/npcorch/npcorch/tasks/score"
 	"github.com/npcorch/npcorch/tasks/synth"
 )
 
@@ -163,7 +164,7 @@ func journalLines(runDir string) int {
 // exactly once and scored.
 func checkComplete(t *testing.T, o *campaign.Outcome) {
 	t.Helper()
-	st, err := tasks.ReadJournal(o.RunDir)
+	st, err := journal.Read(o.RunDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func TestSlurmCampaignEndToEnd(t *testing.T) {
 		if m.Model != "Qwen3-VL-8B-Instruct" {
 			continue
 		}
-		for _, col := range campaign.Benchmark().Table() {
+		for _, col := range score.CardOf(campaign.Benchmark()).Table {
 			if s, _ := col.Pick(m); s != nil && s.Percent != 100 {
 				t.Errorf("oracle %s %s = %.1f%%, want 100", m.Model, col.Name, s.Percent)
 			}

@@ -12,7 +12,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/score"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // unsentFile is RUN/unsent.json: the items whose request for a model the
@@ -27,22 +28,22 @@ const unsentFormat = "npcorch-unsent/1"
 
 type unsentDoc struct {
 	Format string              `json:"format"`
-	Items  []tasks.LeftOutItem `json:"items"`
+	Items  []score.LeftOutItem `json:"items"`
 }
 
 // unsentItems are the item problems of the run's summaries, one per
 // model, item and reason (a problem of every repeat counts once), in the
 // summaries' model order, then by item.
-func unsentItems(sums []tasks.Summary) []tasks.LeftOutItem {
-	var out []tasks.LeftOutItem
+func unsentItems(sums []send.Summary) []score.LeftOutItem {
+	var out []score.LeftOutItem
 	for _, s := range sums {
-		var items []tasks.LeftOutItem
+		var items []score.LeftOutItem
 		for _, p := range s.Problems {
 			// "item ITEM: " that a reason may begin with says the item twice
 			reason := strings.TrimPrefix(p.Reason, "item "+p.Item+": ")
-			items = append(items, tasks.LeftOutItem{Model: s.Model, Item: p.Item, Reason: reason})
+			items = append(items, score.LeftOutItem{Model: s.Model, Item: p.Item, Reason: reason})
 		}
-		slices.SortFunc(items, func(a, b tasks.LeftOutItem) int {
+		slices.SortFunc(items, func(a, b score.LeftOutItem) int {
 			return cmp.Or(strings.Compare(a.Item, b.Item), strings.Compare(a.Reason, b.Reason))
 		})
 		out = append(out, slices.Compact(items)...)
@@ -52,7 +53,7 @@ func unsentItems(sums []tasks.Summary) []tasks.LeftOutItem {
 
 // writeUnsent writes RUN/unsent.json for this run (none left from an
 // earlier one), and one line per item to log (events.log).
-func writeUnsent(runDir string, items []tasks.LeftOutItem, log io.Writer) error {
+func writeUnsent(runDir string, items []score.LeftOutItem, log io.Writer) error {
 	path := filepath.Join(runDir, unsentFile)
 	if len(items) == 0 {
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -68,7 +69,7 @@ func writeUnsent(runDir string, items []tasks.LeftOutItem, log io.Writer) error 
 
 // readUnsent reads RUN/unsent.json; none when the last run built every
 // request (or was of an older npcorch).
-func readUnsent(runDir string) ([]tasks.LeftOutItem, error) {
+func readUnsent(runDir string) ([]score.LeftOutItem, error) {
 	path := filepath.Join(runDir, unsentFile)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

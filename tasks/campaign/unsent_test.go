@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/npcorch/npcorch/configs"
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/score"
 )
 
 // runCampaign runs the campaign src (its dataset the fixture's, prepared
@@ -80,7 +80,7 @@ models:
 	if !strings.Contains(md, "**Not sent: 1 request(s) could not be built**") || !strings.Contains(md, "- Lingshu-7B, pathology/P02: image P02/overview.png "+reason) {
 		t.Errorf("scores.md does not name the item not sent:\n%s", md)
 	}
-	var sj tasks.Results
+	var sj score.Results
 	if err := json.Unmarshal([]byte(readRunFile(t, o.RunDir, "scores.json")), &sj); err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ models:
 	if !strings.Contains(log, "note: o1's answers will be journaled but not scored: campaign nojudge has no judges") {
 		t.Errorf("the run does not say at its start that O1 will not be scored:\n%s", log)
 	}
-	var sj tasks.Results
+	var sj score.Results
 	if err := json.Unmarshal([]byte(readRunFile(t, o.RunDir, "scores.json")), &sj); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/schedule"
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // Event is something the campaign tells the Hub. Events are values: the
@@ -24,7 +24,7 @@ type Begin struct {
 	Models []ModelInfo
 	// Prior are the journal's records before this run (a resumed run):
 	// their answers are done; their not-run requests are sent again.
-	Prior []tasks.Record
+	Prior []journal.Record
 	// GPUs are the node's GPU indices; GPUNote says why they are not
 	// sampled, when they are not.
 	GPUs    []int
@@ -48,7 +48,7 @@ type ModelInfo struct {
 }
 
 // Journaled is a request this run journaled.
-type Journaled struct{ Record tasks.Record }
+type Journaled struct{ Record journal.Record }
 
 // Assigned is a replica the scheduler started on GPUs.
 type Assigned struct {

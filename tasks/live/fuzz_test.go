@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
 )
 
@@ -23,7 +23,7 @@ func FuzzStatusFile(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte(`{"format":"npcorch-status/1","state":"running","pid":-1,"models":[{"model":"m","tasks":[{"task":"t","requests":-5}]}]}`))
 	f.Add([]byte(`{"format":"npcorch-status/1","totals":{"accuracy":1e309}}`))
-	records := map[string]tasks.Record{"k": answered(modelA, "pathology", "wrong", 1, 1, 0, 0), "n": notRun("m", "t")}
+	records := map[string]journal.Record{"k": answered(modelA, "pathology", "wrong", 1, 1, 0, 0), "n": notRun("m", "t")}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, live.StatusFile), data, 0o644); err != nil {

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/launcher/schedule"
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
 )
 
@@ -24,7 +25,7 @@ var t0 = time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
 // grade grades by the answer's text, as a task's extractor and gold label
 // would: "right" is correct, "wrong" wrong, "???" unreadable, "-" has no
 // gold label.
-func grade(rec tasks.Record) live.Verdict {
+func grade(rec journal.Record) live.Verdict {
 	switch rec.Answer.Content {
 	case "right":
 		return live.Correct
@@ -36,7 +37,7 @@ func grade(rec tasks.Record) live.Verdict {
 	return live.Ungraded
 }
 
-func begin(prior ...tasks.Record) live.Begin {
+func begin(prior ...journal.Record) live.Begin {
 	work := func(model string) []schedule.Workload {
 		return []schedule.Workload{
 			{Model: model, Task: "pathology", Requests: 4, PromptTokens: 4000, OutputTokens: 400},
@@ -53,18 +54,18 @@ var itemSeq int
 
 // answered is an answered record of model and task with this content,
 // prompt and completion tokens, and end-to-end time and TTFT.
-func answered(model, task, content string, prompt, completion int, e2e, ttft time.Duration) tasks.Record {
+func answered(model, task, content string, prompt, completion int, e2e, ttft time.Duration) journal.Record {
 	itemSeq++
 	item := fmt.Sprintf("%s/p%d", task, itemSeq)
-	return tasks.Record{Key: item + "#0", Item: item, Task: task, Model: model, Status: tasks.StatusAnswered, Attempts: 1,
-		Answer: &tasks.Answer{Content: content, Usage: tasks.Usage{PromptTokens: prompt, CompletionTokens: completion},
-			Timing: tasks.Timing{E2Ems: float64(e2e.Milliseconds()), TTFTms: float64(ttft.Milliseconds())}}}
+	return journal.Record{Key: item + "#0", Item: item, Task: task, Model: model, Status: journal.StatusAnswered, Attempts: 1,
+		Answer: &inference.Answer{Content: content, Usage: inference.Usage{PromptTokens: prompt, CompletionTokens: completion},
+			Timing: inference.Timing{E2Ems: float64(e2e.Milliseconds()), TTFTms: float64(ttft.Milliseconds())}}}
 }
 
-func notRun(model, task string) tasks.Record {
+func notRun(model, task string) journal.Record {
 	itemSeq++
 	item := fmt.Sprintf("%s/p%d", task, itemSeq)
-	return tasks.Record{Key: item + "#0", Item: item, Task: task, Model: model, Status: tasks.StatusNotRun, Attempts: 3,
+	return journal.Record{Key: item + "#0", Item: item, Task: task, Model: model, Status: journal.StatusNotRun, Attempts: 3,
 		Failures: []string{"connect: refused", "connect: refused", "connect: refused"}}
 }
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/schedule"
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
 )
 
@@ -22,9 +22,9 @@ func TestHubCountsWhatTheCampaignJournaled(t *testing.T) {
 	h, _ := hub(t, dir)
 	// A resumed run: one answer and one request not run before it; the
 	// latter is sent again, so only the answer counts.
-	prior := []tasks.Record{answered(modelA, "pathology", "right", 100, 10, time.Second, 0), notRun(modelA, "pathology")}
+	prior := []journal.Record{answered(modelA, "pathology", "right", 100, 10, time.Second, 0), notRun(modelA, "pathology")}
 	h.Post(begin(prior...))
-	for _, rec := range []tasks.Record{
+	for _, rec := range []journal.Record{
 		answered(modelA, "pathology", "right", 1000, 100, 300*time.Millisecond, 40*time.Millisecond),
 		answered(modelA, "pathology", "wrong", 1000, 100, 2*time.Second, 400*time.Millisecond),
 		answered(modelA, "pathology", "???", 1000, 100, 30*time.Second, 3*time.Second),

@@ -13,7 +13,7 @@ import (
 	pmodel "github.com/prometheus/common/model"
 
 	"github.com/npcorch/npcorch/launcher"
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
 )
 
@@ -64,7 +64,7 @@ func TestMetricsScrapeMatchesTheJournal(t *testing.T) {
 	h, _, url := serve(t, "0", "")
 	prior := answered(modelA, "pathology", "right", 100, 10, time.Second, 0) // a resumed run's: not this run's counters
 	h.Post(begin(prior))
-	journal := []tasks.Record{
+	records := []journal.Record{
 		answered(modelA, "pathology", "right", 1000, 100, 300*time.Millisecond, 40*time.Millisecond),
 		answered(modelA, "pathology", "wrong", 1200, 120, 2*time.Second, 400*time.Millisecond),
 		answered(modelA, "pathology", "???", 900, 90, 30*time.Second, 3*time.Second),
@@ -72,7 +72,7 @@ func TestMetricsScrapeMatchesTheJournal(t *testing.T) {
 		answered(modelB, "sequence", "right", 500, 50, time.Second, 200*time.Millisecond),
 		answered(modelB, "sequence", "-", 500, 50, time.Second, 200*time.Millisecond),
 	}
-	for _, rec := range journal {
+	for _, rec := range records {
 		h.Post(live.Journaled{Record: rec})
 	}
 	h.Post(live.Assigned{Model: modelB, Replica: 0, TP: 1, GPUs: []int{0}, At: t0})
@@ -92,9 +92,9 @@ func TestMetricsScrapeMatchesTheJournal(t *testing.T) {
 	type key struct{ model, task, outcome string }
 	want := map[key]float64{}
 	prompt := map[key]float64{}
-	for _, rec := range journal {
+	for _, rec := range records {
 		outcome := "not_run"
-		if rec.Status == tasks.StatusAnswered {
+		if rec.Status == journal.StatusAnswered {
 			outcome = map[live.Verdict]string{live.Correct: "correct", live.Wrong: "wrong", live.Invalid: "invalid", live.Ungraded: "ungraded"}[grade(rec)]
 			prompt[key{rec.Model, rec.Task, ""}] += float64(rec.Answer.Usage.PromptTokens)
 		}

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // RunUnknown is the state of a run whose folder holds no readable status
@@ -31,9 +31,9 @@ func Skeleton(campaign, runDir string, b Begin, why string) *Snapshot {
 // Recount puts the journal's counts into a snapshot read from a run
 // folder: the journal is the truth after any crash, the status file at
 // most a few seconds behind it. records are the journal's, one per
-// request (tasks.JournalState.Records). Without grade, the snapshot's
+// request (journal.State.Records). Without grade, the snapshot's
 // grading stays, and answers it had not seen count as ungraded.
-func Recount(s *Snapshot, records map[string]tasks.Record, grade Grader) *Snapshot {
+func Recount(s *Snapshot, records map[string]journal.Record, grade Grader) *Snapshot {
 	st := &state{grade: grade}
 	byTask := map[[2]string]*tally{}
 	for _, rec := range records {

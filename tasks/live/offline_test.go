@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/npcorch/npcorch/launcher"
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/live"
 )
 
@@ -75,8 +75,8 @@ func TestCheckAliveCallsARunWhoseProcessIsGoneGone(t *testing.T) {
 
 func TestRecountTakesTheJournalsCounts(t *testing.T) {
 	s := running(t) // its status file saw one answer
-	records := map[string]tasks.Record{}
-	for _, rec := range []tasks.Record{
+	records := map[string]journal.Record{}
+	for _, rec := range []journal.Record{
 		answered(modelA, "pathology", "right", 1, 1, 0, 0),
 		answered(modelA, "pathology", "wrong", 1, 1, 0, 0),
 		answered(modelA, "pathology", "???", 1, 1, 0, 0),

@@ -9,7 +9,7 @@ import (
 
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/schedule"
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // Verdict is what a Grader makes of an answered request.
@@ -24,7 +24,7 @@ const (
 )
 
 // Grader grades an answered record against its item's gold label.
-type Grader func(rec tasks.Record) Verdict
+type Grader func(rec journal.Record) Verdict
 
 // state is the live state: owned by the Hub's goroutine, or by one caller
 // building a snapshot from a run folder.
@@ -113,8 +113,8 @@ func work(prompt, completion int) float64 {
 }
 
 // count tallies one record.
-func (s *state) count(rec tasks.Record) tally {
-	if rec.Status != tasks.StatusAnswered || rec.Answer == nil {
+func (s *state) count(rec journal.Record) tally {
+	if rec.Status != journal.StatusAnswered || rec.Answer == nil {
 		return tally{notRun: 1}
 	}
 	u := rec.Answer.Usage
@@ -160,7 +160,7 @@ func (b Begin) apply(s *state) {
 		s.byModel[mi.Name] = m
 	}
 	for _, rec := range b.Prior {
-		if rec.Status != tasks.StatusAnswered {
+		if rec.Status != journal.StatusAnswered {
 			continue // sent again by this run
 		}
 		if t := s.task(rec.Model, rec.Task); t != nil {

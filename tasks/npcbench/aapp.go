@@ -37,7 +37,7 @@ func buildAApp(b *tasks.Builder) {
 }
 
 // aAppColumn is Table 1's A-App.: the group-macro mean.
-func aAppColumn() tasks.Column {
+func aAppColumn() score.Column {
 	return choiceColumn("A-App.", "L2", AApp,
 		func(ts *score.TaskScore) *score.Score { return ts.GroupMacro },
 		func(e score.Endpoints) *float64 { return e.GroupMacro })

@@ -13,6 +13,9 @@ import (
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/extract"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
+	"github.com/npcorch/npcorch/tasks/judge"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -340,7 +343,7 @@ func TestAnswerTableFollowsThePaper(t *testing.T) {
 			t.Errorf("row %d: %q is not one of the paper's sentences", i, r.rule)
 		}
 		// A run scores the journaled content, never the reasoning.
-		rec := tasks.Record{Task: r.task, Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: r.content, Reasoning: r.reasoning}}
+		rec := journal.Record{Task: r.task, Status: journal.StatusAnswered, Answer: &inference.Answer{Content: r.content, Reasoning: r.reasoning}}
 		right, failure := scoreAnswer(reg, r, rec.Answer.Content, st)
 		var kind extract.FailureKind
 		if failure != nil {
@@ -409,9 +412,9 @@ func judgedAsWritten(reg *tasks.Registry, content string) (bool, *extract.Failur
 	}
 	gen := tasks.Item{ID: O1 + "/C1/Q1", Task: O1, Patient: "C1", Consult: &tasks.Consult{CaseID: "C1", Case: "A case.", Question: "What next?",
 		Criteria: []dataset.Criterion{{ID: "p1", Kind: dataset.KindPositive, Weight: 10, Text: "Recommends induction."}}}}
-	st := &tasks.JournalState{Records: map[string]tasks.Record{"k": {Key: "k", Item: gen.ID, Task: O1, Model: "M", Status: tasks.StatusAnswered, Answer: &tasks.Answer{Content: content}}}}
-	judge, _ := reg.Task(O1Judge)
-	items := tasks.JudgeItems(judge, []tasks.Item{gen}, st, []string{"M"})
+	st := &journal.State{Records: map[string]journal.Record{"k": {Key: "k", Item: gen.ID, Task: O1, Model: "M", Status: journal.StatusAnswered, Answer: &inference.Answer{Content: content}}}}
+	jt, _ := reg.Task(O1Judge)
+	items := judge.Items(jt, []tasks.Item{gen}, st, []string{"M"})
 	if len(items) != 1 {
 		return false, &extract.Failure{Kind: "judge items", Detail: fmt.Sprintf("%d judge items, want 1", len(items))}
 	}

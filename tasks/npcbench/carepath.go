@@ -4,37 +4,36 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
 // carePath is the L6 episode's endpoint (Eq. 1, A2, A3): Care over the
 // decisions, All-care and Strict over the patients, and the pathology and
 // T-stage class tables; named like the family of its three tasks.
-func carePath() *tasks.Composite {
-	return &tasks.Composite{
+func carePath() *score.Composite {
+	return &score.Composite{
 		Name:  CarePath,
 		Tasks: []string{CPPathology, CPMRI, CPCare},
 		Score: scoreCarePath,
-		Tables: func(mr *tasks.ModelResults) []tasks.ClassTable {
+		Tables: func(mr *score.ModelResults) []score.ClassTable {
 			if mr.CarePath == nil {
 				return nil
 			}
-			return []tasks.ClassTable{{Key: CPPathology, Title: "CarePath pathology (L6, A11)", Score: &mr.CarePath.Pathology},
+			return []score.ClassTable{{Key: CPPathology, Title: "CarePath pathology (L6, A11)", Score: &mr.CarePath.Pathology},
 				{Key: CPMRI, Title: "CarePath MRI T stage (L6, A12)", Score: &mr.CarePath.TStage}}
 		},
-		Failures: func(mr *tasks.ModelResults) []tasks.FailureTally {
+		Failures: func(mr *score.ModelResults) []score.FailureTally {
 			if mr.CarePath == nil {
 				return nil
 			}
 			cp := mr.CarePath
-			return []tasks.FailureTally{{Name: CPPathology, Failures: cp.Pathology.Failures},
+			return []score.FailureTally{{Name: CPPathology, Failures: cp.Pathology.Failures},
 				{Name: CPMRI, Failures: cp.TStage.Failures}, {Name: CPCare, Failures: cp.CareFailures}}
 		},
-		Figure: &tasks.Figure{File: "carepath_care_strict.png", Title: "L6 CarePath: Care, All-care and Strict",
+		Figure: &score.Figure{File: "carepath_care_strict.png", Title: "L6 CarePath: Care, All-care and Strict",
 			Caption: "Care (decision-weighted), All-care (every care answer of a patient right) and Strict (pathology, T stage and all care right) per model, as in the paper's Fig. 6a.",
 			Series:  []string{"Care", "All-care", "Strict"},
-			Scores: func(mr *tasks.ModelResults) []*score.Score {
+			Scores: func(mr *score.ModelResults) []*score.Score {
 				if mr.CarePath == nil {
 					return nil
 				}
@@ -48,7 +47,7 @@ func carePath() *tasks.Composite {
 // the own-findings condition) has no episode to score, as Strict needs
 // every care answer: its pathology and T-stage answers are scored as tasks
 // of their own instead.
-func scoreCarePath(a *tasks.Answers, mr *tasks.ModelResults) error {
+func scoreCarePath(a *score.Answers, mr *score.ModelResults) error {
 	if len(a.Items(CPCare)) == 0 {
 		return scoreFindingsAlone(a, mr)
 	}
@@ -66,7 +65,7 @@ func scoreCarePath(a *tasks.Answers, mr *tasks.ModelResults) error {
 
 // scoreFindingsAlone scores the CarePath pathology and T-stage answers of
 // a run without care decisions, each by its classes.
-func scoreFindingsAlone(a *tasks.Answers, mr *tasks.ModelResults) error {
+func scoreFindingsAlone(a *score.Answers, mr *score.ModelResults) error {
 	for _, t := range []struct {
 		key     string
 		classes []string
@@ -82,14 +81,14 @@ func scoreFindingsAlone(a *tasks.Answers, mr *tasks.ModelResults) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", t.key, err)
 		}
-		mr.Tasks = append(mr.Tasks, tasks.TaskResult{Task: t.key, Score: ts})
+		mr.Tasks = append(mr.Tasks, score.TaskResult{Task: t.key, Score: ts})
 	}
 	return nil
 }
 
 // episodes gathers each patient's pathology, MRI and care units, in
 // patient id order.
-func episodes(a *tasks.Answers) ([]score.Episode, error) {
+func episodes(a *score.Answers) ([]score.Episode, error) {
 	eps := map[string]*score.Episode{}
 	var order []string
 	ep := func(id string) *score.Episode {
@@ -126,8 +125,8 @@ func episodes(a *tasks.Answers) ([]score.Episode, error) {
 }
 
 // careColumn is Table 1's L6 Care.
-func careColumn() tasks.Column {
-	return tasks.Column{Name: "Care", Level: "L6", Pick: func(m tasks.ModelResults) (*score.Score, bool) {
+func careColumn() score.Column {
+	return score.Column{Name: "Care", Level: "L6", Pick: func(m score.ModelResults) (*score.Score, bool) {
 		if m.CarePath == nil {
 			return nil, true
 		}
@@ -136,8 +135,8 @@ func careColumn() tasks.Column {
 }
 
 // strictColumn is Table 1's L6 Strict.
-func strictColumn() tasks.Column {
-	return tasks.Column{Name: "Strict", Level: "L6", Pick: func(m tasks.ModelResults) (*score.Score, bool) {
+func strictColumn() score.Column {
+	return score.Column{Name: "Strict", Level: "L6", Pick: func(m score.ModelResults) (*score.Score, bool) {
 		if m.CarePath == nil {
 			return nil, true
 		}

@@ -97,8 +97,8 @@ func inOrder(letters, set []string) []string {
 
 // choiceColumn is the Table 1 column of a closed-choice task's endpoint,
 // beside the majority-answer and random baselines of the same endpoint.
-func choiceColumn(name, level, task string, endpoint func(*score.TaskScore) *score.Score, baseline func(score.Endpoints) *float64) tasks.Column {
-	base := func(m tasks.ModelResults, pick func(*score.ChanceBaselines) (score.Endpoints, string)) *score.Baseline {
+func choiceColumn(name, level, task string, endpoint func(*score.TaskScore) *score.Score, baseline func(score.Endpoints) *float64) score.Column {
+	base := func(m score.ModelResults, pick func(*score.ChanceBaselines) (score.Endpoints, string)) *score.Baseline {
 		ts := m.Task(task)
 		if ts == nil || ts.Chance == nil {
 			return nil
@@ -110,17 +110,17 @@ func choiceColumn(name, level, task string, endpoint func(*score.TaskScore) *sco
 		}
 		return &score.Baseline{Class: class, Percent: *v}
 	}
-	return tasks.Column{Name: name, Level: level,
-		Pick: func(m tasks.ModelResults) (*score.Score, bool) {
+	return score.Column{Name: name, Level: level,
+		Pick: func(m score.ModelResults) (*score.Score, bool) {
 			if ts := m.Task(task); ts != nil {
 				return endpoint(ts), ts.Complete
 			}
 			return nil, true
 		},
-		Majority: func(m tasks.ModelResults) *score.Baseline {
+		Majority: func(m score.ModelResults) *score.Baseline {
 			return base(m, func(c *score.ChanceBaselines) (score.Endpoints, string) { return c.Majority, c.Majority.Class })
 		},
-		Random: func(m tasks.ModelResults) *score.Baseline {
+		Random: func(m score.ModelResults) *score.Baseline {
 			return base(m, func(c *score.ChanceBaselines) (score.Endpoints, string) { return c.Random, "random" })
 		}}
 }

@@ -3,7 +3,6 @@ package npcbench
 import (
 	"strings"
 
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -29,13 +28,13 @@ var lRevPairings = []pairing{
 
 // controls is a composite of paired comparisons, with a bar chart of an
 // endpoint of each task it reads.
-func controls(name, title, caption string, pairings []pairing, titles, keys []string, endpoint func(*score.TaskScore) *score.Score) *tasks.Composite {
-	return &tasks.Composite{
+func controls(name, title, caption string, pairings []pairing, titles, keys []string, endpoint func(*score.TaskScore) *score.Score) *score.Composite {
+	return &score.Composite{
 		Name:  name,
 		Tasks: keys,
-		Score: func(a *tasks.Answers, mr *tasks.ModelResults) error { return compare(a, mr, pairings) },
-		Figure: &tasks.Figure{File: name + ".png", Title: title, Caption: caption, Series: titles,
-			Scores: func(mr *tasks.ModelResults) []*score.Score {
+		Score: func(a *score.Answers, mr *score.ModelResults) error { return compare(a, mr, pairings) },
+		Figure: &score.Figure{File: name + ".png", Title: title, Caption: caption, Series: titles,
+			Scores: func(mr *score.ModelResults) []*score.Score {
 				var out []*score.Score
 				any := false
 				for _, k := range keys {
@@ -55,7 +54,7 @@ func controls(name, title, caption string, pairings []pairing, titles, keys []st
 
 // compare scores every pairing whose two tasks ran, matching units by
 // their item id without the task key.
-func compare(a *tasks.Answers, mr *tasks.ModelResults, pairings []pairing) error {
+func compare(a *score.Answers, mr *score.ModelResults, pairings []pairing) error {
 	for _, p := range pairings {
 		if len(a.Items(p.baseline)) == 0 || len(a.Items(p.treatment)) == 0 {
 			continue
@@ -85,7 +84,7 @@ func pairKey(u score.Unit) string {
 }
 
 // lRevControls compares L5's conditions.
-func lRevControls() *tasks.Composite {
+func lRevControls() *score.Composite {
 	return controls(LRevControls, "L5 history and serial controls: turn accuracy",
 		"Turn accuracy per model under the full history (the primary task), the time-stripped snapshot, the shuffled history and the serial conversation; the paired differences are in scores.md.",
 		lRevPairings, []string{"Full history", "Snapshot", "Shuffled", "Serial"}, []string{LRev, LRevSnapshot, LRevShuffled, LRevSerial}, microAccuracy)

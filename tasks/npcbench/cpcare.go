@@ -10,6 +10,7 @@ import (
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/extract"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // CPCare is a CarePath care decision (L6, prompt A13): one question of the
@@ -35,8 +36,8 @@ func cpCare(st *configs.Structures) *tasks.Task {
 
 // ownPrior writes a care question's prior lines from the model's own
 // pathology and MRI answers for the patient.
-func ownPrior(st *configs.Structures) func(tasks.Item, map[string]*tasks.Record) []string {
-	return func(it tasks.Item, answers map[string]*tasks.Record) []string {
+func ownPrior(st *configs.Structures) func(tasks.Item, map[string]*journal.Record) []string {
+	return func(it tasks.Item, answers map[string]*journal.Record) []string {
 		return PriorFindings(it.Care, ownFindings(st, answers[CPPathology+"/"+it.Patient], answers[CPMRI+"/"+it.Patient]))
 	}
 }
@@ -134,7 +135,7 @@ type Findings struct {
 // when the question needs only the other), by the same extraction that
 // scores them. Nothing is guessed: an answer that does not parse leaves
 // the finding empty, and the care prompt says "no valid answer".
-func ownFindings(st *configs.Structures, pathology, mri *tasks.Record) Findings {
+func ownFindings(st *configs.Structures, pathology, mri *journal.Record) Findings {
 	var f Findings
 	if pathology != nil && pathology.Answer != nil {
 		if l := extract.Pathology(pathology.Answer.Content); l.OK() {

@@ -9,6 +9,7 @@ import (
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -34,7 +35,7 @@ var controlMix = schedule.RequestMix{Requests: 146, TextTokens: 1500, MaxTokens:
 
 // carePathControls compares the L6 conditions by patient-macro care
 // accuracy (Eq. A5), all-care and decision accuracy.
-func carePathControls() *tasks.Composite {
+func carePathControls() *score.Composite {
 	return controls(CarePathControls, "L6 image-evidence and serial controls: patient-macro care accuracy",
 		"Patient-macro care accuracy per model on the control cohort's questions with the model's own image findings, the reference findings, no image findings, and the reference findings in one serial conversation; the paired differences are in scores.md.",
 		carePathPairings, []string{"Own findings", "Reference findings", "No image findings", "Serial"},
@@ -146,6 +147,6 @@ func referenceFindings(st *configs.Structures, p *dataset.Patient) (Findings, er
 
 // suppliedOnly writes a question's supplied fields as its prior lines: the
 // reference findings a rewritten question carries, and the question's own.
-func suppliedOnly(it tasks.Item, _ map[string]*tasks.Record) []string {
+func suppliedOnly(it tasks.Item, _ map[string]*journal.Record) []string {
 	return PriorFindings(it.Care, Findings{})
 }

@@ -39,7 +39,7 @@ func buildCPlan(b *tasks.Builder) {
 // cPlanColumn is Table 1's C-Plan: patient-macro accuracy. When every
 // patient has one question it is the item accuracy, which scoring then
 // gives alone.
-func cPlanColumn() tasks.Column {
+func cPlanColumn() score.Column {
 	return choiceColumn("C-Plan", "L4", CPlan,
 		func(ts *score.TaskScore) *score.Score { return orMicro(ts.PatientMacro, ts) },
 		func(e score.Endpoints) *float64 { return orMicroBaseline(e.PatientMacro, e) })

@@ -4,7 +4,6 @@ import (
 	"sort"
 
 	"github.com/npcorch/npcorch/configs"
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/extract"
 	"github.com/npcorch/npcorch/tasks/score"
 )
@@ -15,11 +14,11 @@ import (
 // Direct and evidence-grounded T, and the T rule on predicted evidence.
 const Evidence = "evidence"
 
-func evidence(st *configs.Structures) *tasks.Composite {
-	return &tasks.Composite{
+func evidence(st *configs.Structures) *score.Composite {
+	return &score.Composite{
 		Name:  Evidence,
 		Tasks: []string{Card, TCards},
-		Score: func(a *tasks.Answers, mr *tasks.ModelResults) error {
+		Score: func(a *score.Answers, mr *score.ModelResults) error {
 			ev, err := scoreEvidence(a, st)
 			if err != nil {
 				return err
@@ -27,17 +26,17 @@ func evidence(st *configs.Structures) *tasks.Composite {
 			mr.Evidence = ev
 			return nil
 		},
-		Tables: func(mr *tasks.ModelResults) []tasks.ClassTable {
+		Tables: func(mr *score.ModelResults) []score.ClassTable {
 			if mr.Evidence == nil || mr.Evidence.DirectTClasses == nil {
 				return nil
 			}
-			return []tasks.ClassTable{{Key: "direct_t", Title: "Direct T on the anatomical panel", Score: mr.Evidence.DirectTClasses}}
+			return []score.ClassTable{{Key: "direct_t", Title: "Direct T on the anatomical panel", Score: mr.Evidence.DirectTClasses}}
 		},
-		Failures: func(mr *tasks.ModelResults) []tasks.FailureTally {
+		Failures: func(mr *score.ModelResults) []score.FailureTally {
 			if mr.Evidence == nil {
 				return nil
 			}
-			return []tasks.FailureTally{{Name: Card + " structure", Failures: mr.Evidence.StructureFailures},
+			return []score.FailureTally{{Name: Card + " structure", Failures: mr.Evidence.StructureFailures},
 				{Name: Card + " invasion", Failures: mr.Evidence.InvasionFailures}}
 		},
 	}
@@ -45,7 +44,7 @@ func evidence(st *configs.Structures) *tasks.Composite {
 
 // anatomy gathers the anatomical panel's patients, in id order.
 type anatomy struct {
-	a     *tasks.Answers
+	a     *score.Answers
 	byID  map[string]*score.PanelPatient
 	order []string
 }
@@ -67,7 +66,7 @@ func (pl *anatomy) patient(id string) (*score.PanelPatient, error) {
 	return pp, nil
 }
 
-func scoreEvidence(a *tasks.Answers, st *configs.Structures) (*score.EvidenceScore, error) {
+func scoreEvidence(a *score.Answers, st *configs.Structures) (*score.EvidenceScore, error) {
 	pl := &anatomy{a: a, byID: map[string]*score.PanelPatient{}}
 	for _, it := range a.Items(Card) {
 		pp, err := pl.patient(it.Patient)
@@ -101,8 +100,8 @@ func scoreEvidence(a *tasks.Answers, st *configs.Structures) (*score.EvidenceSco
 }
 
 // structureColumn is Table 1's Struct.: card-micro structure accuracy.
-func structureColumn() tasks.Column {
-	return tasks.Column{Name: "Struct.", Level: "L3", Pick: func(m tasks.ModelResults) (*score.Score, bool) {
+func structureColumn() score.Column {
+	return score.Column{Name: "Struct.", Level: "L3", Pick: func(m score.ModelResults) (*score.Score, bool) {
 		if m.Evidence == nil {
 			return nil, true
 		}

@@ -4,6 +4,7 @@ import (
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/score"
 )
 
 // GMem is L1 guideline memory (prompt A1): a guideline question, answered
@@ -34,6 +35,6 @@ func buildGMem(b *tasks.Builder) {
 }
 
 // gMemColumn is Table 1's G-Mem.: item accuracy.
-func gMemColumn() tasks.Column {
+func gMemColumn() score.Column {
 	return choiceColumn("G-Mem.", "L1", GMem, microAccuracy, microBaseline)
 }

@@ -128,8 +128,8 @@ func fullHistory(_ string, records []dataset.HistoryRecord) []tasks.HistorySecti
 }
 
 // lRevColumns are Table 1's L5 Turn and All-turn.
-func lRevColumns() []tasks.Column {
-	return []tasks.Column{
+func lRevColumns() []score.Column {
+	return []score.Column{
 		choiceColumn("Turn", "L5", LRev, microAccuracy, microBaseline),
 		choiceColumn("All-turn", "L5", LRev,
 			func(ts *score.TaskScore) *score.Score { return orMicro(ts.AllCorrect, ts) },

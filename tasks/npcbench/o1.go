@@ -5,6 +5,7 @@ import (
 	"github.com/npcorch/npcorch/launcher/simkey"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/judge"
 )
 
 // O1 is O1 ConsultRubrics' consultation (prompt A14): a free-text answer
@@ -67,7 +68,7 @@ func judgeEntries(it tasks.Item) []simkey.Item {
 
 func judgeEntry(it tasks.Item, c dataset.Criterion) simkey.Item {
 	return simkey.Item{
-		ID:       tasks.JudgeItemID(O1Judge, &tasks.Judged{Item: it.ID, Criterion: c}),
+		ID:       judge.ItemID(O1Judge, &tasks.Judged{Item: it.ID, Criterion: c}),
 		Contains: "Rubric Item:\n" + tasks.SignedCriterion(c) + "\n",
 		Also:     []string{judgePromptMarker, "Case:\n" + it.Consult.Case + "\n", "Question:\n" + it.Consult.Question + "\nAssistant Response:"},
 		Verdict:  &simkey.Verdict{Claim: Statement(c), From: "Assistant Response:\n", To: "\nRubric Item:\n"},

@@ -17,7 +17,11 @@ import (
 	"github.com/npcorch/npcorch/launcher/simengine"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
+	"github.com/npcorch/npcorch/tasks/judge"
 	"github.com/npcorch/npcorch/tasks/score"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // consultData is two cases, three questions, each with two weighted
@@ -99,7 +103,7 @@ func TestO1GeneratedJudgedAndScored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen, judge, strict := simModel("gen", O1), simModel("judge", O1Judge), simModel("strict", O1Judge)
+	gen, judgeModel, strict := simModel("gen", O1), simModel("judge", O1Judge), simModel("strict", O1Judge)
 	key, err := tasks.BuildSimKey(reg, tasks.RequestBuilder{Model: gen}, prompts, tasks.ItemList(items).Items())
 	if err != nil {
 		t.Fatal(err)
@@ -109,18 +113,18 @@ func TestO1GeneratedJudgedAndScored(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := t.TempDir()
-	j, err := tasks.OpenJournal(run)
+	j, err := journal.Open(run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	c := tasks.NewClient(configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 10 * time.Second,
+	c := inference.NewClient(configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 10 * time.Second,
 		ChunkTimeout: 10 * time.Second, TotalTimeout: 20 * time.Second})
 	defer c.Close()
-	r := &tasks.Runner{Client: c, Journal: j, Prompts: prompts, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
+	r := &send.Runner{Client: c, Journal: j, Prompts: prompts, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
 	ctx := context.Background()
-	runModel := func(m configs.Model, ep launcher.Endpoint) tasks.ModelRun {
-		return tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m}, Pool: tasks.NewPool([]launcher.Endpoint{ep}, 4), Repeats: 1}
+	runModel := func(m configs.Model, ep launcher.Endpoint) send.ModelRun {
+		return send.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m}, Pool: inference.NewPool([]launcher.Endpoint{ep}, 4), Repeats: 1}
 	}
 
 	mr := runModel(gen, serveSim(t, "gen", "--sim-key", keyFile, "--sim-policy", "right=0.5", "--sim-seed", "4"))
@@ -129,14 +133,14 @@ func TestO1GeneratedJudgedAndScored(t *testing.T) {
 		t.Fatalf("generation: %+v, %v", s, err)
 	}
 	judgeTask, _ := reg.Task(O1Judge)
-	read := func() (*tasks.JournalState, error) { return tasks.ReadJournal(run) }
-	jd := tasks.Judging{Task: judgeTask, Items: items, Generators: []string{"gen"}, Read: read}
+	read := func() (*journal.State, error) { return journal.Read(run) }
+	jd := judge.Judging{Task: judgeTask, Items: items, Generators: []string{"gen"}, Read: read}
 	// 3 answers and 1 audit response, 4 criteria each: 16 judgments.
-	s, err := r.Judge(ctx, runModel(judge, serveSim(t, "judge", "--sim-key", keyFile, "--sim-policy", "right=0.7", "--sim-seed", "2")), jd)
+	s, err := judge.Run(ctx, r, runModel(judgeModel, serveSim(t, "judge", "--sim-key", keyFile, "--sim-policy", "right=0.7", "--sim-seed", "2")), jd)
 	if err != nil || s.Answered != 16 || s.Requests != 16 {
 		t.Fatalf("judge: %+v, %v; want 16 judgments, none retried", s, err)
 	}
-	s, err = r.Judge(ctx, runModel(strict, serveSim(t, "strict", "--sim-key", keyFile, "--sim-policy", "garbage")), jd)
+	s, err = judge.Run(ctx, r, runModel(strict, serveSim(t, "strict", "--sim-key", keyFile, "--sim-policy", "garbage")), jd)
 	if err != nil || s.Answered != 48 {
 		t.Fatalf("garbage judge: %+v, %v; want 16 judgments at each of 3 rungs", s, err)
 	}
@@ -145,7 +149,7 @@ func TestO1GeneratedJudgedAndScored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := tasks.ScoreRun(reg, "o1", raw, items, state, tasks.RunModels("gen"), 1, score.Options{Seed: 1})
+	res, err := score.ScoreRun(reg, "o1", raw, items, state, score.RunModels("gen"), 1, score.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +197,7 @@ func TestO1GeneratedJudgedAndScored(t *testing.T) {
 // "gen" (Eq. A7: 100·max(0, Σ weights met − 2·majors − minors)/10, mean
 // over the items) and the right=0.7 judge's agreement with the audit's
 // labels, reading each verdict as criteria_met in the raw JSON.
-func handScores(t *testing.T, st *tasks.JournalState, prompts *tasks.Prompts, items []tasks.Item) map[string]float64 {
+func handScores(t *testing.T, st *journal.State, prompts *tasks.Prompts, items []tasks.Item) map[string]float64 {
 	t.Helper()
 	met := map[string]bool{} // judge + "|" + judge item id (rung-less)
 	for _, rec := range st.Records {
@@ -212,12 +216,12 @@ func handScores(t *testing.T, st *tasks.JournalState, prompts *tasks.Prompts, it
 			out["differ"]++
 		}
 	}
-	for _, judge := range []string{"judge", "strict"} {
+	for _, jm := range []string{"judge", "strict"} {
 		total := 0.0
 		for _, it := range items {
 			raw := 0.0
 			for _, c := range it.Consult.Criteria {
-				if !met[judge+"|"+tasks.JudgeItemID(O1Judge, &tasks.Judged{Generator: "gen", Item: it.ID, Criterion: c})] {
+				if !met[jm+"|"+judge.ItemID(O1Judge, &tasks.Judged{Generator: "gen", Item: it.ID, Criterion: c})] {
 					continue
 				}
 				switch c.Kind {
@@ -231,13 +235,13 @@ func handScores(t *testing.T, st *tasks.JournalState, prompts *tasks.Prompts, it
 			}
 			total += 100 * max(0, raw) / 10
 		}
-		out[judge] = total / 3
+		out[jm] = total / 3
 	}
 	agree := 0
 	for _, l := range items[0].Consult.Audit[0].Labels {
 		c, _ := items[0].Consult.Criteria, 0
 		for _, cr := range c {
-			if cr.ID == l.Criterion && met["judge|"+tasks.JudgeItemID(O1Judge, &tasks.Judged{Generator: tasks.AuditGenerator, Audit: "A1", Item: items[0].ID, Criterion: cr})] == l.Met {
+			if cr.ID == l.Criterion && met["judge|"+judge.ItemID(O1Judge, &tasks.Judged{Generator: judge.AuditGenerator, Audit: "A1", Item: items[0].ID, Criterion: cr})] == l.Met {
 				agree++
 			}
 		}

@@ -33,18 +33,18 @@ func Registry(st *configs.Structures) *tasks.Registry {
 			{Name: LRevControls, Tasks: []string{LRev, LRevSnapshot, LRevShuffled, LRevSerial}},
 			{Name: CarePathControls, Tasks: []string{CPPathology, CPMRI, CPCareOwnFindings, CPCareRefFindings, CPCareNoFindings, CPCareSerial}},
 		},
-		Composites: []*tasks.Composite{tStage(), evidence(st), carePath(), lRevControls(), carePathControls(), rubric()},
-		Table: []tasks.Column{
-			gMemColumn(), aAppColumn(),
-			tasks.TaskColumn("Path.", "L3", Pathology), tStageColumn(), tasks.TaskColumn("N-Stg.", "L3", NGroups),
-			tasks.TaskColumn("Seq.", "L3", Sequence), structureColumn(), cPlanColumn(), lRevColumns()[0], lRevColumns()[1], careColumn(), strictColumn(), rubricColumn(),
-		},
-		Notes: []string{fmt.Sprintf("Paper baselines: L3 pathology majority %.1f %%, T majority %.1f %%, N majority %.1f %%, CarePath pathology %.0f %%, CarePath constant T3 %.0f %%.",
-			score.PaperL3PathologyMajority, score.PaperTMajority, score.PaperNMajority, score.PaperCarePathPathologyMajority, score.PaperCarePathT3Constant)},
-		Recall: []tasks.RecallPlot{
-			{File: "recall_t_stage.png", Title: "T stage (T-Stg.)", Table: TStage},
-			{File: "recall_n_stage.png", Title: "N stage", Table: NGroups},
-			{File: "recall_sequence.png", Title: "MRI sequence", Table: Sequence},
-		},
-	})
+		Scoring: &score.Card{Composites: []*score.Composite{tStage(), evidence(st), carePath(), lRevControls(), carePathControls(), rubric()},
+			Table: []score.Column{
+				gMemColumn(), aAppColumn(),
+				score.TaskColumn("Path.", "L3", Pathology), tStageColumn(), score.TaskColumn("N-Stg.", "L3", NGroups),
+				score.TaskColumn("Seq.", "L3", Sequence), structureColumn(), cPlanColumn(), lRevColumns()[0], lRevColumns()[1], careColumn(), strictColumn(), rubricColumn(),
+			},
+			Notes: []string{fmt.Sprintf("Paper baselines: L3 pathology majority %.1f %%, T majority %.1f %%, N majority %.1f %%, CarePath pathology %.0f %%, CarePath constant T3 %.0f %%.",
+				score.PaperL3PathologyMajority, score.PaperTMajority, score.PaperNMajority, score.PaperCarePathPathologyMajority, score.PaperCarePathT3Constant)},
+			Recall: []score.RecallPlot{
+				{File: "recall_t_stage.png", Title: "T stage (T-Stg.)", Table: TStage},
+				{File: "recall_n_stage.png", Title: "N stage", Table: NGroups},
+				{File: "recall_sequence.png", Title: "MRI sequence", Table: Sequence},
+			},
+		}})
 }

@@ -3,18 +3,17 @@ package npcbench
 import (
 	"fmt"
 
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
 // rubric is O1's score (Eq. A7-A8) of a model's consultations under each
 // judge that judged them, from the judges' journalled verdicts.
-func rubric() *tasks.Composite {
-	return &tasks.Composite{Name: "rubric", Tasks: []string{O1}, Score: scoreRubric}
+func rubric() *score.Composite {
+	return &score.Composite{Name: "rubric", Tasks: []string{O1}, Score: scoreRubric}
 }
 
-func scoreRubric(a *tasks.Answers, mr *tasks.ModelResults) error {
+func scoreRubric(a *score.Answers, mr *score.ModelResults) error {
 	judgeTask, judges := a.Judges(O1)
 	for _, judge := range judges {
 		var items []score.JudgedItem
@@ -25,14 +24,14 @@ func scoreRubric(a *tasks.Answers, mr *tasks.ModelResults) error {
 		if err != nil {
 			return fmt.Errorf("judge %s: %w", judge, err)
 		}
-		mr.Rubric = append(mr.Rubric, tasks.RubricResult{Judge: judge, Score: s})
+		mr.Rubric = append(mr.Rubric, score.RubricResult{Judge: judge, Score: s})
 	}
 	return nil
 }
 
 // rubricColumn is O1's column: the score under the first judge (by name).
-func rubricColumn() tasks.Column {
-	return tasks.Column{Name: "Rubric", Level: "O1", Pick: func(m tasks.ModelResults) (*score.Score, bool) {
+func rubricColumn() score.Column {
+	return score.Column{Name: "Rubric", Level: "O1", Pick: func(m score.ModelResults) (*score.Score, bool) {
 		if len(m.Rubric) == 0 {
 			return nil, true
 		}

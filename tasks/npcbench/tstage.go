@@ -1,7 +1,6 @@
 package npcbench
 
 import (
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -9,11 +8,11 @@ import (
 // (A9): the paper's T-Stg. column over its 400-patient T cohort.
 const TStage = "t_stage"
 
-func tStage() *tasks.Composite {
-	return &tasks.Composite{
+func tStage() *score.Composite {
+	return &score.Composite{
 		Name:  TStage,
 		Tasks: []string{TCards, TGroups},
-		Score: func(a *tasks.Answers, mr *tasks.ModelResults) error {
+		Score: func(a *score.Answers, mr *score.ModelResults) error {
 			var units []score.Unit
 			for _, task := range []string{TCards, TGroups} {
 				u, err := a.Units(task)
@@ -29,25 +28,25 @@ func tStage() *tasks.Composite {
 			mr.TStage = &ts
 			return nil
 		},
-		Tables: func(mr *tasks.ModelResults) []tasks.ClassTable {
+		Tables: func(mr *score.ModelResults) []score.ClassTable {
 			if mr.TStage == nil {
 				return nil
 			}
-			return []tasks.ClassTable{{Key: TStage, Title: "T stage, both presentations (T-Stg.)", Score: mr.TStage}}
+			return []score.ClassTable{{Key: TStage, Title: "T stage, both presentations (T-Stg.)", Score: mr.TStage}}
 		},
 	}
 }
 
 // tStageColumn is Table 1's T-Stg.
-func tStageColumn() tasks.Column {
-	return tasks.Column{Name: "T-Stg.", Level: "L3",
-		Pick: func(m tasks.ModelResults) (*score.Score, bool) {
+func tStageColumn() score.Column {
+	return score.Column{Name: "T-Stg.", Level: "L3",
+		Pick: func(m score.ModelResults) (*score.Score, bool) {
 			if m.TStage == nil {
 				return nil, true
 			}
 			return m.TStage.Accuracy, m.TStage.Complete
 		},
-		Majority: func(m tasks.ModelResults) *score.Baseline {
+		Majority: func(m score.ModelResults) *score.Baseline {
 			if m.TStage == nil {
 				return nil
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/launcher/schedule"
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // Cost is what each model's requests took, from the journal, and what its
@@ -54,7 +55,7 @@ type TaskCost struct {
 	// started without --enable-prompt-tokens-details reports none.
 	CachedTokens *int `json:"cached_tokens"`
 	// WorkTokens are prompt tokens not served from cache plus completion
-	// tokens (tasks.Usage.WorkTokens); nil when CachedTokens is.
+	// tokens (inference.Usage.WorkTokens); nil when CachedTokens is.
 	WorkTokens *int `json:"work_tokens"`
 	// TTFT, TPOT and E2E are client-side latency percentiles over answered
 	// requests, in milliseconds. TPOT leaves out answers of one token.
@@ -121,10 +122,10 @@ type costAcc struct {
 	ttft, tpot, e2e []float64
 }
 
-func (a *costAcc) add(rec tasks.Record) {
+func (a *costAcc) add(rec journal.Record) {
 	a.row.Requests++
 	a.row.Attempts += rec.Attempts
-	if rec.Status != tasks.StatusAnswered || rec.Answer == nil {
+	if rec.Status != journal.StatusAnswered || rec.Answer == nil {
 		a.row.NotRun++
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -17,7 +18,7 @@ type ModelDetail struct {
 	Model string `json:"model"`
 	// Scores are the model's scores from scores.json; nil when only the
 	// journal knows the model.
-	Scores *tasks.ModelResults `json:"scores,omitempty"`
+	Scores *score.ModelResults `json:"scores,omitempty"`
 	// Extraction tallies failed extractions (scored wrong) by task and kind.
 	Extraction []ExtractionFailures `json:"extraction_failures"`
 	// Slowest are the SlowestItems answered requests with the longest
@@ -64,12 +65,12 @@ func buildDetail(reg *tasks.Registry, r *Run) []ModelDetail {
 		if d.Scores != nil {
 			d.Extraction = extractionFailures(reg, d.Scores)
 		}
-		var answered []tasks.Record
+		var answered []journal.Record
 		for _, rec := range r.Records {
 			if rec.Model != model {
 				continue
 			}
-			if rec.Status == tasks.StatusAnswered && rec.Answer != nil {
+			if rec.Status == journal.StatusAnswered && rec.Answer != nil {
 				answered = append(answered, rec)
 				continue
 			}
@@ -100,7 +101,7 @@ func buildDetail(reg *tasks.Registry, r *Run) []ModelDetail {
 // extractionFailures lists the failed extractions of every task scored
 // alone, then of each composite by answer field (the combined T stage and
 // the panel's direct T repeat t_cards and t_groups and are left out).
-func extractionFailures(reg *tasks.Registry, m *tasks.ModelResults) []ExtractionFailures {
+func extractionFailures(reg *tasks.Registry, m *score.ModelResults) []ExtractionFailures {
 	out := []ExtractionFailures{}
 	add := func(task string, f []score.FailureCount) {
 		if len(f) > 0 {
@@ -110,7 +111,7 @@ func extractionFailures(reg *tasks.Registry, m *tasks.ModelResults) []Extraction
 	for _, t := range m.Tasks {
 		add(t.Task, t.Score.Failures)
 	}
-	for _, c := range reg.Composites() {
+	for _, c := range score.CardOf(reg).Composites {
 		if c.Failures == nil {
 			continue
 		}
@@ -140,7 +141,7 @@ func taskTitle(reg *tasks.Registry, key string) string {
 
 // taskScores lists a model's closed-answer task scores in report order:
 // the tasks scored alone, then the composites' class tables.
-func taskScores(reg *tasks.Registry, m *tasks.ModelResults) []taskScore {
+func taskScores(reg *tasks.Registry, m *score.ModelResults) []taskScore {
 	if m == nil {
 		return nil
 	}
@@ -148,7 +149,7 @@ func taskScores(reg *tasks.Registry, m *tasks.ModelResults) []taskScore {
 	for i := range m.Tasks {
 		out = append(out, taskScore{m.Tasks[i].Task, taskTitle(reg, m.Tasks[i].Task), &m.Tasks[i].Score})
 	}
-	for _, c := range reg.Composites() {
+	for _, c := range score.CardOf(reg).Composites {
 		if c.Tables == nil {
 			continue
 		}

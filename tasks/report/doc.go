@@ -3,7 +3,7 @@
 // (Markdown, CSV, JSON), per-model diagnostics, cost per model and task,
 // and one self-contained HTML page with PNG plots.
 //
-// A run directory holds scores.json (tasks.Results, written by `npcorch
+// A run directory holds scores.json (score.Results, written by `npcorch
 // score`), journal/MODEL/TASK.jsonl and, when the GPU sampler ran,
 // gpu/samples.jsonl and gpu/spans.json, and speeds.json when the campaign
 // measured its engines' speeds. Write reads them and writes into

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/npcorch/npcorch/gpu"
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -31,7 +30,7 @@ func (r *Report) plots() ([]figure, error) {
 			figs = append(figs, f)
 		}
 	}
-	for _, c := range r.reg.Composites() {
+	for _, c := range score.CardOf(r.reg).Composites {
 		if c.Figure == nil {
 			continue
 		}
@@ -41,7 +40,7 @@ func (r *Report) plots() ([]figure, error) {
 			figs = append(figs, f)
 		}
 	}
-	for _, rc := range r.reg.RecallPlots() {
+	for _, rc := range score.CardOf(r.reg).Recall {
 		f, ok, err := r.recallPlot(rc.File, rc.Title, rc.Table)
 		if err != nil {
 			return nil, err
@@ -108,7 +107,7 @@ func (r *Report) columnPlot(i int, col TableColumn) (figure, bool, error) {
 
 // compositePlot draws a composite's scores per model and run (Care,
 // All-care and Strict, as in the paper's Fig. 6a).
-func (r *Report) compositePlot(fig *tasks.Figure) (figure, bool, error) {
+func (r *Report) compositePlot(fig *score.Figure) (figure, bool, error) {
 	var groups []string
 	var scores [][]*score.Score
 	for _, row := range r.Table.Rows {
@@ -136,7 +135,7 @@ func (r *Report) compositePlot(fig *tasks.Figure) (figure, bool, error) {
 		for g, sc := range scores {
 			if v := sc[k]; v != nil {
 				s.Values[g] = &v.Percent
-				if iv := tasks.ShownInterval(v); iv != nil {
+				if iv := score.ShownInterval(v); iv != nil {
 					s.Lower[g], s.Upper[g] = &iv.Lower, &iv.Upper
 				}
 			}

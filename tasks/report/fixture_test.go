@@ -13,6 +13,8 @@ import (
 	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
 	"github.com/npcorch/npcorch/tasks/score"
 )
@@ -207,13 +209,13 @@ func (c *campaign) beta() answers {
 // usage and timing: the k-th item of a task has TTFT 100·(k+1) ms, E2E
 // 1000·(k+1) + 10·len(item id) ms, TPOT 20 ms, 1000 prompt tokens of which
 // 200 cached, 50 completion tokens.
-func (c *campaign) records(model string, a answers, o runOptions) []tasks.Record {
-	var out []tasks.Record
+func (c *campaign) records(model string, a answers, o runOptions) []journal.Record {
+	var out []journal.Record
 	k := map[string]int{}
 	for _, it := range c.items {
-		rec := tasks.Record{Key: model + "|" + it.ID + "|0", Item: it.ID, Task: it.Task, Patient: it.Patient, Model: model, Images: 1}
+		rec := journal.Record{Key: model + "|" + it.ID + "|0", Item: it.ID, Task: it.Task, Patient: it.Patient, Model: model, Images: 1}
 		if f, ok := a.notRun[it.ID]; ok {
-			rec.Status, rec.Attempts, rec.Failures = tasks.StatusNotRun, len(f), f
+			rec.Status, rec.Attempts, rec.Failures = journal.StatusNotRun, len(f), f
 			out = append(out, rec)
 			continue
 		}
@@ -223,10 +225,10 @@ func (c *campaign) records(model string, a answers, o runOptions) []tasks.Record
 		}
 		n := k[it.Task]
 		k[it.Task]++
-		rec.Status, rec.Attempts = tasks.StatusAnswered, 1
-		rec.Answer = &tasks.Answer{Content: content, FinishReason: "stop",
-			Usage: tasks.Usage{PromptTokens: 1000, CompletionTokens: 50, CachedTokens: cachedOf(o, 200)},
-			Timing: tasks.Timing{TTFTms: float64(100 * (n + 1)), E2Ems: float64(1000*(n+1) + 10*len(it.ID)), TPOTms: 20, Chunks: 50,
+		rec.Status, rec.Attempts = journal.StatusAnswered, 1
+		rec.Answer = &inference.Answer{Content: content, FinishReason: "stop",
+			Usage: inference.Usage{PromptTokens: 1000, CompletionTokens: 50, CachedTokens: cachedOf(o, 200)},
+			Timing: inference.Timing{TTFTms: float64(100 * (n + 1)), E2Ems: float64(1000*(n+1) + 10*len(it.ID)), TPOTms: 20, Chunks: 50,
 				Started: fmt.Sprintf("2026-01-01T00:00:%02dZ", n)}}
 		out = append(out, rec)
 	}
@@ -250,12 +252,12 @@ type runOptions struct {
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // writeRun writes a scored run directory: the journal, scores.json (by
-// tasks.ScoreRun and tasks.WriteScoreFiles) and, optionally, GPU samples
+// score.ScoreRun and score.WriteScoreFiles) and, optionally, GPU samples
 // and spans.
 func writeRun(t testing.TB, dir string, o runOptions) {
 	t.Helper()
 	c := newCampaign()
-	j, err := tasks.OpenJournal(dir)
+	j, err := journal.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,15 +284,15 @@ func writeRun(t testing.TB, dir string, o runOptions) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	state, err := tasks.ReadJournal(dir)
+	state, err := journal.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := tasks.ScoreRun(testRegistry(), "fixture", &c.raw, c.items, state, tasks.RunModels(models...), 1, score.Options{Seed: 7, Draws: 200})
+	res, err := score.ScoreRun(testRegistry(), "fixture", &c.raw, c.items, state, score.RunModels(models...), 1, score.Options{Seed: 7, Draws: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tasks.WriteScoreFiles(dir, res); err != nil {
+	if err := score.WriteScoreFiles(dir, res); err != nil {
 		t.Fatal(err)
 	}
 	if o.gpu {

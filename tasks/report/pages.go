@@ -280,7 +280,7 @@ func scoreOf(s *score.Score, provisional bool) gridCell {
 	if s == nil {
 		return scoreCell(nil, nil, false)
 	}
-	return scoreCell(s, tasks.ShownInterval(s), provisional)
+	return scoreCell(s, score.ShownInterval(s), provisional)
 }
 
 func taskTable(p *page, ts []taskScore) {
@@ -442,7 +442,7 @@ func carePathTables(p *page, cp *score.CarePathScore) {
 		cp.Patients, cp.Scored, cp.Decisions, cp.Excluded, cp.NotRun))
 }
 
-func reliabilityTable(p *page, reg *tasks.Registry, rel []tasks.TaskReliability) {
+func reliabilityTable(p *page, reg *tasks.Registry, rel []score.TaskReliability) {
 	if len(rel) == 0 {
 		return
 	}

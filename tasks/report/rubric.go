@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -46,7 +45,7 @@ func rubricCell(s *score.Score, complete bool) gridCell {
 		return gridCell{Text: "–", Class: "na"}
 	}
 	out := strconv.FormatFloat(s.Percent, 'f', 1, 64)
-	if iv := tasks.ShownInterval(s); iv != nil {
+	if iv := score.ShownInterval(s); iv != nil {
 		out += fmt.Sprintf(" [%.1f–%.1f]", iv.Lower, iv.Upper)
 	}
 	if !complete {

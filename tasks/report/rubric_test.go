@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
@@ -13,10 +12,10 @@ func f(v float64) *float64 { return &v }
 // TestRubricTables: the Table 1 page shows O1 under each judge and each
 // judge's calibration, when the scores have them.
 func TestRubricTables(t *testing.T) {
-	res := &tasks.Results{Format: tasks.ResultsFormat, Campaign: "o1", Models: []tasks.ModelResults{{Model: "gen",
-		Rubric: []tasks.RubricResult{{Judge: "GPT-OSS-120B", Score: score.O1Score{Items: 4, Valid: 3, Complete: false,
+	res := &score.Results{Format: score.ResultsFormat, Campaign: "o1", Models: []score.ModelResults{{Model: "gen",
+		Rubric: []score.RubricResult{{Judge: "GPT-OSS-120B", Score: score.O1Score{Items: 4, Valid: 3, Complete: false,
 			Score: &score.Score{Percent: 62.5}, Major: &score.Score{Percent: 25}, FellOut: []score.ReasonCount{{Reason: "not judged", Count: 1}}}}}}},
-		Judges: []tasks.JudgeResults{{Task: "o1judge", Judge: "GPT-OSS-120B", Calibration: &score.Calibration{Labels: 10,
+		Judges: []score.JudgeResults{{Task: "o1judge", Judge: "GPT-OSS-120B", Calibration: &score.Calibration{Labels: 10,
 			All:    score.Agreement{N: 10, TP: 4, FP: 1, TN: 3, FN: 2, Kappa: f(0.4), Sensitivity: f(0.667), Percent: &score.Score{Percent: 70}},
 			ByKind: []score.KindAgreement{{Kind: "major", Agreement: score.Agreement{N: 2, TP: 1, TN: 1}}}}}}}
 	r, err := Build(testRegistry(), []*Run{{Name: "run", Results: res}})
@@ -30,7 +29,7 @@ func TestRubricTables(t *testing.T) {
 			t.Errorf("table page lacks %q:\n%s", want, md)
 		}
 	}
-	plain := &tasks.Results{Format: tasks.ResultsFormat, Campaign: "x", Models: []tasks.ModelResults{{Model: "m"}}}
+	plain := &score.Results{Format: score.ResultsFormat, Campaign: "x", Models: []score.ModelResults{{Model: "m"}}}
 	r, err = Build(testRegistry(), []*Run{{Name: "run", Results: plain}})
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,8 @@ import (
 
 	"github.com/npcorch/npcorch/gpu"
 	"github.com/npcorch/npcorch/launcher/schedule"
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
+	"github.com/npcorch/npcorch/tasks/score"
 )
 
 // Files of a run directory the report reads.
@@ -27,9 +28,9 @@ type Run struct {
 	// unique by Build when two runs share it.
 	Name string
 	// Results are the scores of scores.json.
-	Results *tasks.Results
-	// Records are the journal's records in tasks.JournalState.Sorted order.
-	Records []tasks.Record
+	Results *score.Results
+	// Records are the journal's records in journal.State.Sorted order.
+	Records []journal.Record
 	// Samples are the GPU sampler's ticks in time order; nil when the
 	// sampler did not run.
 	Samples []gpu.Sample
@@ -60,7 +61,7 @@ func LoadRun(dir string) (*Run, error) {
 	if _, err := os.Stat(filepath.Join(dir, "journal")); errors.Is(err, fs.ErrNotExist) {
 		run.Notes = append(run.Notes, "The run has no journal/ directory: cost, slowest and not-run items are unknown.")
 	}
-	j, err := tasks.ReadJournal(dir)
+	j, err := journal.Read(dir)
 	if err != nil {
 		return nil, fmt.Errorf("report: run %s: %w", dir, err)
 	}
@@ -77,7 +78,7 @@ func LoadRun(dir string) (*Run, error) {
 	return run, nil
 }
 
-func readScores(path string) (*tasks.Results, error) {
+func readScores(path string) (*score.Results, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("report: %s does not exist; run `npcorch score --run %s` first", path, filepath.Dir(path))
@@ -85,12 +86,12 @@ func readScores(path string) (*tasks.Results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	var res tasks.Results
+	var res score.Results
 	if err := json.Unmarshal(data, &res); err != nil {
 		return nil, fmt.Errorf("report: %s is not a scores file (%v); rewrite it with `npcorch score --run %s`", path, err, filepath.Dir(path))
 	}
-	if res.Format != tasks.ResultsFormat {
-		return nil, fmt.Errorf("report: %s has format %q, this npcorch reads %q; rewrite it with `npcorch score --run %s`", path, res.Format, tasks.ResultsFormat, filepath.Dir(path))
+	if res.Format != score.ResultsFormat {
+		return nil, fmt.Errorf("report: %s has format %q, this npcorch reads %q; rewrite it with `npcorch score --run %s`", path, res.Format, score.ResultsFormat, filepath.Dir(path))
 	}
 	return &res, nil
 }
@@ -179,7 +180,7 @@ func (r *Run) models() []string {
 }
 
 // result returns the scores of a model, nil when the run did not score it.
-func (r *Run) result(model string) *tasks.ModelResults {
+func (r *Run) result(model string) *score.ModelResults {
 	for i := range r.Results.Models {
 		if r.Results.Models[i].Model == model {
 			return &r.Results.Models[i]

@@ -34,7 +34,7 @@ type TableRow struct {
 	// Base is true for the base run's row.
 	Base bool `json:"base"`
 	// Answered, NotRun and Missing count (item, repeat) pairs as in
-	// tasks.ModelResults.
+	// score.ModelResults.
 	Answered int         `json:"answered"`
 	NotRun   int         `json:"not_run"`
 	Missing  int         `json:"missing"`
@@ -65,11 +65,11 @@ type TableCell struct {
 // then models only later runs have, each followed by its rows in run order.
 func buildTable(reg *tasks.Registry, runs []*Run) Table {
 	t := Table{}
-	var all []tasks.ModelResults
+	var all []score.ModelResults
 	for _, r := range runs {
 		all = append(all, r.Results.Models...)
 	}
-	cols := tasks.RunColumns(reg.Table(), all)
+	cols := score.RunColumns(score.CardOf(reg).Table, all)
 	for _, c := range cols {
 		t.Columns = append(t.Columns, TableColumn{Name: c.Name, Level: c.Level})
 	}
@@ -105,16 +105,16 @@ func buildTable(reg *tasks.Registry, runs []*Run) Table {
 		}
 	}
 	for _, c := range cols {
-		t.Baselines = append(t.Baselines, tasks.Majority(runs[0].Results, c))
+		t.Baselines = append(t.Baselines, runs[0].Results.Majority(c))
 	}
 	return t
 }
 
-func newCell(c tasks.Column, m tasks.ModelResults) TableCell {
+func newCell(c score.Column, m score.ModelResults) TableCell {
 	s, complete := c.Pick(m)
 	cell := TableCell{Column: c.Name, Score: s}
 	if s != nil {
-		cell.Interval = tasks.ShownInterval(s)
+		cell.Interval = score.ShownInterval(s)
 		cell.Provisional = !complete
 	}
 	return cell

@@ -3,6 +3,7 @@ package score
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 )
 
@@ -47,7 +48,7 @@ type Endpoints struct {
 func groupNames(units []Unit) []string {
 	var names []string
 	for _, u := range units {
-		if u.Group != "" && !containsString(names, u.Group) {
+		if u.Group != "" && !slices.Contains(names, u.Group) {
 			names = append(names, u.Group)
 		}
 	}

@@ -215,21 +215,6 @@ func Classify(units []Unit, classes []string, opt Options) (TaskScore, error) {
 	return ts, nil
 }
 
-// scoreFromStats builds a ratio score from per-patient (num, den) pairs and
-// its bootstrap interval.
-func scoreFromStats(stats [][]float64, rs *resampler, est estimator) *Score {
-	var num, den float64
-	for _, s := range stats {
-		num += s[0]
-		den += s[1]
-	}
-	sc := newScore(num, int(den))
-	if sc != nil {
-		sc.Bootstrap = rs.interval(stats, est)
-	}
-	return sc
-}
-
 // patientLevel computes patient-macro accuracy and AllCorrect over patients
 // with at least one scored unit and no not-run unit.
 func patientLevel(groups [][]Unit, rs *resampler, opt Options) (macro, all *Score) {

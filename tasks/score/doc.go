@@ -1,4 +1,4 @@
-// Package score computes every NPCBench endpoint (paper Appendix C.2 and
+// Package score owns scores. It computes every NPCBench endpoint (paper Appendix C.2 and
 // C.3.3–C.3.4; ../shared/notes/npcbench.md) from gold labels and extracted
 // predictions, with patient-cluster bootstrap and exact Clopper–Pearson
 // intervals, and the repeated-run reliability measures of CliniCARE-Bench.
@@ -39,7 +39,16 @@
 //     draws from a PCG generator seeded by Options.Seed. The same inputs give
 //     bit-identical JSON.
 //
-// The package is pure: it reads no journal, dataset or clock, and extracts
-// nothing from model text (package extract does). It takes the structure
-// list and the deterministic T rule from configs.Structures.
+// A run's scores: ScoreRun scores a run from its journal (package
+// tasks/journal) and dataset alone into Results — each task scored alone,
+// the composites of the benchmark's Card (tasks.Benchmark.Scoring),
+// O1's judged rubric and each judge's calibration against the physicians,
+// repeated-run reliability, the journal's problems, what was left out or
+// left unjudged — and WriteScoreFiles writes scores.json, .csv and .md.
+// The Card, which a family builds, says how answers are scored across
+// tasks and laid out; the scorer names no task.
+//
+// The entry points above are pure: they read no journal, dataset or clock,
+// and extract nothing from model text (package extract does). They take
+// the structure list and the deterministic T rule from configs.Structures.
 package score

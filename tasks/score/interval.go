@@ -48,24 +48,6 @@ func (o Options) resolved() (Options, error) {
 	return o, nil
 }
 
-// Interval methods.
-const (
-	MethodBootstrap      = "patient_bootstrap"
-	MethodClopperPearson = "clopper_pearson"
-)
-
-// Interval is a two-sided confidence interval in percent.
-type Interval struct {
-	Method string  `json:"method"`
-	Level  float64 `json:"level"`
-	Lower  float64 `json:"lower"`
-	Upper  float64 `json:"upper"`
-	// Draws counts the bootstrap draws whose estimate was defined (a draw
-	// can leave a conditional metric without denominator); 0 for exact
-	// intervals.
-	Draws int `json:"draws,omitempty"`
-}
-
 // ClopperPearson returns the exact binomial interval for x successes in n
 // trials at the given level (e.g. 0.95), in percent: 23 of 100 gives
 // 15.2–32.5 %.
@@ -222,4 +204,19 @@ func sumOfRatios(sum []float64) (float64, int) {
 		}
 	}
 	return total, n
+}
+
+// scoreFromStats builds a ratio score from per-patient (num, den) pairs and
+// its bootstrap interval.
+func scoreFromStats(stats [][]float64, rs *resampler, est estimator) *Score {
+	var num, den float64
+	for _, s := range stats {
+		num += s[0]
+		den += s[1]
+	}
+	sc := newScore(num, int(den))
+	if sc != nil {
+		sc.Bootstrap = rs.interval(stats, est)
+	}
+	return sc
 }

@@ -119,3 +119,21 @@ func b2f(b bool) float64 {
 	}
 	return 0
 }
+
+// Interval methods.
+const (
+	MethodBootstrap      = "patient_bootstrap"
+	MethodClopperPearson = "clopper_pearson"
+)
+
+// Interval is a two-sided confidence interval in percent.
+type Interval struct {
+	Method string  `json:"method"`
+	Level  float64 `json:"level"`
+	Lower  float64 `json:"lower"`
+	Upper  float64 `json:"upper"`
+	// Draws counts the bootstrap draws whose estimate was defined (a draw
+	// can leave a conditional metric without denominator); 0 for exact
+	// intervals.
+	Draws int `json:"draws,omitempty"`
+}

@@ -26,7 +26,10 @@ import (
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
 	"github.com/npcorch/npcorch/tasks/extract"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/score"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // The task added: the pathology overview as a two-option question. Its
@@ -78,8 +81,8 @@ var prompts = fstest.MapFS{PathologyChoice + ".tmpl": {Data: []byte(
 func registry(t *testing.T) *tasks.Registry {
 	t.Helper()
 	reg, err := tasks.NewRegistry(tasks.Benchmark{Structures: configs.DefaultStructures(),
-		Tasks: []*tasks.Task{pathologyChoice()},
-		Table: []tasks.Column{tasks.TaskColumn("Choice", "L3", PathologyChoice)}})
+		Tasks:   []*tasks.Task{pathologyChoice()},
+		Scoring: &score.Card{Table: []score.Column{score.TaskColumn("Choice", "L3", PathologyChoice)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,13 +126,13 @@ func TestAddingATask(t *testing.T) {
 		if err := key.Write(keyFile); err != nil {
 			t.Fatal(err)
 		}
-		ep := startEngine(t, "--sim-key", keyFile, "--sim-policy", policy)
+		ep := startEngine(t, "toy-model", "--sim-key", keyFile, "--sim-policy", policy)
 		sendAll(t, reg, p, b, ep, run, items)
-		j, err := tasks.ReadJournal(run)
+		j, err := journal.Read(run)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := tasks.ScoreRun(reg, "toy", raw, items, j, tasks.RunModels("toy-model"), 1, score.Options{Seed: 1})
+		res, err := score.ScoreRun(reg, "toy", raw, items, j, score.RunModels("toy-model"), 1, score.Options{Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,32 +192,32 @@ func grayPNG(t *testing.T, level uint8) []byte {
 // sendAll sends every item to the engine and journals the answers in run.
 func sendAll(t *testing.T, reg *tasks.Registry, p *tasks.Prompts, b tasks.RequestBuilder, ep launcher.Endpoint, run string, items []tasks.Item) {
 	t.Helper()
-	j, err := tasks.OpenJournal(run)
+	j, err := journal.Open(run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	c := tasks.NewClient(configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 10 * time.Second,
+	c := inference.NewClient(configs.ClientSettings{ConnectTimeout: 2 * time.Second, FirstTokenTimeout: 10 * time.Second,
 		ChunkTimeout: 10 * time.Second, TotalTimeout: 20 * time.Second})
 	defer c.Close()
-	r := &tasks.Runner{Client: c, Journal: j, Prompts: p, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
-	s, err := r.Run(context.Background(), tasks.ModelRun{Model: b.Model, Builder: b, Pool: tasks.NewPool([]launcher.Endpoint{ep}, 2),
+	r := &send.Runner{Client: c, Journal: j, Prompts: p, Tasks: reg, Retries: 1, Backoff: time.Millisecond}
+	s, err := r.Run(context.Background(), send.ModelRun{Model: b.Model, Builder: b, Pool: inference.NewPool([]launcher.Endpoint{ep}, 2),
 		Items: tasks.ItemList(items), Repeats: 1})
 	if err != nil || s.Answered != len(items) {
-		st, _ := tasks.ReadJournal(run)
+		st, _ := journal.Read(run)
 		t.Fatalf("run: %+v, %v; want every item answered; journal: %+v", s, err, st.Records)
 	}
 }
 
 // startEngine runs the simulated engine in this process until the test
 // ends, and waits (at most 30 s) until it answers /health.
-func startEngine(t *testing.T, args ...string) launcher.Endpoint {
+func startEngine(t *testing.T, model string, args ...string) launcher.Endpoint {
 	t.Helper()
 	port := proctest.FreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- simengine.Main(ctx, append([]string{"serve", "toy-model", "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		done <- simengine.Main(ctx, append([]string{"serve", model, "--served-model-name", model, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 			"--sim-workers", "0", "--disable-uvicorn-access-log"}, args...), io.Discard, io.Discard)
 	}()
 	t.Cleanup(func() {
@@ -240,5 +243,5 @@ func startEngine(t *testing.T, args ...string) launcher.Endpoint {
 			t.Fatal("timed out waiting for the simulated engine's /health")
 		}
 	}
-	return launcher.Endpoint{Model: "toy-model", BaseURL: base + "/v1", MaxNumSeqs: 4}
+	return launcher.Endpoint{Model: model, BaseURL: base + "/v1", MaxNumSeqs: 4}
 }

@@ -22,7 +22,10 @@ import (
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/dataset"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 	"github.com/npcorch/npcorch/tasks/npcbench"
+	"github.com/npcorch/npcorch/tasks/send"
 )
 
 // benchModel is the served model name of the benchmark engine.
@@ -138,7 +141,7 @@ func goClient(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	b := tasks.RequestBuilder{Model: m, Media: configs.MediaMode(*media), Root: *root}
 	item := stagingItem(images)
-	client := tasks.NewClient(clientSettings())
+	client := inference.NewClient(clientSettings())
 	defer client.Close()
 	ep := launcher.Endpoint{Model: benchModel, BaseURL: *base + "/v1"}
 
@@ -165,7 +168,7 @@ func goClient(ctx context.Context, args []string, stdout io.Writer) error {
 			if err != nil {
 				return err
 			}
-			ans, err := client.Send(gctx, ep, req)
+			ans, err := client.Send(gctx, ep, req.Body, req.Inline)
 			if ans != nil {
 				bodyBytes.Store(ans.RequestBytes)
 			}
@@ -297,14 +300,14 @@ func goRunner(ctx context.Context, args []string, stdout io.Writer) error {
 		src = list
 	}
 
-	j, err := tasks.OpenJournal(*run)
+	j, err := journal.Open(*run)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
-	client := tasks.NewClient(clientSettings())
+	client := inference.NewClient(clientSettings())
 	defer client.Close()
-	r := &tasks.Runner{Client: client, Journal: j, Prompts: prompts, Retries: 2, Backoff: 10 * time.Millisecond,
+	r := &send.Runner{Client: client, Journal: j, Prompts: prompts, Retries: 2, Backoff: 10 * time.Millisecond,
 		Tasks: npcbench.Registry(configs.DefaultStructures())}
 	ep := launcher.Endpoint{Model: benchModel, BaseURL: *base + "/v1", MaxNumSeqs: *workers}
 
@@ -330,8 +333,8 @@ func goRunner(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}()
 	cpu0, t0 := cpuSeconds(), time.Now()
-	s, err := r.Run(ctx, tasks.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaMode(*media), Root: *root},
-		Pool: tasks.NewPool([]launcher.Endpoint{ep}, *workers), Items: src, Repeats: *repeats, Workers: *workers})
+	s, err := r.Run(ctx, send.ModelRun{Model: m, Builder: tasks.RequestBuilder{Model: m, Media: configs.MediaMode(*media), Root: *root},
+		Pool: inference.NewPool([]launcher.Endpoint{ep}, *workers), Items: src, Repeats: *repeats, Workers: *workers})
 	stop()
 	<-sampled
 	if err != nil {

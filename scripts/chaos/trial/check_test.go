@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/inference"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // fakeRun writes a run directory holding score files and one journal file
 // with the given records, and returns the trial folder.
-func fakeRun(t *testing.T, scores string, recs []tasks.Record, extra string) string {
+func fakeRun(t *testing.T, scores string, recs []journal.Record, extra string) string {
 	t.Helper()
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run")
@@ -39,9 +40,9 @@ func fakeRun(t *testing.T, scores string, recs []tasks.Record, extra string) str
 	return dir
 }
 
-func answered(key string) tasks.Record {
-	return tasks.Record{Key: key, Item: "pathology/" + key, Task: "pathology", Model: "M", Status: tasks.StatusAnswered,
-		Answer: &tasks.Answer{Content: "A"}}
+func answered(key string) journal.Record {
+	return journal.Record{Key: key, Item: "pathology/" + key, Task: "pathology", Model: "M", Status: journal.StatusAnswered,
+		Answer: &inference.Answer{Content: "A"}}
 }
 
 func benchFor(scores string, keys ...string) *Bench {
@@ -58,22 +59,22 @@ func benchFor(scores string, keys ...string) *Bench {
 // The checks must catch every broken promise, or a passing chaos trial
 // proves nothing.
 func TestCheckCatchesEveryBrokenPromise(t *testing.T) {
-	notRun := tasks.Record{Key: "k2", Item: "pathology/k2", Task: "pathology", Model: "M", Status: tasks.StatusNotRun,
+	notRun := journal.Record{Key: "k2", Item: "pathology/k2", Task: "pathology", Model: "M", Status: journal.StatusNotRun,
 		Failures: []string{"server_error (HTTP 503): x"}, Attempts: 1}
 	cases := []struct {
 		name   string
 		scores string
-		recs   []tasks.Record
+		recs   []journal.Record
 		extra  string
 		want   []string // substrings of the mismatches, in any order; none: clean
 	}{
-		{"clean, a not-run line before the answer", "S", []tasks.Record{answered("k1"), notRun, answered("k2")}, "", nil},
-		{"answered twice", "S", []tasks.Record{answered("k1"), answered("k2"), answered("k2")}, "", []string{"request k2 answered 2 times"}},
-		{"never answered", "S", []tasks.Record{answered("k1"), notRun}, "", []string{"request k2 never answered"}},
-		{"answered but unknown", "S", []tasks.Record{answered("k1"), answered("k2"), answered("k3")}, "", []string{"request k3 answered but not part"}},
-		{"scores differ", "T", []tasks.Record{answered("k1"), answered("k2")}, "", []string{"scores.json differs", "scores.csv differs", "scores.md differs"}},
-		{"a line that is no record", "S", []tasks.Record{answered("k1"), answered("k2")}, "{\"oops\":\n", []string{"line 3 is not a record"}},
-		{"a torn last line", "S", []tasks.Record{answered("k1"), answered("k2")}, `{"key":"k9"`, []string{"the last line is incomplete"}},
+		{"clean, a not-run line before the answer", "S", []journal.Record{answered("k1"), notRun, answered("k2")}, "", nil},
+		{"answered twice", "S", []journal.Record{answered("k1"), answered("k2"), answered("k2")}, "", []string{"request k2 answered 2 times"}},
+		{"never answered", "S", []journal.Record{answered("k1"), notRun}, "", []string{"request k2 never answered"}},
+		{"answered but unknown", "S", []journal.Record{answered("k1"), answered("k2"), answered("k3")}, "", []string{"request k3 answered but not part"}},
+		{"scores differ", "T", []journal.Record{answered("k1"), answered("k2")}, "", []string{"scores.json differs", "scores.csv differs", "scores.md differs"}},
+		{"a line that is no record", "S", []journal.Record{answered("k1"), answered("k2")}, "{\"oops\":\n", []string{"line 3 is not a record"}},
+		{"a torn last line", "S", []journal.Record{answered("k1"), answered("k2")}, `{"key":"k9"`, []string{"the last line is incomplete"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -100,7 +101,7 @@ func TestCheckFindsAndEndsALeftoverProcess(t *testing.T) {
 	if _, err := exec.LookPath("tail"); err != nil {
 		t.Skip("no tail")
 	}
-	dir := fakeRun(t, "S", []tasks.Record{answered("k1")}, "")
+	dir := fakeRun(t, "S", []journal.Record{answered("k1")}, "")
 	// A process that carries the trial folder on its command line, as an
 	// orphaned engine would.
 	cmd := exec.Command("tail", "-f", filepath.Join(dir, "run", "scores.md"))

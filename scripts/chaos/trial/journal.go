@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/npcorch/npcorch/tasks"
+	"github.com/npcorch/npcorch/tasks/journal"
 )
 
 // journalView is the journal read line by line, independently of the
@@ -46,7 +46,7 @@ func readJournal(runDir string) (*journalView, error) {
 		return nil, fmt.Errorf("read the journal under %s: %w", root, err)
 	}
 	// The journal must also read cleanly with npcorch's own reader.
-	st, err := tasks.ReadJournal(runDir)
+	st, err := journal.Read(runDir)
 	switch {
 	case err != nil:
 		v.invalid = append(v.invalid, err.Error())
@@ -66,16 +66,16 @@ func (v *journalView) add(path string, data []byte) {
 		if len(line) == 0 {
 			continue
 		}
-		var r tasks.Record
+		var r journal.Record
 		if err := json.Unmarshal(line, &r); err != nil || r.Key == "" {
 			v.invalid = append(v.invalid, fmt.Sprintf("%s line %d is not a record: %.80q", path, i+1, line))
 			continue
 		}
 		v.failedAttempts += len(r.Failures)
 		switch r.Status {
-		case tasks.StatusAnswered:
+		case journal.StatusAnswered:
 			v.answered[r.Key]++
-		case tasks.StatusNotRun:
+		case journal.StatusNotRun:
 			v.notRun++
 		default:
 			v.invalid = append(v.invalid, fmt.Sprintf("%s line %d has status %q", path, i+1, r.Status))

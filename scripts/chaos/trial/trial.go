@@ -19,8 +19,8 @@ import (
 
 	"github.com/npcorch/npcorch/launcher"
 	"github.com/npcorch/npcorch/launcher/proctest"
-	"github.com/npcorch/npcorch/tasks"
 	"github.com/npcorch/npcorch/tasks/campaign"
+	"github.com/npcorch/npcorch/tasks/inference"
 	"github.com/npcorch/npcorch/tasks/prepare"
 	"github.com/npcorch/npcorch/tasks/synth"
 )
@@ -371,7 +371,7 @@ func (b *Bench) fire(plan Plan, npcorch *os.Process, procs []proctest.Proc) (tar
 		if !isEngine(p) {
 			continue
 		}
-		l, err := tasks.ScrapeLoad(context.Background(), hc, fmt.Sprintf("http://%s:%s/metrics", p.Flag("--host"), p.Flag("--port")))
+		l, err := inference.ScrapeLoad(context.Background(), hc, fmt.Sprintf("http://%s:%s/metrics", p.Flag("--host"), p.Flag("--port")))
 		if err == nil && l.Running > 0 {
 			engines = append(engines, p)
 		}

@@ -130,7 +130,8 @@ models:
 		if strings.HasPrefix(r, "its prompt needs the model's answer to a ") {
 			lines++
 			dependents += n
-			if !strings.Contains(r, "which was not answered: no replica will serve this model: model Huge is not served: Huge at TP 1 needs") {
+			if !strings.Contains(r, "which was not answered: no replica will serve this model: model Huge is not served: Huge needs at least") ||
+				!strings.Contains(r, "larger than one node") {
 				t.Errorf("reason %q does not say the model was abandoned, and why", r)
 			}
 		}

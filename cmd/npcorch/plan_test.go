@@ -205,7 +205,7 @@ models:
 		t.Fatalf("plan: %v (exit %d), want exit 1\n%s", err, exitCode(err), out)
 	}
 	// runCLI's error holds the error's line, then what the command printed.
-	for _, want := range []string{"plan: model Huge cannot be placed on fake:a800-sxm-8: Huge needs at least 28 GPUs of this kind", "larger than one node", "multi-node placement is issue 30", "give it a node with more GPU memory",
+	for _, want := range []string{"plan: model Huge cannot be placed on fake:a800-sxm-8: Huge needs at least 28 GPUs of this kind", "larger than one node", "does not yet place one engine across several nodes", "give it a node with more GPU memory",
 		"Huge        unplaceable", "plan: note: o1's answers will be journaled but not scored: campaign huge has no judges"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("plan's error and output lack %q:\n%v", want, err)

@@ -301,8 +301,8 @@ func largerThanNode(m configs.Model, n Node) *Rejection {
 	need := (total + budget - 1) / budget
 	kind := cmp.Or(big.Name, GiB(big.MemTotal)+" GPUs")
 	return rejection(m, ReasonLargerThanNode, 0, nil,
-		"%s needs at least %d GPUs of this kind (%s; %s of weights × 1.2 + 2 GiB = %s, at most %s per GPU at utilization %s); it is larger than one node: node %s has %d GPUs — multi-node placement is issue 30",
-		m.Name, need, kind, GiB(WeightBytes(m)), GiB(total), GiB(budget), fmtFloat(u), n.Name, len(n.GPUs))
+		"%s needs at least %d GPUs of this kind (%s; %s of weights × 1.2 + 2 GiB = %s, at most %s per GPU at utilization %s); it is larger than one node: node %s has %s, and npcorch does not yet place one engine across several nodes",
+		m.Name, need, kind, GiB(WeightBytes(m)), GiB(total), GiB(budget), fmtFloat(u), n.Name, gpuCount(len(n.GPUs)))
 }
 
 // pinnedTP narrows the valid TP sizes to the one the campaign pins, or
@@ -458,4 +458,12 @@ func verbS(n int) string {
 		return "s"
 	}
 	return ""
+}
+
+// gpuCount says how many GPUs, in words: "1 GPU", "8 GPUs".
+func gpuCount(n int) string {
+	if n == 1 {
+		return "1 GPU"
+	}
+	return fmt.Sprintf("%d GPUs", n)
 }

@@ -582,7 +582,7 @@ func TestLargerThanNodeSaysSoInWords(t *testing.T) {
 	}
 	// 1,385.8 GiB × 1.2 + 2 GiB = 1,665 GiB over 0.9 × 80 GiB = 72 GiB per GPU: 24 GPUs.
 	msg := res.Rejections[0].Message
-	for _, want := range []string{"GLM-5.2 needs at least 24 GPUs of this kind", "larger than one node", "has 8 GPUs", "multi-node placement is issue 30"} {
+	for _, want := range []string{"GLM-5.2 needs at least 24 GPUs of this kind", "larger than one node", "has 8 GPUs", "does not yet place one engine across several nodes"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}

@@ -29,15 +29,14 @@ var fileCyclesAllowed = map[string]string{
 	"tasks/toolenv: env.go ↔ rows.go ↔ sqlfallback.go ↔ tool.go ↔ tools_clinical.go ↔ tools_notes.go ↔ tools_policy.go":                                            arrived,
 	"tasks/clinicare: catalog.go ↔ writer.go":                                                                                                                      arrived,
 	"tasks/clinicare: generate.go ↔ scen_curb.go ↔ scen_dka.go ↔ scen_he.go ↔ scen_imaging.go ↔ scen_medrec.go ↔ scen_postct.go ↔ scen_readmit.go ↔ scen_renal.go": arrived,
-	"tasks/clinicare/oracle: call.go ↔ oracle.go":                                                                                                                  arrived,
 	"tasks/clinicare/rules: curb.go ↔ dka.go ↔ hepatic.go ↔ imaging.go ↔ labs.go ↔ medrec.go ↔ postct.go ↔ readmit.go ↔ renal.go ↔ rules.go":                       arrived,
 	"tasks/extract: choices.go ↔ option.go ↔ words.go":                                                                                                             arrived,
-	"tasks/live: events.go ↔ state.go":                                                                                                                             notCut,
-	"tasks/npcbench: carepath.go ↔ registry.go":                                                                                                                    notCut,
-	"tasks/npcbench: cpcarenone.go ↔ cpcareown.go ↔ cpcareref.go ↔ cpcareserial.go ↔ cpcontrols.go":                                                                notCut,
-	"tasks/npcbench: o1.go ↔ o1judge.go":                                                                                                                           notCut,
-	"tasks/report: figures.go ↔ pages.go ↔ report.go ↔ rubric.go":                                                                                                  notCut,
-	"tasks/synth: carepath.go ↔ guideline.go ↔ longitudinal.go ↔ mri.go ↔ pathology.go ↔ plan.go ↔ planning.go ↔ synth.go":                                         notCut,
+	"tasks/live: events.go ↔ state.go":          notCut,
+	"tasks/npcbench: carepath.go ↔ registry.go": notCut,
+	"tasks/npcbench: cpcarenone.go ↔ cpcareown.go ↔ cpcareref.go ↔ cpcareserial.go ↔ cpcontrols.go": notCut,
+	"tasks/npcbench: o1.go ↔ o1judge.go":                          notCut,
+	"tasks/report: figures.go ↔ pages.go ↔ report.go ↔ rubric.go": notCut,
+	"tasks/synth: carepath.go ↔ guideline.go ↔ longitudinal.go ↔ mri.go ↔ pathology.go ↔ plan.go ↔ planning.go ↔ synth.go": notCut,
 }
 
 // arrived is why a circle is kept that main brought while the change that

@@ -28,7 +28,6 @@ var fileCyclesAllowed = map[string]string{
 	"tasks/importer: importer.go ↔ review.go ↔ slots.go":                                                                                                          arrived,
 	"tasks/toolenv: env.go ↔ rows.go ↔ sqlfallback.go ↔ tool.go ↔ tools_clinical.go ↔ tools_notes.go ↔ tools_policy.go":                                           arrived,
 	"tasks/clinicare/rules: curb.go ↔ dka.go ↔ hepatic.go ↔ imaging.go ↔ labs.go ↔ medrec.go ↔ postct.go ↔ readmit.go ↔ renal.go ↔ rules.go":                      arrived,
-	"tasks/extract: choices.go ↔ option.go ↔ words.go":                                                                                                            arrived,
 	"tasks/live: events.go ↔ state.go":          notCut,
 	"tasks/npcbench: carepath.go ↔ registry.go": notCut,
 	"tasks/npcbench: cpcarenone.go ↔ cpcareown.go ↔ cpcareref.go ↔ cpcareserial.go ↔ cpcontrols.go": notCut,

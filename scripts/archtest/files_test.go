@@ -29,7 +29,6 @@ var fileCyclesAllowed = map[string]string{
 	"tasks/npcbench: cpcarenone.go ↔ cpcareown.go ↔ cpcareref.go ↔ cpcareserial.go ↔ cpcontrols.go": notCut,
 	"tasks/npcbench: o1.go ↔ o1judge.go":                          notCut,
 	"tasks/report: figures.go ↔ pages.go ↔ report.go ↔ rubric.go": notCut,
-	"tasks/synth: carepath.go ↔ guideline.go ↔ longitudinal.go ↔ mri.go ↔ pathology.go ↔ plan.go ↔ planning.go ↔ synth.go": notCut,
 }
 
 // arrived is why a circle is kept that main brought while the change that

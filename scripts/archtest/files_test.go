@@ -31,10 +31,6 @@ var fileCyclesAllowed = map[string]string{
 	"tasks/report: figures.go ↔ pages.go ↔ report.go ↔ rubric.go": notCut,
 }
 
-// arrived is why a circle is kept that main brought while the change that
-// cut tasks/ into rooms was merging it.
-const arrived = "arrived from main while the change that cut tasks/ into rooms merged it; not cut yet"
-
 // notCut is why a circle is kept: its package was not cut in the change
 // that cut tasks/ into rooms, which left none in the root, inference,
 // journal, send, judge and score.

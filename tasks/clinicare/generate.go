@@ -12,22 +12,6 @@ import (
 // CasesPerScenario is the paper's cohort size per scenario (§4: "30 cases per scenario").
 const CasesPerScenario = 30
 
-// scope is the encounter a case is anchored to.
-type scope struct{ subject, hadm, stay string }
-
-// planCount asks for n cases of one plan.
-type planCount struct {
-	Plan
-	n int
-}
-
-// scenarioGen plans and writes the cases of one scenario.
-type scenarioGen struct {
-	id    string
-	plans []planCount
-	write func(p *patient, plan Plan) scope
-}
-
 // generators lists every scenario the generator writes, in a fixed order.
 func generators() []scenarioGen {
 	return []scenarioGen{postCT, imaging, medrec, renal, dka, curb65, readmit, hepatic}

@@ -34,10 +34,6 @@ func newPatient(b *ehr.Builder, rng *rand.Rand, age int, gender string, anchorYe
 	return p
 }
 
-func itoa(i int) string { return strconv.Itoa(i) }
-
-func ftoa(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
 func ts(t time.Time) string { return ehr.FormatTime(t) }
 
 // admission writes an admissions row and a transfers row; it returns the hadm_id.

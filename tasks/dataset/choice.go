@@ -144,3 +144,9 @@ func (t *Trajectory) History(c *Checkpoint) []HistoryRecord {
 	}
 	return t.Records[:n]
 }
+
+// Option is one answer option of a care question.
+type Option struct {
+	Letter string `json:"letter"`
+	Text   string `json:"text"`
+}

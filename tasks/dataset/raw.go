@@ -172,12 +172,6 @@ const (
 	InjectStructures = "structures"
 )
 
-// Option is one answer option of a care question.
-type Option struct {
-	Letter string `json:"letter"`
-	Text   string `json:"text"`
-}
-
 // Supplied is one reference finding handed to the model verbatim.
 type Supplied struct {
 	Field string `json:"field"`

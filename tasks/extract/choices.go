@@ -207,15 +207,6 @@ func allUpper(w string) bool {
 	return true
 }
 
-func foldIn(w string, list []string) bool {
-	for _, x := range list {
-		if strings.EqualFold(w, x) {
-			return true
-		}
-	}
-	return false
-}
-
 // boxRuns returns the boxed answers of a multiple-select text: boxes that
 // follow each other with nothing but separators or connectives between
 // them ("\boxed{A}\boxed{C}\boxed{D}", "$\boxed{A}$, $\boxed{C}$") are one

@@ -44,10 +44,6 @@ func choiceKey(s string) string {
 	}, s)
 }
 
-// decoration is what models wrap answers in: markdown emphasis, quotes,
-// brackets, trailing punctuation.
-const decoration = " \t*_`\"'“”‘’()[]<>#>:;,.!。"
-
 // match maps one answer string to a value. ok is false when s does not name
 // a valid choice; conflict is true when it names two ("A or B", "A, C").
 // An option followed by a remark is that option: "1 (confidence 0.9)",
@@ -165,13 +161,6 @@ func (c choiceSet) standaloneToken(t string) bool {
 		return unicode.IsUpper([]rune(t)[0])
 	}
 	return true
-}
-
-func cutFoldPrefix(s, prefix string) (string, bool) {
-	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
-		return s[len(prefix):], true
-	}
-	return s, false
 }
 
 // A label is a keyword, then a separator within a few bytes: "Final

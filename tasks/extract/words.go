@@ -127,3 +127,23 @@ func cutOptionSuffix(s string) string {
 func normalizeWidth(s string) string {
 	return norm.NFKC.String(s)
 }
+
+func foldIn(w string, list []string) bool {
+	for _, x := range list {
+		if strings.EqualFold(w, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// decoration is what models wrap answers in: markdown emphasis, quotes,
+// brackets, trailing punctuation.
+const decoration = " \t*_`\"'“”‘’()[]<>#>:;,.!。"
+
+func cutFoldPrefix(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
+}

@@ -349,3 +349,16 @@ func closeTo(slot string, entries []*entry) []string {
 	}
 	return out
 }
+
+// parallel reports whether two series' slice planes are parallel as prep
+// requires, and the angle between them.
+func parallel(a, b *entry) (float64, bool) {
+	na, nb := normal(a), normal(b)
+	c := math.Min(1, math.Abs(na[0]*nb[0]+na[1]*nb[1]+na[2]*nb[2]))
+	return math.Acos(c) * 180 / math.Pi, c >= 1-imaging.ParallelTolerance
+}
+
+func normal(e *entry) [3]float64 {
+	_, _, n, _ := mrseries.PlaneOf(e.s.Acquisition.Orientation)
+	return n
+}

@@ -54,30 +54,6 @@ func orientation(plane string) [6]float64 {
 	}
 }
 
-// series is one MRI series to write: its sidecar and how to draw it.
-type series struct {
-	meta     imaging.SeriesMeta // Slices in the order the sidecar lists them
-	dir      string             // relative to the dataset root
-	contrast contrast
-	bits16   bool
-	axes     axes
-	slices   []sliceAt // by instance: slices[k].instance == k+1
-}
-
-// sliceAt is one slice: its instance number, file and first-pixel centre.
-type sliceAt struct {
-	instance int
-	file     string
-	pos      [3]float64
-}
-
-// axes describes an axis-aligned orientation: the patient axis and sign the
-// rows and the columns run along, and the axis of the slice normal.
-type axes struct {
-	row, col, normal int
-	rowSign, colSign float64
-}
-
 // axesOf returns the axes of an axis-aligned orientation.
 func axesOf(o [6]float64) axes {
 	var a axes

@@ -8,14 +8,6 @@ import (
 	"math/rand/v2"
 )
 
-// slide is one pathology slide to draw.
-type slide struct {
-	file          string // relative to the dataset root
-	label         int    // 1 = nasopharyngeal carcinoma
-	width, height int
-	seed          [2]uint64
-}
-
 // Palette layout of a slide: glass, eosin-pink stroma shades, haematoxylin
 // nucleus shades, pale tumour cytoplasm shades, gland lumen, red cells.
 const (

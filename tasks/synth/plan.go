@@ -2,7 +2,6 @@ package synth
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -19,55 +18,6 @@ import (
 // member of the cards cohort of the default dataset; a dataset with fewer
 // than three L3 patients has no discordant patient.
 const DiscordantPatient = "P03"
-
-// patient is everything drawn and labelled for one patient.
-type patient struct {
-	id      string
-	cohorts []string
-	// origin is the nasopharynx in patient coordinates (mm).
-	origin [3]float64
-	// side is +1 when the primary lies on the patient's left, -1 right.
-	side   float64
-	tStage int // the reference T category
-	ruleT  int // the T rule applied to the invasion labels
-	nStage int
-	// findings are the 27 annotated cards in the structure list's order.
-	findings []finding
-	// primary is the nasopharyngeal primary tumour.
-	primary ellipsoid
-	// solids is the phantom in painting order.
-	solids   []ellipsoid
-	series   []series
-	coverage dataset.Coverage
-	slide    *slide
-	episode  *dataset.Episode
-}
-
-// finding is one card: a structure on one side, its outline and label.
-type finding struct {
-	structure string
-	side      string // "left", "right" or "" for a midline structure
-	invaded   bool
-	outline   ellipsoid
-	boxes     []dataset.Box
-}
-
-// patientRand returns the random source of one patient: a PCG seeded with
-// the dataset seed and the patient id, so that patients do not depend on
-// each other or on the order they are planned in.
-func patientRand(seed int64, id, stream string) *rand.Rand {
-	return rand.New(rand.NewPCG(uint64(seed), hash64(stream, id)))
-}
-
-// hash64 is the FNV-1a hash of its parts, separated by a zero byte.
-func hash64(parts ...string) uint64 {
-	h := fnv.New64a()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return h.Sum64()
-}
 
 // balanced returns n values cycling through pool, shuffled by r, so that a
 // handful of patients still spreads over every category.

@@ -20,16 +20,6 @@ type Scope struct {
 	Subject string
 }
 
-// Env is the environment: records, policies, case scopes and dictionaries. Read-only once built.
-type Env struct {
-	db       *ehr.DB
-	policies *policy.Corpus
-	scopes   map[string]string // case → subject
-	labels   labels
-	tools    []tool
-	byName   map[string]int
-}
-
 // New builds the environment over a record store, a policy corpus and the cases' scopes.
 func New(db *ehr.DB, policies *policy.Corpus, scopes []Scope) (*Env, error) {
 	e := &Env{db: db, policies: policies, scopes: map[string]string{}, labels: newLabels(db), byName: map[string]int{}}
@@ -172,15 +162,3 @@ func sortedSet(xs []string) []string {
 	sort.Strings(out)
 	return out
 }
-
-// scopeError refuses a call for a patient outside the session's scope; what names the id asked for.
-type scopeError struct{ what string }
-
-func (e scopeError) Error() string {
-	return fmt.Sprintf("%s is outside this session's patient scope; the call is refused and logged as a governance violation", e.what)
-}
-
-// invalidError is an argument the tool cannot accept.
-type invalidError struct{ msg string }
-
-func (e invalidError) Error() string { return "invalid arguments: " + e.msg }

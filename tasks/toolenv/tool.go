@@ -6,7 +6,20 @@ import (
 	"fmt"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/npcorch/npcorch/tasks/clinicare/policy"
+	"github.com/npcorch/npcorch/tasks/ehr"
 )
+
+// Env is the environment: records, policies, case scopes and dictionaries. Read-only once built.
+type Env struct {
+	db       *ehr.DB
+	policies *policy.Corpus
+	scopes   map[string]string // case → subject
+	labels   labels
+	tools    []tool
+	byName   map[string]int
+}
 
 // tool is one typed tool: its name, description, channel, input schema and runner.
 type tool struct {
@@ -73,3 +86,15 @@ type ToolInfo struct {
 	Name, Description, Channel string
 	Schema                     *jsonschema.Schema
 }
+
+// scopeError refuses a call for a patient outside the session's scope; what names the id asked for.
+type scopeError struct{ what string }
+
+func (e scopeError) Error() string {
+	return fmt.Sprintf("%s is outside this session's patient scope; the call is refused and logged as a governance violation", e.what)
+}
+
+// invalidError is an argument the tool cannot accept.
+type invalidError struct{ msg string }
+
+func (e invalidError) Error() string { return "invalid arguments: " + e.msg }

@@ -1,12 +1,28 @@
 package oracle
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/npcorch/npcorch/tasks/clinicare/rules"
 )
+
+// agent holds one run's retrieved rows; it is the rules.Source the criteria read.
+type agent struct {
+	ctx     context.Context
+	cs      *mcp.ClientSession
+	subject string
+	rows    map[string][]rules.Record
+	seen    map[string]bool
+	calls   int
+}
+
+// Rows implements rules.Source over what the agent retrieved.
+func (a *agent) Rows(table string) []rules.Record { return a.rows[table] }
 
 // call makes one MCP tool call and returns its text; a tool error is an error.
 func (a *agent) call(tool string, args map[string]any) (string, error) {

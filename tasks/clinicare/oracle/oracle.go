@@ -52,19 +52,6 @@ func Run(ctx context.Context, cs *mcp.ClientSession, c clinicare.Case, spec clin
 	return r, nil
 }
 
-// agent holds one run's retrieved rows; it is the rules.Source the criteria read.
-type agent struct {
-	ctx     context.Context
-	cs      *mcp.ClientSession
-	subject string
-	rows    map[string][]rules.Record
-	seen    map[string]bool
-	calls   int
-}
-
-// Rows implements rules.Source over what the agent retrieved.
-func (a *agent) Rows(table string) []rules.Record { return a.rows[table] }
-
 // source retrieves one required table through the tool that serves it.
 func (a *agent) source(table string) error {
 	switch table {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -381,13 +382,9 @@ func TestSlurmHungEngineIsCancelledAndResubmitted(t *testing.T) {
 	m := startMidRun(t, "hang", timing)
 	var hung slurm.EndpointFile
 	m.await("an engine answering", func() bool {
-		files, _ := filepath.Glob(filepath.Join(m.dir, "slurm", "*", "*", "endpoint.json"))
-		for _, f := range files {
-			if raw, err := os.ReadFile(f); err == nil && json.Unmarshal(raw, &hung) == nil {
-				return true
-			}
-		}
-		return false
+		var ok bool
+		hung, ok = servingEndpoint(m.dir, m.log.String())
+		return ok
 	})
 	resp, err := http.Post(fmt.Sprintf("http://%s:%d/sim/fault", hung.Host, hung.Port), "application/json", strings.NewReader(`{"fault":"hang"}`))
 	if err != nil {
@@ -395,14 +392,44 @@ func TestSlurmHungEngineIsCancelledAndResubmitted(t *testing.T) {
 	}
 	resp.Body.Close()
 	_, attempts := m.finish("its engine hung")
-	if first := attempts[0]; first.JobID != hung.Job || !strings.HasPrefix(first.Outcome, "resubmitted") || !strings.Contains(first.Outcome, "no new token") {
-		t.Errorf("first job %s: outcome %q; want job %s resubmitted because no new token came", first.JobID, first.Outcome, hung.Job)
+	i := slices.IndexFunc(attempts, func(a slurm.Attempt) bool { return a.JobID == hung.Job })
+	if i < 0 || !strings.HasPrefix(attempts[i].Outcome, "resubmitted") || !strings.Contains(attempts[i].Outcome, "no new token") {
+		t.Errorf("want job %s resubmitted because no new token came; jobs: %+v", hung.Job, attempts)
 	}
 	// A hung engine is its own fault: it counts against the model's
 	// restarts (launch.max_model_restarts).
 	if log := m.log.String(); !strings.Contains(log, "crashed  Qwen3-VL-8B-Instruct/r0") {
 		t.Errorf("the scheduler was not told of the hung engine's crash:\n%s", log)
 	}
+}
+
+// servingEndpoint is the endpoint file of the job that serves now: the
+// last job the log reports ready, with no job submitted after it; false
+// while there is none. An earlier attempt's file stays in its directory
+// (slurm/<model>-r0/1/endpoint.json) with the port of an engine that is
+// gone (a job whose port was taken, or lost and re-submitted), and a
+// later attempt writes its file before its engine listens: neither may
+// be dialled.
+func servingEndpoint(runDir, log string) (slurm.EndpointFile, bool) {
+	serving := ""
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, ": submitted job ") {
+			serving = ""
+		} else if _, after, ok := strings.Cut(l, ": job "); ok && strings.Contains(after, " ready at ") {
+			serving, _, _ = strings.Cut(after, " ")
+		}
+	}
+	if serving == "" {
+		return slurm.EndpointFile{}, false
+	}
+	files, _ := filepath.Glob(filepath.Join(runDir, "slurm", "*", "*", "endpoint.json"))
+	for _, f := range files {
+		var ep slurm.EndpointFile
+		if raw, err := os.ReadFile(f); err == nil && json.Unmarshal(raw, &ep) == nil && ep.Job == serving {
+			return ep, true
+		}
+	}
+	return slurm.EndpointFile{}, false
 }
 
 // TestSlurmCampaignInterruptedLeavesNoJob cancels the campaign's context
@@ -505,5 +532,38 @@ func TestSlurmPendingJobIsCancelledWhenStartIsInterrupted(t *testing.T) {
 	a := b.Attempts()
 	if len(a) != 1 || !a[0].Started.IsZero() || a[0].Outcome != "stopped" || !strings.HasPrefix(a[0].State, "CANCELLED") {
 		t.Errorf("attempts %+v; want one job, never started, cancelled and stopped\n%s", a, log.String())
+	}
+}
+
+// TestServingEndpointSkipsEarlierAttempts forces the order the flaky run
+// met: the first job's endpoint file (its engine gone) is still on disk
+// while a later job serves. The endpoint dialled must be the later job's,
+// and none while the latest job is submitted but not yet ready.
+func TestServingEndpointSkipsEarlierAttempts(t *testing.T) {
+	run := t.TempDir()
+	for attempt, ep := range map[string]slurm.EndpointFile{
+		"1": {Job: "41", Node: "n1", Host: "127.0.0.1", Port: 30001},
+		"2": {Job: "42", Node: "n1", Host: "127.0.0.1", Port: 30002},
+	} {
+		dir := filepath.Join(run, "slurm", "qwen3-vl-8b-instruct-r0", attempt)
+		raw, _ := json.Marshal(ep)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "endpoint.json"), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const r0 = "slurm: Qwen3-VL-8B-Instruct/r0: "
+	first := r0 + "submitted job 41 (npc-q-r0, 1 GPU on n1, port 30001)\n" +
+		r0 + "job 41 ready at http://127.0.0.1:30001/v1 (pending 1s, start-up 2s)\n" +
+		r0 + "Slurm job 41 of Qwen3-VL-8B-Instruct/r0 ended CANCELLED; re-submitting in 200ms (1 of at most 3)\n" +
+		r0 + "submitted job 42 (npc-q-r0, 1 GPU on n1, port 30002)\n"
+	if ep, ok := servingEndpoint(run, first); ok {
+		t.Errorf("job 42 is not ready yet, job 41 is gone: got %+v, want none", ep)
+	}
+	ready := first + r0 + "job 42 ready at http://127.0.0.1:30002/v1 (pending 1s, start-up 2s)\n"
+	if ep, ok := servingEndpoint(run, ready); !ok || ep.Job != "42" || ep.Port != 30002 {
+		t.Errorf("got %+v, %v; want job 42's endpoint on port 30002", ep, ok)
 	}
 }

@@ -21,20 +21,10 @@ import (
 
 // fileCyclesAllowed are the circles of files, inside one package of
 // tasks/, that are known and kept (each with why); the test fails on any
-// other and on one listed here that is gone.
-var fileCyclesAllowed = map[string]string{
-	"tasks/campaign: backend.go ↔ campaign.go ↔ driver.go ↔ judge.go ↔ live.go ↔ load.go ↔ loop.go ↔ measure.go ↔ resume.go ↔ score.go ↔ unsent.go ↔ workload.go": "the campaign is being cut on its own (issue 26, the application room)",
-	"tasks/live: events.go ↔ state.go":          notCut,
-	"tasks/npcbench: carepath.go ↔ registry.go": notCut,
-	"tasks/npcbench: cpcarenone.go ↔ cpcareown.go ↔ cpcareref.go ↔ cpcareserial.go ↔ cpcontrols.go": notCut,
-	"tasks/npcbench: o1.go ↔ o1judge.go":                          notCut,
-	"tasks/report: figures.go ↔ pages.go ↔ report.go ↔ rubric.go": notCut,
-}
+// other and on one listed here that is gone. None is kept today: a new
+// circle is cut, or listed here with the reason it must stay.
+var fileCyclesAllowed = map[string]string{}
 
-// notCut is why a circle is kept: its package was not cut in the change
-// that cut tasks/ into rooms, which left none in the root, inference,
-// journal, send, judge and score.
-const notCut = "not cut yet: the change that cut tasks/ into rooms left circles in none of the root, inference, journal, send, judge and score, and did not reach this package"
 
 // listed is what `go list -export -deps -json` says of one package that
 // the file graph needs.

@@ -123,13 +123,6 @@ func (d *driver) launcherConfig(m machine) launcher.Config {
 	return cfg
 }
 
-// sharesDisk says whether engines see this machine's files at the same
-// paths, so that images may travel as file:// URLs.
-func (d *driver) sharesDisk() bool {
-	c := d.opt.Campaign
-	return c.Backend != configs.BackendSlurm || c.Slurm.SharedFilesystem
-}
-
 // memoryProbe lets the launcher check that an engine's GPU memory came back.
 type memoryProbe struct{ src gpu.Source }
 

@@ -9,10 +9,6 @@ import (
 	"github.com/npcorch/npcorch/tasks/journal"
 )
 
-// Event is something the campaign tells the Hub. Events are values: the
-// poster keeps nothing of them that it later changes.
-type Event interface{ apply(s *state) }
-
 // Begin is the campaign as it starts: its models and tasks, what each
 // model is asked, and the answers its journal already holds.
 type Begin struct {

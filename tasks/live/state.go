@@ -12,20 +12,6 @@ import (
 	"github.com/npcorch/npcorch/tasks/journal"
 )
 
-// Verdict is what a Grader makes of an answered request.
-type Verdict int
-
-// Verdicts.
-const (
-	Ungraded Verdict = iota // nothing to grade it by
-	Correct
-	Wrong
-	Invalid // the extractor could not read it: scored wrong
-)
-
-// Grader grades an answered record against its item's gold label.
-type Grader func(rec journal.Record) Verdict
-
 // state is the live state: owned by the Hub's goroutine, or by one caller
 // building a snapshot from a run folder.
 type state struct {
@@ -135,6 +121,10 @@ func (s *state) count(rec journal.Record) tally {
 	}
 	return t
 }
+
+// Event is something the campaign tells the Hub. Events are values: the
+// poster keeps nothing of them that it later changes.
+type Event interface{ apply(s *state) }
 
 func (b Begin) apply(s *state) {
 	s.started, s.run, s.taskInfo, s.grade = b.Started, RunRunning, slices.Clone(b.Tasks), b.Grade

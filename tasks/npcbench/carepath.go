@@ -7,6 +7,9 @@ import (
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
+// CarePath names the L6 episode's three tasks in a campaign's task list.
+const CarePath = "carepath"
+
 // carePath is the L6 episode's endpoint (Eq. 1, A2, A3): Care over the
 // decisions, All-care and Strict over the patients, and the pathology and
 // T-stage class tables; named like the family of its three tasks.

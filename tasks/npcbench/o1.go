@@ -14,6 +14,16 @@ import (
 // tokens for local generators, 16,384 for API ones".
 const O1 = "o1"
 
+// O1Judge is O1's criterion judge (prompt A15): one request per (answer,
+// criterion), answered with a JSON verdict. The paper: "GPT-OSS-120B
+// with greedy decoding, medium reasoning effort", 1,726 criteria per
+// generator; an invalid judgment is retried with 8,192 tokens, then with
+// JSON-schema-constrained decoding (tasks.JudgeAttempts).
+const O1Judge = "o1judge"
+
+// judgePromptMarker is a phrase of prompt A15 no other prompt has.
+const judgePromptMarker = "You are evaluating an answer in a nasopharyngeal carcinoma clinical consultation benchmark."
+
 func o1() *tasks.Task {
 	return &tasks.Task{
 		Key: O1, Level: "O1", Title: "ConsultRubrics (O1, A14)",
@@ -34,9 +44,6 @@ func buildConsult(b *tasks.Builder) {
 		}
 	}
 }
-
-// wholePrompt recognises an item's request by its whole text.
-func wholePrompt(_ tasks.Item, prompt string) string { return prompt }
 
 // Statement is what the simulated generator says to meet a positive
 // requirement, or to make the error of an error criterion: the

@@ -6,16 +6,6 @@ import (
 	"github.com/npcorch/npcorch/tasks/dataset"
 )
 
-// O1Judge is O1's criterion judge (prompt A15): one request per (answer,
-// criterion), answered with a JSON verdict. The paper: "GPT-OSS-120B
-// with greedy decoding, medium reasoning effort", 1,726 criteria per
-// generator; an invalid judgment is retried with 8,192 tokens, then with
-// JSON-schema-constrained decoding (tasks.JudgeAttempts).
-const O1Judge = "o1judge"
-
-// judgePromptMarker is a phrase of prompt A15 no other prompt has.
-const judgePromptMarker = "You are evaluating an answer in a nasopharyngeal carcinoma clinical consultation benchmark."
-
 func o1Judge() *tasks.Task {
 	return &tasks.Task{
 		Key: O1Judge, Level: "O1", Title: "ConsultRubrics judge (O1, A15)",

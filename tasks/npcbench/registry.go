@@ -8,9 +8,6 @@ import (
 	"github.com/npcorch/npcorch/tasks/score"
 )
 
-// CarePath names the L6 episode's three tasks in a campaign's task list.
-const CarePath = "carepath"
-
 // Registry returns NPCBench's tasks over the base structures st: the L1,
 // L2, L4 and L5 text tasks, the L3 tasks, the L6 CarePath episode, the
 // matched controls of L5 and L6, O1's consultations and their judge, the

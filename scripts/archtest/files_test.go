@@ -25,7 +25,6 @@ import (
 // circle is cut, or listed here with the reason it must stay.
 var fileCyclesAllowed = map[string]string{}
 
-
 // listed is what `go list -export -deps -json` says of one package that
 // the file graph needs.
 type listed struct {

@@ -3,7 +3,6 @@ package live
 import (
 	"cmp"
 	"context"
-	"crypto/subtle"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/npcorch/npcorch/configs"
+	"github.com/npcorch/npcorch/launcher/access"
 )
 
 //go:embed page/index.html
@@ -55,7 +55,7 @@ func Listen(addr, token string) (*Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--listen %s: %w (choose another address or port)", addr, err)
 	}
-	l := &Listener{ln: ln, token: token, loopback: isLoopback(ln.Addr())}
+	l := &Listener{ln: ln, token: token, loopback: access.LoopbackAddr(ln.Addr())}
 	if !l.loopback && token == "" {
 		ln.Close()
 		return nil, fmt.Errorf("--listen %s is reachable from other machines: give a token (--token-file FILE, or the environment variable %s) or listen on loopback (127.0.0.1:PORT) and tunnel to it", addr, TokenEnv)
@@ -73,12 +73,6 @@ func normalAddr(addr string) string {
 		return "127.0.0.1:" + addr
 	}
 	return addr
-}
-
-// isLoopback reports whether a listener's address is a loopback one.
-func isLoopback(a net.Addr) bool {
-	t, ok := a.(*net.TCPAddr)
-	return ok && t.IP.IsLoopback()
 }
 
 // Addr is the address listened on.
@@ -191,7 +185,7 @@ func (s *Server) Close() error {
 func (l *Listener) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if l.token == "" {
-			if !loopbackHost(r.Host) {
+			if !access.LoopbackHost(r.Host) {
 				http.Error(w, "the live server listens on loopback without a token and answers only requests to localhost, 127.0.0.1 or [::1]", http.StatusForbidden)
 				return
 			}
@@ -215,7 +209,7 @@ func (l *Listener) guard(next http.Handler) http.Handler {
 }
 
 func (l *Listener) valid(t string) bool {
-	return t != "" && subtle.ConstantTimeCompare([]byte(t), []byte(l.token)) == 1
+	return access.TokenMatches(t, l.token)
 }
 
 // requestToken is the bearer token, or the page's cookie.
@@ -227,19 +221,6 @@ func requestToken(r *http.Request) string {
 		return c.Value
 	}
 	return ""
-}
-
-// loopbackHost reports whether a request's Host names this machine.
-func loopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // servePage serves the page: everything it needs is inside it.

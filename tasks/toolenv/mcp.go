@@ -2,7 +2,6 @@ package toolenv
 
 import (
 	"context"
-	"crypto/subtle"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/npcorch/npcorch/launcher/access"
 )
 
 // ServerName is the MCP implementation name the server announces.
@@ -91,7 +91,7 @@ func Listen(addr, token string) (*Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool server --listen %s: %w (choose another address or port)", addr, err)
 	}
-	if t, ok := ln.Addr().(*net.TCPAddr); (!ok || !t.IP.IsLoopback()) && token == "" {
+	if !access.LoopbackAddr(ln.Addr()) && token == "" {
 		ln.Close()
 		return nil, fmt.Errorf("tool server --listen %s is reachable from other machines: give a token (--token-file FILE) or listen on loopback (127.0.0.1:PORT)", addr)
 	}
@@ -102,7 +102,7 @@ func Listen(addr, token string) (*Listener, error) {
 func (l *Listener) Guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if l.token == "" {
-			if !loopbackHost(r.Host) {
+			if !access.LoopbackHost(r.Host) {
 				http.Error(w, "the tool server listens on loopback without a token and answers only localhost, 127.0.0.1 or [::1]", http.StatusForbidden)
 				return
 			}
@@ -110,24 +110,11 @@ func (l *Listener) Guard(next http.Handler) http.Handler {
 			return
 		}
 		got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if subtle.ConstantTimeCompare([]byte(got), []byte(l.token)) != 1 {
+		if !access.TokenMatches(got, l.token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="npcorch-tools"`)
 			http.Error(w, "a token is required: send Authorization: Bearer TOKEN", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-func loopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

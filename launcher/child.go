@@ -81,15 +81,10 @@ func StartChild(ctx context.Context, spec ChildSpec) (*Child, error) {
 
 func (s ChildSpec) withDefaults() ChildSpec {
 	d := DefaultTiming
-	pick := func(v *time.Duration, def time.Duration) {
-		if *v <= 0 {
-			*v = def
-		}
-	}
-	pick(&s.ReadyWithin, d.HardCap)
-	pick(&s.Grace, d.Grace)
-	pick(&s.Verify, d.Verify)
-	pick(&s.WaitDelay, d.WaitDelay)
+	orDefault(&s.ReadyWithin, d.HardCap)
+	orDefault(&s.Grace, d.Grace)
+	orDefault(&s.Verify, d.Verify)
+	orDefault(&s.WaitDelay, d.WaitDelay)
 	if s.Scan == nil {
 		s.Scan = ProcScanner{}
 	}

@@ -88,26 +88,21 @@ var DefaultTiming = Timing{
 // 0 takes the default and a negative one means never restart (0 after).
 func (t Timing) WithDefaults() Timing {
 	d := DefaultTiming
-	pick := func(v *time.Duration, def time.Duration) {
-		if *v <= 0 {
-			*v = def
-		}
-	}
-	pick(&t.NoProgress, d.NoProgress)
-	pick(&t.HardCap, d.HardCap)
-	pick(&t.LoadingNote, d.LoadingNote)
-	pick(&t.ProbeInterval, d.ProbeInterval)
-	pick(&t.ProbeTimeout, d.ProbeTimeout)
-	pick(&t.WarmUpTimeout, d.WarmUpTimeout)
-	pick(&t.WarmUpRetry, d.WarmUpRetry)
-	pick(&t.Grace, d.Grace)
-	pick(&t.WaitDelay, d.WaitDelay)
-	pick(&t.Verify, d.Verify)
-	pick(&t.RestartBackoff, d.RestartBackoff)
-	pick(&t.MaxBackoff, d.MaxBackoff)
-	pick(&t.StableAfter, d.StableAfter)
-	pick(&t.StallCheck, d.StallCheck)
-	pick(&t.StallWindow, d.StallWindow)
+	orDefault(&t.NoProgress, d.NoProgress)
+	orDefault(&t.HardCap, d.HardCap)
+	orDefault(&t.LoadingNote, d.LoadingNote)
+	orDefault(&t.ProbeInterval, d.ProbeInterval)
+	orDefault(&t.ProbeTimeout, d.ProbeTimeout)
+	orDefault(&t.WarmUpTimeout, d.WarmUpTimeout)
+	orDefault(&t.WarmUpRetry, d.WarmUpRetry)
+	orDefault(&t.Grace, d.Grace)
+	orDefault(&t.WaitDelay, d.WaitDelay)
+	orDefault(&t.Verify, d.Verify)
+	orDefault(&t.RestartBackoff, d.RestartBackoff)
+	orDefault(&t.MaxBackoff, d.MaxBackoff)
+	orDefault(&t.StableAfter, d.StableAfter)
+	orDefault(&t.StallCheck, d.StallCheck)
+	orDefault(&t.StallWindow, d.StallWindow)
 	t.StallCheck = stallCheckFor(t.StallCheck, t.StallWindow)
 	if t.MemorySlack == 0 {
 		t.MemorySlack = d.MemorySlack
@@ -262,4 +257,11 @@ func NewAPIKey(r io.Reader) (string, error) {
 		return "", fmt.Errorf("generate an API key: %w", err)
 	}
 	return "npc-" + hex.EncodeToString(b), nil
+}
+
+// orDefault sets a zero or negative duration to def.
+func orDefault(v *time.Duration, def time.Duration) {
+	if *v <= 0 {
+		*v = def
+	}
 }
